@@ -1,0 +1,20 @@
+"""ganeval: IMD, FID and KID over many random subsamples, with confidence intervals.
+
+`ganeval.metrics` is importable with torch, numpy and scipy alone; the pipeline layer
+(`ganeval.evaluate`, Hydra entry points) is loaded lazily so the metrics stay light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["evaluate", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "evaluate":
+        from ganeval.protocol import evaluate
+
+        return evaluate
+    raise AttributeError(f"module 'ganeval' has no attribute {name!r}")

@@ -1,0 +1,95 @@
+"""Small helpers shared by every layer: device resolution, array conversion, hashing, atomic writes.
+
+This is the one ganeval module that `metrics`, `features`, `data` and `gan` may import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import torch
+
+ArrayLike = Any  # numpy array or torch tensor
+
+
+def resolve_device(device: str | torch.device | None, *arrays: ArrayLike) -> torch.device:
+    """The device to compute on: `device` if given, else the first tensor input's device, else CPU."""
+    if device is not None:
+        return torch.device(device)
+    for a in arrays:
+        if isinstance(a, torch.Tensor):
+            return a.device
+    return torch.device("cpu")
+
+
+def as_tensor(a: ArrayLike, device: torch.device, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """Convert a numpy array or tensor to a tensor on `device` (no copy when nothing changes)."""
+    t = a if isinstance(a, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(a))
+    return t.to(device=device, dtype=dtype or t.dtype)
+
+
+def sha256_file(path: str | os.PathLike, prefix: int | None = None) -> str:
+    """SHA-256 of a file's bytes (hex), optionally cut to its first `prefix` characters."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    digest = h.hexdigest()
+    return digest[:prefix] if prefix else digest
+
+
+def stable_hash(obj: Any, length: int = 16) -> str:
+    """Hash of a JSON-serialisable object with sorted keys: the identity of a config."""
+    text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to `path`; rename it onto `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write bytes to `path` atomically (temporary file, fsync, rename)."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write text to `path` atomically."""
+    atomic_write_bytes(path, text.encode())
+
+
+def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
+    """`torch.save` to `path` atomically."""
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def atomic_np_save(path: str | os.PathLike, **arrays: np.ndarray) -> None:
+    """Save arrays as an uncompressed `.npz` atomically."""
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
