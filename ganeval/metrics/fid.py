@@ -1,0 +1,78 @@
+"""FID: the Fréchet distance between Gaussians fitted to two feature sets (float64, unbiased covariance).
+
+tr √(Σ₁Σ₂) comes from a symmetric eigendecomposition: with Σ₁ = BBᵀ (Cholesky, or an eigen square root
+when Σ₁ is singular), the eigenvalues of Σ₁Σ₂ are those of the symmetric PSD matrix BᵀΣ₂B. This gives
+the trace of pytorch-fid's `scipy.linalg.sqrtm` formula without its slow, complex Schur route.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ganeval.common import ArrayLike, as_tensor, resolve_device
+from ganeval.metrics.gram import syrk_t
+from ganeval.metrics.validation import check_features, check_same_dim
+
+
+def _moments(x: ArrayLike, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Mean, unbiased covariance and the centred data in float64."""
+    xt = as_tensor(x, device, torch.float64)
+    mu = xt.mean(dim=0)
+    centred = xt - mu
+    return mu, syrk_t(centred) / (xt.shape[0] - 1), centred
+
+
+def statistics(x: ArrayLike, device: str | torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and unbiased covariance (ddof=1) of the rows of x, in float64."""
+    check_features(x, "x", min_rows=2)
+    mu, sigma, _ = _moments(x, resolve_device(device, x))
+    return mu, sigma
+
+
+def _square_root_factor(sigma: torch.Tensor) -> torch.Tensor:
+    """B with BBᵀ = Σ: the Cholesky factor, or U·√max(λ, 0) when Σ is singular (N ≤ D)."""
+    chol, info = torch.linalg.cholesky_ex(sigma)
+    if int(info) == 0:
+        return chol
+    lam, u = torch.linalg.eigh(sigma)
+    return u * lam.clamp_min(0).sqrt()
+
+
+def trace_sqrt_product(sigma1: torch.Tensor, sigma2: torch.Tensor, factor1: torch.Tensor | None = None) -> torch.Tensor:
+    """tr √(Σ₁Σ₂) for symmetric PSD Σ₁, Σ₂ via the eigenvalues of BᵀΣ₂B, where BBᵀ = Σ₁
+    (`factor1` if given, e.g. the centred data over √(N−1) when N ≤ D, which makes BᵀΣ₂B only N×N)."""
+    b = _square_root_factor(sigma1) if factor1 is None else factor1
+    m = b.T @ sigma2 @ b
+    m = (m + m.T) / 2
+    return torch.linalg.eigvalsh(m).clamp_min(0).sqrt().sum()
+
+
+def frechet_distance(
+    mu1: ArrayLike, sigma1: ArrayLike, mu2: ArrayLike, sigma2: ArrayLike, device: str | torch.device | None = None
+) -> float:
+    """‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂), in float64."""
+    dev = resolve_device(device, mu1, sigma1, mu2, sigma2)
+    m1, m2 = (as_tensor(v, dev, torch.float64).reshape(-1) for v in (mu1, mu2))
+    s1, s2 = (as_tensor(s, dev, torch.float64) for s in (sigma1, sigma2))
+    d = m1.shape[0]
+    for name, s in (("sigma1", s1), ("sigma2", s2)):
+        if s.shape != (d, d):
+            raise ValueError(f"{name} must be {d}×{d} to match the means, got {tuple(s.shape)}")
+    if m2.shape[0] != d:
+        raise ValueError(f"mu1 has {d} entries but mu2 has {m2.shape[0]}; both must come from the same features")
+    diff = m1 - m2
+    value = diff @ diff + torch.trace(s1) + torch.trace(s2) - 2 * trace_sqrt_product(s1, s2)
+    return float(value)
+
+
+def fid(x: ArrayLike, y: ArrayLike, device: str | torch.device | None = None) -> float:
+    """FID between feature sets x (N×D) and y (M×D), as pytorch-fid computes it from the same features."""
+    _, dx = check_features(x, "x", min_rows=2)
+    _, dy = check_features(y, "y", min_rows=2)
+    check_same_dim(dx, dy, "FID")
+    dev = resolve_device(device, x, y)
+    mu1, s1, c1 = _moments(x, dev)
+    mu2, s2, _ = _moments(y, dev)
+    factor = c1.T / (c1.shape[0] - 1) ** 0.5 if c1.shape[0] <= dx else None  # Σ₁ singular: use the data
+    diff = mu1 - mu2
+    return float(diff @ diff + torch.trace(s1) + torch.trace(s2) - 2 * trace_sqrt_product(s1, s2, factor))
