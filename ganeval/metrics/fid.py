@@ -14,7 +14,7 @@ from ganeval.metrics.gram import syrk_t
 from ganeval.metrics.validation import check_features, check_same_dim
 
 
-def _moments(x: ArrayLike, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def moments(x: ArrayLike, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Mean, unbiased covariance and the centred data in float64."""
     xt = as_tensor(x, device, torch.float64)
     mu = xt.mean(dim=0)
@@ -25,11 +25,11 @@ def _moments(x: ArrayLike, device: torch.device) -> tuple[torch.Tensor, torch.Te
 def statistics(x: ArrayLike, device: str | torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean and unbiased covariance (ddof=1) of the rows of x, in float64."""
     check_features(x, "x", min_rows=2)
-    mu, sigma, _ = _moments(x, resolve_device(device, x))
+    mu, sigma, _ = moments(x, resolve_device(device, x))
     return mu, sigma
 
 
-def _square_root_factor(sigma: torch.Tensor) -> torch.Tensor:
+def square_root_factor(sigma: torch.Tensor) -> torch.Tensor:
     """B with BBᵀ = Σ: the Cholesky factor, or U·√max(λ, 0) when Σ is singular (N ≤ D)."""
     chol, info = torch.linalg.cholesky_ex(sigma)
     if int(info) == 0:
@@ -41,7 +41,7 @@ def _square_root_factor(sigma: torch.Tensor) -> torch.Tensor:
 def trace_sqrt_product(sigma1: torch.Tensor, sigma2: torch.Tensor, factor1: torch.Tensor | None = None) -> torch.Tensor:
     """tr √(Σ₁Σ₂) for symmetric PSD Σ₁, Σ₂ via the eigenvalues of BᵀΣ₂B, where BBᵀ = Σ₁
     (`factor1` if given, e.g. the centred data over √(N−1) when N ≤ D, which makes BᵀΣ₂B only N×N)."""
-    b = _square_root_factor(sigma1) if factor1 is None else factor1
+    b = square_root_factor(sigma1) if factor1 is None else factor1
     m = b.T @ sigma2 @ b
     m = (m + m.T) / 2
     return torch.linalg.eigvalsh(m).clamp_min(0).sqrt().sum()
@@ -71,8 +71,8 @@ def fid(x: ArrayLike, y: ArrayLike, device: str | torch.device | None = None) ->
     _, dy = check_features(y, "y", min_rows=2)
     check_same_dim(dx, dy, "FID")
     dev = resolve_device(device, x, y)
-    mu1, s1, c1 = _moments(x, dev)
-    mu2, s2, _ = _moments(y, dev)
+    mu1, s1, c1 = moments(x, dev)
+    mu2, s2, _ = moments(y, dev)
     factor = c1.T / (c1.shape[0] - 1) ** 0.5 if c1.shape[0] <= dx else None  # Σ₁ singular: use the data
     diff = mu1 - mu2
     return float(diff @ diff + torch.trace(s1) + torch.trace(s2) - 2 * trace_sqrt_product(s1, s2, factor))

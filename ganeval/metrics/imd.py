@@ -30,7 +30,7 @@ def default_t() -> np.ndarray:
     return np.logspace(-1, 1, 256)
 
 
-def _as_t(t: ArrayLike | None) -> np.ndarray:
+def temperatures(t: ArrayLike | None) -> np.ndarray:
     ts = default_t() if t is None else np.asarray(t, dtype=np.float64).reshape(-1)
     if ts.size == 0 or not np.all(np.isfinite(ts)) or np.any(ts <= 0):
         raise ValueError("t must be a non-empty array of positive, finite temperatures")
@@ -65,7 +65,7 @@ def normalize_trace(trace: np.ndarray, normalization: str, n: int, k: int, t: np
     raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
 
 
-def _check_options(k: int, m: int, nv: int, normalization: str, method: str, knn: str) -> None:
+def check_imd_options(k: int, m: int, nv: int, normalization: str, method: str, knn: str) -> None:
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k (neighbours per node) must be a positive integer, got {k!r}")
     if m < 1 or nv < 1:
@@ -148,8 +148,8 @@ def heat_trace(
     `seed` is an int or a numpy Generator (advanced by the probe draw); `probes` (N×nv) overrides it.
     `method="exact"` uses a dense eigendecomposition (N ≤ 10 000): the ground truth for the estimate.
     """
-    _check_options(k, m, nv, normalization, method, knn)
-    ts = _as_t(t)
+    check_imd_options(k, m, nv, normalization, method, knn)
+    ts = temperatures(t)
     dev = resolve_device(device, x)
     n = shape_of(x, "x")[0]
     if method == "exact" and n > EXACT_MAX_N:
@@ -165,7 +165,7 @@ def heat_trace(
 
 def imd_from_traces(hx: ArrayLike, hy: ArrayLike, t: ArrayLike | None = None) -> float:
     """IMD from two stored heat traces: max over t of e^(−2(t+1/t))·|hx(t) − hy(t)|."""
-    ts = _as_t(t)
+    ts = temperatures(t)
     hx, hy = np.asarray(hx, dtype=np.float64), np.asarray(hy, dtype=np.float64)
     if hx.shape != ts.shape or hy.shape != ts.shape:
         raise ValueError(f"heat traces must have one value per t ({ts.size}); got {hx.shape} and {hy.shape}")
@@ -195,8 +195,8 @@ def imd(
     imd(x, y, seed=s) == imd_from_traces(heat_trace(x, seed=g), heat_trace(y, seed=g)) for
     g = numpy.random.default_rng(s). `probes=(Px, Py)` gives the starting vectors instead.
     """
-    _check_options(k, m, nv, normalization, method, knn)
-    ts = _as_t(t)
+    check_imd_options(k, m, nv, normalization, method, knn)
+    ts = temperatures(t)
     dev = resolve_device(device, x, y)
     for name, a in (("x", x), ("y", y)):
         if method == "exact" and shape_of(a, name)[0] > EXACT_MAX_N:

@@ -18,7 +18,7 @@ def poly_kernel(g: torch.Tensor, gamma: float, coef0: float, degree: int) -> tor
     return k.pow_(degree) if degree != 1 else k
 
 
-def _sym_offdiag_sum(a: torch.Tensor, gamma: float, coef0: float, degree: int) -> torch.Tensor:
+def sym_offdiag_sum(a: torch.Tensor, gamma: float, coef0: float, degree: int) -> torch.Tensor:
     """Σ_{i≠j} k(a_i, a_j) for each batch of rows (B×m×D), from the two diagonal half-blocks and one
     off-diagonal block: 3/4 of a full product, since the kernel matrix is symmetric."""
     m = a.shape[1]
@@ -88,7 +88,7 @@ def mmd2_subsets(
         a = x[torch.as_tensor(ix[s : s + chunk], device=x.device)]
         b = y[torch.as_tensor(iy[s : s + chunk], device=x.device)]
         sxy = poly_kernel(torch.bmm(a, b.transpose(1, 2)), gamma, coef0, degree).sum(dim=(1, 2), dtype=torch.float64)
-        sxx = _sym_offdiag_sum(a, gamma, coef0, degree)
-        syy = _sym_offdiag_sum(b, gamma, coef0, degree)
+        sxx = sym_offdiag_sum(a, gamma, coef0, degree)
+        syy = sym_offdiag_sum(b, gamma, coef0, degree)
         out[s : s + chunk] = mmd2_from_sums(sxx, syy, sxy, m)
     return out

@@ -1,0 +1,186 @@
+"""The per-run metric computation of the protocol, doing every expensive step once.
+
+`prepare_set` does the per-set work (k-NN graph, mean and covariance, and, when the set is small
+enough, its KID kernel matrix taken from the same Gram blocks as the k-NN search); `score_pair` then
+draws IMD's probes (x's, then y's) and KID's subsets from the run's Generator and scores the pair.
+A real set's state is shared by every generator compared against it in one run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from ganeval.common import ArrayLike, as_tensor, resolve_device
+from ganeval.metrics.fid import moments, square_root_factor, trace_sqrt_product
+from ganeval.metrics.imd import check_imd_options, temperatures, draw_probes, imd_from_traces, knn_graph, trace_from_graph
+from ganeval.metrics.kid import draw_subsets, mmd2_from_sums, poly_kernel, sym_offdiag_sum
+from ganeval.metrics.knn import exact_knn
+from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
+
+METRIC_NAMES = ("imd", "fid", "kid")
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "imd": {"k": 5, "m": 10, "nv": 100, "normalization": "empty", "knn": "exact", "rademacher": False,
+            "variance_reduction": True},
+    "fid": {},
+    "kid": {"subsets": 100, "subset_size": 1000, "degree": 3, "coef0": 1.0},
+}
+KERNEL_MAX_BYTES = 1 << 30  # keep a set's full KID kernel matrix (N×N float32) only up to this size
+
+
+def resolve_metrics(metrics: Mapping[str, Mapping[str, Any] | None] | list | tuple) -> dict[str, dict[str, Any]]:
+    """Fill each requested metric's options with the defaults; unknown names or options raise at once."""
+    if isinstance(metrics, (list, tuple)):
+        metrics = {name: {} for name in metrics}
+    if not metrics:
+        raise ValueError(f"choose at least one metric of {METRIC_NAMES}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, opts in metrics.items():
+        if name not in DEFAULTS:
+            raise ValueError(f"unknown metric {name!r}; available: {', '.join(METRIC_NAMES)}")
+        opts = dict(opts or {})
+        unknown = set(opts) - set(DEFAULTS[name])
+        if unknown:
+            raise ValueError(f"unknown option(s) {sorted(unknown)} for metric {name!r}; known: {sorted(DEFAULTS[name])}")
+        out[name] = {**DEFAULTS[name], **opts}
+    if "imd" in out:
+        o = out["imd"]
+        check_imd_options(o["k"], o["m"], o["nv"], o["normalization"], "slq", o["knn"])
+    if "kid" in out and out["kid"]["subsets"] < 1:
+        raise ValueError(f"kid.subsets must be ≥ 1, got {out['kid']['subsets']}")
+    return out
+
+
+def check_sizes(n_real: int, n_fake: int, metrics: Mapping[str, Mapping[str, Any]]) -> None:
+    """Raise before any work if a sample size cannot support the chosen metrics."""
+    if "imd" in metrics:
+        need = metrics["imd"]["k"] + 2
+        for name, n in (("real", n_real), ("generated", n_fake)):
+            if n < need:
+                raise ValueError(f"IMD with k={need - 2} needs at least {need} {name} samples per run, got {n}")
+    if "kid" in metrics:
+        check_subset_size(metrics["kid"]["subset_size"], n_real, "the real subsample")
+        check_subset_size(metrics["kid"]["subset_size"], n_fake, "the generated subsample")
+
+
+@dataclass
+class SetState:
+    """What one subsample contributes to every pair it is scored in."""
+
+    x: torch.Tensor
+    nbrs: torch.Tensor | None = None
+    mu: torch.Tensor | None = None
+    sigma: torch.Tensor | None = None
+    factor: torch.Tensor | None = None  # B with BBᵀ = Σ, for FID's tr √(Σ₁Σ₂)
+    kernel: torch.Tensor | None = None  # full KID kernel matrix, when small enough
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[0])
+
+
+def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: str | torch.device | None = None) -> SetState:
+    """Per-set work for the chosen metrics, done once per subsample."""
+    metrics = resolve_metrics(metrics)
+    n, d = check_features(x, "features", min_rows=2)
+    dev = resolve_device(device, x)
+    xt = as_tensor(x, dev)
+    xt = xt if xt.is_floating_point() else xt.float()
+    state = SetState(x=xt)
+    kid_opts = metrics.get("kid")
+    keep_kernel = kid_opts is not None and n * n * xt.element_size() <= KERNEL_MAX_BYTES
+    if "imd" in metrics:
+        o = metrics["imd"]
+        if o["knn"] == "exact" and keep_kernel:
+            kernel = torch.empty((n, n), dtype=xt.dtype, device=dev)
+
+            def hook(a: int, b: int, g: torch.Tensor) -> None:
+                blk = kernel[a : a + g.shape[0], b : b + g.shape[1]]
+                poly_kernel(blk.copy_(g), 1.0 / d, kid_opts["coef0"], kid_opts["degree"])
+                if a != b:
+                    kernel[b : b + g.shape[1], a : a + g.shape[0]] = blk.T
+
+            state.nbrs = exact_knn(xt, o["k"], gram_hook=hook)
+            state.kernel = kernel
+        else:
+            state.nbrs = knn_graph(xt, o["k"], o["knn"])
+    if "fid" in metrics:
+        state.mu, state.sigma, centred = moments(xt, dev)
+        state.factor = centred.T / (n - 1) ** 0.5 if n <= d else square_root_factor(state.sigma)
+    return state
+
+
+def _kid_sums_from_kernel(kernel: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
+    """Σ_{i≠j} K[i, j] over each subset's rows, read from a stored kernel matrix."""
+    ii = torch.as_tensor(idx, device=kernel.device)
+    out = torch.empty(len(idx), dtype=torch.float64, device=kernel.device)
+    chunk = max(1, (1 << 24) // (idx.shape[1] ** 2))
+    for s in range(0, len(idx), chunk):
+        sub = ii[s : s + chunk]
+        block = kernel[sub[:, :, None], sub[:, None, :]]
+        out[s : s + chunk] = block.sum(dim=(1, 2), dtype=torch.float64) - torch.diagonal(block, dim1=1, dim2=2).sum(
+            dim=1, dtype=torch.float64
+        )
+    return out
+
+
+def _kid(sx: SetState, sy: SetState, o: Mapping[str, Any], rng: np.random.Generator) -> torch.Tensor:
+    """MMD² of every KID subset, using stored kernel matrices where the states have them."""
+    m = o["subset_size"]
+    ix, iy = draw_subsets(sx.n, sy.n, o["subsets"], m, rng)
+    d = sx.x.shape[1]
+    gamma = 1.0 / d
+    dtype = torch.promote_types(sx.x.dtype, sy.x.dtype)
+    x, y = sx.x.to(dtype), sy.x.to(dtype)
+    out = torch.empty(len(ix), dtype=torch.float64, device=x.device)
+    chunk = max(1, (1 << 24) // (m * d))
+    for s in range(0, len(ix), chunk):
+        a = x[torch.as_tensor(ix[s : s + chunk], device=x.device)]
+        b = y[torch.as_tensor(iy[s : s + chunk], device=x.device)]
+        sxy = poly_kernel(torch.bmm(a, b.transpose(1, 2)), gamma, o["coef0"], o["degree"]).sum(dim=(1, 2), dtype=torch.float64)
+        if sx.kernel is not None:
+            sxx = _kid_sums_from_kernel(sx.kernel, ix[s : s + chunk])
+        else:
+            sxx = sym_offdiag_sum(a, gamma, o["coef0"], o["degree"])
+        if sy.kernel is not None:
+            syy = _kid_sums_from_kernel(sy.kernel, iy[s : s + chunk])
+        else:
+            syy = sym_offdiag_sum(b, gamma, o["coef0"], o["degree"])
+        out[s : s + chunk] = mmd2_from_sums(sxx, syy, sxy, m)
+    return out
+
+
+def score_pair(
+    sx: SetState,
+    sy: SetState,
+    rng: np.random.Generator,
+    metrics: Mapping[str, Mapping[str, Any]],
+    device: str | torch.device | None = None,
+) -> dict[str, float]:
+    """Score one (real, generated) pair of prepared subsamples: IMD (probes for x then y drawn from
+    `rng`), FID, and KID (subsets drawn from `rng` after the probes). Returns {metric: value}."""
+    metrics = resolve_metrics(metrics)
+    values: dict[str, float] = {}
+    if "imd" in metrics:
+        o = metrics["imd"]
+        ts = temperatures(None)
+        opts = dict(m=o["m"], nv=o["nv"], normalization=o["normalization"], rademacher=o["rademacher"],
+                    variance_reduction=o["variance_reduction"])
+        px = draw_probes(sx.n, o["nv"], rng, o["rademacher"])
+        py = draw_probes(sy.n, o["nv"], rng, o["rademacher"])
+        hx = trace_from_graph(sx.nbrs, ts, probes=px, **opts)
+        hy = trace_from_graph(sy.nbrs, ts, probes=py, **opts)
+        values["imd"] = imd_from_traces(hx, hy, ts)
+    if "fid" in metrics:
+        check_same_dim(sx.x.shape[1], sy.x.shape[1], "FID")
+        diff = sx.mu - sy.mu
+        tr = trace_sqrt_product(sx.sigma, sy.sigma, sx.factor)
+        values["fid"] = float(diff @ diff + torch.trace(sx.sigma) + torch.trace(sy.sigma) - 2 * tr)
+    if "kid" in metrics:
+        check_same_dim(sx.x.shape[1], sy.x.shape[1], "KID")
+        values["kid"] = float(_kid(sx, sy, metrics["kid"], rng).mean())
+    return values

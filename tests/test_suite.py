@@ -1,0 +1,52 @@
+"""The fused per-run path gives the public functions' values for the same draws."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+
+import numpy as np
+import pytest
+
+from ganeval.metrics import fid, imd, kid
+from ganeval.metrics.imd import draw_probes
+from ganeval.metrics.suite import prepare_set, resolve_metrics, score_pair
+
+suite_module = importlib.import_module("ganeval.metrics.suite")
+METRICS = {"imd": {"nv": 30}, "fid": {}, "kid": {"subsets": 7, "subset_size": 60}}
+
+
+@pytest.mark.parametrize("keep_kernel", [True, False])
+def test_score_pair_matches_public_functions(monkeypatch: pytest.MonkeyPatch, keep_kernel: bool) -> None:
+    if not keep_kernel:
+        monkeypatch.setattr(suite_module, "KERNEL_MAX_BYTES", 0)
+    rng = np.random.default_rng(0)
+    x = np.abs(rng.standard_normal((300, 32))).astype(np.float32)
+    y = (np.abs(rng.standard_normal((280, 32))) * 1.1).astype(np.float32)
+    run_rng = np.random.default_rng([0, 5])
+    replay = copy.deepcopy(run_rng)
+    sx, sy = prepare_set(x, METRICS), prepare_set(y, METRICS)
+    assert (sx.kernel is not None) == keep_kernel
+    got = score_pair(sx, sy, run_rng, METRICS)
+    px, py = draw_probes(300, 30, replay), draw_probes(280, 30, replay)
+    assert got["imd"] == pytest.approx(imd(x, y, nv=30, probes=(px, py)), rel=1e-12)
+    assert got["kid"] == pytest.approx(kid(x, y, 7, 60, seed=replay)[0], rel=1e-5)
+    assert got["fid"] == pytest.approx(fid(x, y), rel=1e-9)
+
+
+def test_rank_deficient_fid_and_reuse_of_real_state() -> None:
+    rng = np.random.default_rng(1)
+    x, y, z = (rng.standard_normal((40, 64)) + s for s in (0.0, 0.3, 0.6))
+    sx = prepare_set(x, {"fid": {}})
+    assert score_pair(sx, prepare_set(y, {"fid": {}}), rng, {"fid": {}})["fid"] == pytest.approx(fid(x, y), rel=1e-8)
+    assert score_pair(sx, prepare_set(z, {"fid": {}}), rng, {"fid": {}})["fid"] == pytest.approx(fid(x, z), rel=1e-8)
+
+
+def test_resolve_metrics_rejects_unknown() -> None:
+    assert resolve_metrics(["fid"]) == {"fid": {}}
+    with pytest.raises(ValueError, match="unknown metric 'is'"):
+        resolve_metrics(["is"])
+    with pytest.raises(ValueError, match="unknown option"):
+        resolve_metrics({"imd": {"kk": 3}})
+    with pytest.raises(ValueError, match="normalization"):
+        resolve_metrics({"imd": {"normalization": "x"}})
