@@ -24,11 +24,16 @@ def sym_offdiag_sum(a: torch.Tensor, gamma: float, coef0: float, degree: int) ->
     m = a.shape[1]
     h = m // 2
     a1, a2 = a[:, :h], a[:, h:]
-    diag = poly_kernel((a * a).sum(dim=2), gamma, coef0, degree).sum(dim=1, dtype=torch.float64)
-    s11 = poly_kernel(torch.bmm(a1, a1.transpose(1, 2)), gamma, coef0, degree).sum(dim=(1, 2), dtype=torch.float64)
-    s22 = poly_kernel(torch.bmm(a2, a2.transpose(1, 2)), gamma, coef0, degree).sum(dim=(1, 2), dtype=torch.float64)
-    s12 = poly_kernel(torch.bmm(a1, a2.transpose(1, 2)), gamma, coef0, degree).sum(dim=(1, 2), dtype=torch.float64)
+    diag = block_sum(poly_kernel((a * a).sum(dim=2)[:, :, None], gamma, coef0, degree))
+    s11 = block_sum(poly_kernel(torch.bmm(a1, a1.transpose(1, 2)), gamma, coef0, degree))
+    s22 = block_sum(poly_kernel(torch.bmm(a2, a2.transpose(1, 2)), gamma, coef0, degree))
+    s12 = block_sum(poly_kernel(torch.bmm(a1, a2.transpose(1, 2)), gamma, coef0, degree))
     return s11 + s22 + 2 * s12 - diag
+
+
+def block_sum(k: torch.Tensor) -> torch.Tensor:
+    """Sum of each B×r×c block in float64: rows summed in the working precision, then rows in float64."""
+    return k.sum(dim=2).sum(dim=1, dtype=torch.float64)
 
 
 def draw_subsets(nx: int, ny: int, subsets: int, subset_size: int, rng: np.random.Generator):
@@ -87,7 +92,7 @@ def mmd2_subsets(
     for s in range(0, subsets, chunk):
         a = x[torch.as_tensor(ix[s : s + chunk], device=x.device)]
         b = y[torch.as_tensor(iy[s : s + chunk], device=x.device)]
-        sxy = poly_kernel(torch.bmm(a, b.transpose(1, 2)), gamma, coef0, degree).sum(dim=(1, 2), dtype=torch.float64)
+        sxy = block_sum(poly_kernel(torch.bmm(a, b.transpose(1, 2)), gamma, coef0, degree))
         sxx = sym_offdiag_sum(a, gamma, coef0, degree)
         syy = sym_offdiag_sum(b, gamma, coef0, degree)
         out[s : s + chunk] = mmd2_from_sums(sxx, syy, sxy, m)

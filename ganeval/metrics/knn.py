@@ -1,8 +1,9 @@
 """Exact k-nearest-neighbour graphs by blocked matrix products (never an N×N matrix at once).
 
 Distances come from Gram blocks computed once per pair of row blocks (the upper triangle only, so the
-symmetric product costs about half of a general one); the candidates are then re-ranked by exact
-float64 distances and ties broken by the lower index, so the graph is deterministic, duplicates included.
+symmetric product costs about half of a general one). Rows whose k-th and (k+1)-th candidates are too
+close to tell apart in that precision are re-ranked by exact float64 distances with ties broken by the
+lower index, so the graph is deterministic, duplicates included.
 """
 
 from __future__ import annotations
@@ -95,9 +96,10 @@ def _full_rows(x: torch.Tensor, rows: torch.Tensor, k: int) -> torch.Tensor:
 def exact_knn(
     x: torch.Tensor, k: int, block: int = BLOCK, extra: int | None = None, gram_hook: GramHook | None = None
 ) -> torch.Tensor:
-    """Indices (N×k, int64) of each row's k nearest other rows by Euclidean distance, nearest first.
+    """Indices (N×k, int64) of each row's k nearest other rows by Euclidean distance.
 
-    Self is excluded by index and ties go to the lower index. `gram_hook(a, b, G)` sees every Gram
+    The set is exact (the graph depends on nothing else): self is excluded by index and ties at the
+    k-th place go to the lower index. Within a row, neighbours are ordered by computed distance. `gram_hook(a, b, G)` sees every Gram
     block G = x[a:a+B] @ x[b:b+B].T (b ≥ a) as it is made, so callers can reuse the products.
     """
     n = x.shape[0]
@@ -105,18 +107,30 @@ def exact_knn(
         raise ValueError(f"need at least k+1={k + 1} samples for a {k}-NN graph, got {n}")
     kk = min(n - 1, k + (extra if extra is not None else max(k, 4)))
     approx_d, cand, sq = _candidates(x, kk, block, gram_hook)
-    rows = torch.arange(n, device=x.device)[:, None].expand(n, kk)
-    exact_d = _exact_sq_dist(x, rows[:, 0], cand)
-    kth_d, nbrs = _rank(exact_d, cand, k)
-    if kk == n - 1:
-        return nbrs
-    # A row is settled when every non-candidate is certainly farther than its k-th neighbour: the Gram
-    # distances are off by at most a few ulps of (|x_i|² + |x_j|²) times the number of terms.
+    approx_d, order = torch.sort(approx_d, dim=1)
+    cand = torch.gather(cand, 1, order)
+    nbrs = cand[:, :k].clone()
+    # Gram-based distances are off by at most a few ulps of (|x_i|² + |x_j|²) per √D terms. Where the gap
+    # between the k-th and (k+1)-th candidate exceeds twice that, the neighbour set is certain; other rows
+    # (near ties, duplicates) are re-ranked by exact float64 distances, ties to the lower index.
     eps = torch.finfo(x.dtype).eps
     sq64 = sq.double()
-    tol = 4.0 * eps * x.shape[1] ** 0.5 * (sq64 + sq64.max()) + 1e-12 * (sq64 + sq64.max())
-    worst_candidate = approx_d.double().max(dim=1).values
-    unsettled = torch.nonzero(kth_d[:, -1] + 2 * tol >= worst_candidate, as_tuple=False).flatten()
-    if unsettled.numel():
-        nbrs[unsettled] = _full_rows(x, unsettled, k)
+    tol = 4.0 * eps * x.shape[1] ** 0.5 * (sq64 + sq64.max())
+    if kk == n - 1:
+        unsure = torch.arange(n, device=x.device)
+    else:
+        gap = approx_d[:, k].double() - approx_d[:, k - 1].double()
+        unsure = torch.nonzero(gap <= 2 * tol, as_tuple=False).flatten()
+    if unsure.numel() == 0:
+        return nbrs
+    exact_d = _exact_sq_dist(x, unsure, cand[unsure])
+    kth_d, ranked = _rank(exact_d, cand[unsure], k)
+    nbrs[unsure] = ranked
+    if kk == n - 1:
+        return nbrs
+    # a non-candidate could still be as near as the k-th neighbour: recompute those rows in full
+    worst = approx_d[unsure, -1].double()
+    wide = unsure[kth_d[:, -1] + 2 * tol[unsure] >= worst]
+    if wide.numel():
+        nbrs[wide] = _full_rows(x, wide, k)
     return nbrs

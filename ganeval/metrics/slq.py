@@ -14,6 +14,16 @@ def _apply_l(s: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v - (torch.sparse.mm(s, v) if s.layout != torch.strided else s @ v)
 
 
+def _inner(v: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Inner products of each probe's basis vectors v (nv×j×n) with its column of w (n×nv): j×nv."""
+    return torch.bmm(v, w.T.unsqueeze(2)).squeeze(2).T
+
+
+def _combine(v: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """Σ_j c[j]·v[:, j] for each probe: the part of w in the basis (n×nv), given coefficients c (j×nv)."""
+    return torch.bmm(v.transpose(1, 2), c.T.unsqueeze(2)).squeeze(2).T
+
+
 def _normalize(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Unit columns and their former norms; a column that broke down (norm ≤ BREAKDOWN) becomes zero."""
     b = torch.linalg.vector_norm(w, dim=0)
@@ -31,33 +41,34 @@ def lanczos(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torc
     """
     n, nv = probes.shape
     q = probes / torch.linalg.vector_norm(probes, dim=0, keepdim=True)
-    basis = torch.zeros((m, n, nv), dtype=q.dtype, device=q.device)
+    basis = torch.zeros((nv, m, n), dtype=q.dtype, device=q.device)  # probe-major for batched products
     alpha = torch.zeros((nv, m), dtype=q.dtype, device=q.device)
     beta = torch.zeros((nv, max(m - 1, 0)), dtype=q.dtype, device=q.device)
-    basis[0] = q
+    basis[:, 0] = q.T
     w = _apply_l(adjacency, q)
     a = (w * q).sum(dim=0)
     alpha[:, 0] = a
     if m == 1:
         return alpha, beta
     w, beta[:, 0] = _normalize(w - a * q)
-    basis[1] = w
+    basis[:, 1] = w.T
     for i in range(1, m):
-        w = _apply_l(adjacency, basis[i]) - beta[:, i - 1] * basis[i - 1]
-        a = (w * basis[i]).sum(dim=0)
+        qi = basis[:, i].T
+        w = _apply_l(adjacency, qi.contiguous()) - beta[:, i - 1] * basis[:, i - 1].T
+        a = (w * qi).sum(dim=0)
         alpha[:, i] = a
         if i == m - 1 or not bool((beta[:, i - 1] > BREAKDOWN).any()):
             break
-        v = basis[: i + 1]
-        w = w - a * basis[i]
-        w = w - torch.einsum("jnp,jp->np", v, torch.einsum("jnp,np->jp", v, w))  # full re-orthogonalisation
+        v = basis[:, : i + 1]
+        w = w - a * qi
+        w = w - _combine(v, _inner(v, w))  # full re-orthogonalisation
         w, beta[:, i] = _normalize(w)
         for _ in range(100):  # repeat while the basis is not orthogonal to working precision
-            inner = torch.einsum("jnp,np->jp", v, w)
+            inner = _inner(v, w)
             if not bool((inner > ORTH_TOL).any()):
                 break
-            w, _ = _normalize(w - torch.einsum("jnp,jp->np", v, inner))
-        basis[i + 1] = w
+            w, _ = _normalize(w - _combine(v, inner))
+        basis[:, i + 1] = w.T
     return alpha, beta
 
 

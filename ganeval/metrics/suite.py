@@ -17,7 +17,7 @@ import torch
 from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.fid import moments, square_root_factor, trace_sqrt_product
 from ganeval.metrics.imd import check_imd_options, temperatures, draw_probes, imd_from_traces, knn_graph, trace_from_graph
-from ganeval.metrics.kid import draw_subsets, mmd2_from_sums, poly_kernel, sym_offdiag_sum
+from ganeval.metrics.kid import block_sum, draw_subsets, mmd2_from_sums, poly_kernel, sym_offdiag_sum
 from ganeval.metrics.knn import exact_knn
 from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
 
@@ -115,17 +115,13 @@ def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: 
 
 
 def _kid_sums_from_kernel(kernel: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
-    """Σ_{i≠j} K[i, j] over each subset's rows, read from a stored kernel matrix."""
-    ii = torch.as_tensor(idx, device=kernel.device)
-    out = torch.empty(len(idx), dtype=torch.float64, device=kernel.device)
-    chunk = max(1, (1 << 24) // (idx.shape[1] ** 2))
-    for s in range(0, len(idx), chunk):
-        sub = ii[s : s + chunk]
-        block = kernel[sub[:, :, None], sub[:, None, :]]
-        out[s : s + chunk] = block.sum(dim=(1, 2), dtype=torch.float64) - torch.diagonal(block, dim1=1, dim2=2).sum(
-            dim=1, dtype=torch.float64
-        )
-    return out
+    """Σ_{i≠j} K[i, j] over each subset's rows, read from a stored kernel matrix as sᵀKs − sᵀdiag(K)
+    with the subsets' indicator vectors s: one N×N by N×subsets product instead of gathers."""
+    n = kernel.shape[0]
+    ind = torch.zeros((n, len(idx)), dtype=kernel.dtype, device=kernel.device)
+    ind.scatter_(0, torch.as_tensor(idx.T, device=kernel.device), 1.0)
+    quad = ((kernel @ ind) * ind).sum(dim=0, dtype=torch.float64)
+    return quad - torch.diagonal(kernel).double() @ ind.double()
 
 
 def _kid(sx: SetState, sy: SetState, o: Mapping[str, Any], rng: np.random.Generator) -> torch.Tensor:
@@ -136,21 +132,17 @@ def _kid(sx: SetState, sy: SetState, o: Mapping[str, Any], rng: np.random.Genera
     gamma = 1.0 / d
     dtype = torch.promote_types(sx.x.dtype, sy.x.dtype)
     x, y = sx.x.to(dtype), sy.x.to(dtype)
+    sxx = _kid_sums_from_kernel(sx.kernel, ix) if sx.kernel is not None else None
+    syy = _kid_sums_from_kernel(sy.kernel, iy) if sy.kernel is not None else None
     out = torch.empty(len(ix), dtype=torch.float64, device=x.device)
     chunk = max(1, (1 << 24) // (m * d))
     for s in range(0, len(ix), chunk):
         a = x[torch.as_tensor(ix[s : s + chunk], device=x.device)]
         b = y[torch.as_tensor(iy[s : s + chunk], device=x.device)]
-        sxy = poly_kernel(torch.bmm(a, b.transpose(1, 2)), gamma, o["coef0"], o["degree"]).sum(dim=(1, 2), dtype=torch.float64)
-        if sx.kernel is not None:
-            sxx = _kid_sums_from_kernel(sx.kernel, ix[s : s + chunk])
-        else:
-            sxx = sym_offdiag_sum(a, gamma, o["coef0"], o["degree"])
-        if sy.kernel is not None:
-            syy = _kid_sums_from_kernel(sy.kernel, iy[s : s + chunk])
-        else:
-            syy = sym_offdiag_sum(b, gamma, o["coef0"], o["degree"])
-        out[s : s + chunk] = mmd2_from_sums(sxx, syy, sxy, m)
+        sxy = block_sum(poly_kernel(torch.bmm(a, b.transpose(1, 2)), gamma, o["coef0"], o["degree"]))
+        cxx = sxx[s : s + chunk] if sxx is not None else sym_offdiag_sum(a, gamma, o["coef0"], o["degree"])
+        cyy = syy[s : s + chunk] if syy is not None else sym_offdiag_sum(b, gamma, o["coef0"], o["degree"])
+        out[s : s + chunk] = mmd2_from_sums(cxx, cyy, sxy, m)
     return out
 
 
