@@ -50,3 +50,15 @@ def test_resolve_metrics_rejects_unknown() -> None:
         resolve_metrics({"imd": {"kk": 3}})
     with pytest.raises(ValueError, match="normalization"):
         resolve_metrics({"imd": {"normalization": "x"}})
+
+
+def test_kid_from_full_kernels_matches_public_kid() -> None:
+    # 30 subsets of 60 rows have more kernel entries than the full 300×280 matrices: the suite then
+    # reads every subset sum from the full XX, YY and XY kernels through indicator products.
+    rng = np.random.default_rng(3)
+    x, y = rng.random((300, 16)).astype(np.float32), (rng.random((280, 16)) * 1.2).astype(np.float32)
+    metrics = {"kid": {"subsets": 30, "subset_size": 60}}
+    sx, sy = prepare_set(x, metrics), prepare_set(y, metrics)
+    assert sx.kernel is not None and sy.kernel is not None
+    got = score_pair(sx, sy, np.random.default_rng(9), metrics)["kid"]
+    assert got == pytest.approx(kid(x, y, 30, 60, seed=np.random.default_rng(9))[0], rel=1e-5)

@@ -1,7 +1,7 @@
 """The per-run metric computation of the protocol, doing every expensive step once.
 
 `prepare_set` does the per-set work (k-NN graph, mean and covariance, and, when the set is small
-enough, its KID kernel matrix taken from the same Gram blocks as the k-NN search); `score_pair` then
+enough, its KID kernel matrix, taken from the same Gram blocks as the k-NN search when IMD is scored); `score_pair` then
 draws IMD's probes (x's, then y's) and KID's subsets from the run's Generator and scores the pair.
 A real set's state is shared by every generator compared against it in one run.
 """
@@ -92,10 +92,10 @@ def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: 
     xt = xt if xt.is_floating_point() else xt.float()
     state = SetState(x=xt)
     kid_opts = metrics.get("kid")
-    keep_kernel = kid_opts is not None and n * n * xt.element_size() <= KERNEL_MAX_BYTES
+    fits = kid_opts is not None and n * n * xt.element_size() <= KERNEL_MAX_BYTES
     if "imd" in metrics:
         o = metrics["imd"]
-        if o["knn"] == "exact" and keep_kernel:
+        if o["knn"] == "exact" and fits:  # the k-NN search's Gram blocks give the kernel for free
             kernel = torch.empty((n, n), dtype=xt.dtype, device=dev)
 
             def hook(a: int, b: int, g: torch.Tensor) -> None:
@@ -108,41 +108,60 @@ def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: 
             state.kernel = kernel
         else:
             state.nbrs = knn_graph(xt, o["k"], o["knn"])
+    if state.kernel is None and kid_opts is not None and _use_full_kernel(n, n, kid_opts, xt.element_size()):
+        state.kernel = poly_kernel(xt @ xt.T, 1.0 / d, kid_opts["coef0"], kid_opts["degree"])
     if "fid" in metrics:
         state.mu, state.sigma, centred = moments(xt, dev)
         state.factor = centred.T / (n - 1) ** 0.5 if n <= d else square_root_factor(state.sigma)
     return state
 
 
-def _kid_sums_from_kernel(kernel: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
-    """Σ_{i≠j} K[i, j] over each subset's rows, read from a stored kernel matrix as sᵀKs − sᵀdiag(K)
-    with the subsets' indicator vectors s: one N×N by N×subsets product instead of gathers."""
-    n = kernel.shape[0]
-    ind = torch.zeros((n, len(idx)), dtype=kernel.dtype, device=kernel.device)
-    ind.scatter_(0, torch.as_tensor(idx.T, device=kernel.device), 1.0)
-    quad = ((kernel @ ind) * ind).sum(dim=0, dtype=torch.float64)
-    return quad - torch.diagonal(kernel).double() @ ind.double()
+def _indicator(n: int, idx: np.ndarray, like: torch.Tensor) -> torch.Tensor:
+    """n×subsets matrix with a 1 where row i is in subset s: subset sums become matrix products."""
+    ind = torch.zeros((n, len(idx)), dtype=like.dtype, device=like.device)
+    return ind.scatter_(0, torch.as_tensor(idx.T, device=like.device), 1.0)
+
+
+def _offdiag_sums(kernel: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
+    """Σ_{i≠j∈S} K[i, j] for each subset S, as sᵀKs − sᵀdiag(K) with the subsets' indicators s."""
+    s = _indicator(kernel.shape[0], idx, kernel)
+    return ((kernel @ s) * s).sum(dim=0, dtype=torch.float64) - torch.diagonal(kernel).double() @ s.double()
+
+
+def _cross_sums(kernel: torch.Tensor, ix: np.ndarray, iy: np.ndarray) -> torch.Tensor:
+    """Σ_{i∈Sx, j∈Sy} K[i, j] for each pair of subsets, as sxᵀ K sy."""
+    sx, sy = _indicator(kernel.shape[0], ix, kernel), _indicator(kernel.shape[1], iy, kernel)
+    return ((kernel @ sy) * sx).sum(dim=0, dtype=torch.float64)
+
+
+def _use_full_kernel(nx: int, ny: int, o: Mapping[str, Any], itemsize: int) -> bool:
+    """A full nx×ny kernel matrix pays off when it has fewer entries than all subsets' blocks, and fits."""
+    return nx * ny <= o["subsets"] * o["subset_size"] ** 2 and nx * ny * itemsize <= KERNEL_MAX_BYTES
 
 
 def _kid(sx: SetState, sy: SetState, o: Mapping[str, Any], rng: np.random.Generator) -> torch.Tensor:
-    """MMD² of every KID subset, using stored kernel matrices where the states have them."""
-    m = o["subset_size"]
+    """MMD² of every KID subset: from full kernel matrices where they pay off (read through indicator
+    products), else from batched per-subset products."""
+    m, c0, deg = o["subset_size"], o["coef0"], o["degree"]
     ix, iy = draw_subsets(sx.n, sy.n, o["subsets"], m, rng)
-    d = sx.x.shape[1]
-    gamma = 1.0 / d
+    gamma = 1.0 / sx.x.shape[1]
     dtype = torch.promote_types(sx.x.dtype, sy.x.dtype)
     x, y = sx.x.to(dtype), sy.x.to(dtype)
-    sxx = _kid_sums_from_kernel(sx.kernel, ix) if sx.kernel is not None else None
-    syy = _kid_sums_from_kernel(sy.kernel, iy) if sy.kernel is not None else None
+    sxx = _offdiag_sums(sx.kernel, ix) if sx.kernel is not None else None
+    syy = _offdiag_sums(sy.kernel, iy) if sy.kernel is not None else None
+    sxy = None
+    if _use_full_kernel(sx.n, sy.n, o, x.element_size()):
+        sxy = _cross_sums(poly_kernel(x @ y.T, gamma, c0, deg), ix, iy)
     out = torch.empty(len(ix), dtype=torch.float64, device=x.device)
-    chunk = max(1, (1 << 24) // (m * d))
+    chunk = max(1, (1 << 24) // (m * x.shape[1]))
     for s in range(0, len(ix), chunk):
-        a = x[torch.as_tensor(ix[s : s + chunk], device=x.device)]
-        b = y[torch.as_tensor(iy[s : s + chunk], device=x.device)]
-        sxy = block_sum(poly_kernel(torch.bmm(a, b.transpose(1, 2)), gamma, o["coef0"], o["degree"]))
-        cxx = sxx[s : s + chunk] if sxx is not None else sym_offdiag_sum(a, gamma, o["coef0"], o["degree"])
-        cyy = syy[s : s + chunk] if syy is not None else sym_offdiag_sum(b, gamma, o["coef0"], o["degree"])
-        out[s : s + chunk] = mmd2_from_sums(cxx, cyy, sxy, m)
+        part = slice(s, s + chunk)
+        a = x[torch.as_tensor(ix[part], device=x.device)] if sxx is None or sxy is None else None
+        b = y[torch.as_tensor(iy[part], device=x.device)] if syy is None or sxy is None else None
+        cxy = sxy[part] if sxy is not None else block_sum(poly_kernel(torch.bmm(a, b.transpose(1, 2)), gamma, c0, deg))
+        cxx = sxx[part] if sxx is not None else sym_offdiag_sum(a, gamma, c0, deg)
+        cyy = syy[part] if syy is not None else sym_offdiag_sum(b, gamma, c0, deg)
+        out[part] = mmd2_from_sums(cxx, cyy, cxy, m)
     return out
 
 
