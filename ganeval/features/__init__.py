@@ -1,0 +1,23 @@
+"""Feature extraction: FID Inception pool3 (pytorch-fid's network), raw pixels, identity; cached.
+
+`extract(images, "inception", weights=..., cache_dir=...)` turns any image source into N×D float32
+features; extractors are registered by name and selectable from `configs/features/*.yaml`.
+"""
+
+from __future__ import annotations
+
+from ganeval.features.base import REGISTRY, Extractor, get_extractor, register
+from ganeval.features.extraction import extract, extract_with_info
+from ganeval.features.inception import (
+    InceptionExtractor,
+    WeightsNotFoundError,
+    check_weights_available,
+    resolve_weights,
+)
+from ganeval.features.simple import IdentityExtractor, PixelsExtractor
+
+__all__ = [
+    "extract", "extract_with_info", "Extractor", "REGISTRY", "get_extractor", "register",
+    "InceptionExtractor", "PixelsExtractor", "IdentityExtractor",
+    "WeightsNotFoundError", "resolve_weights", "check_weights_available",
+]

@@ -1,0 +1,68 @@
+"""Content-addressed feature cache: `<cache_dir>/<key>.npz` with the features and their checksum.
+
+The key hashes the input content, the extractor identity (name, options, weights hash) and the cache
+format. A file that is unreadable, truncated or whose checksum does not match is reported in the log
+and treated as a miss; writes are atomic, so a crash never leaves a half-written entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ganeval.common import atomic_np_save, stable_hash
+
+log = logging.getLogger(__name__)
+CACHE_FORMAT = 1
+
+
+def cache_key(content_hash: str, identity: dict[str, Any]) -> str:
+    """The cache key of features of content `content_hash` made by an extractor of `identity`."""
+    return stable_hash({"content": content_hash, "extractor": identity, "format": CACHE_FORMAT}, 32)
+
+
+def cache_path(cache_dir: str | os.PathLike, key: str) -> Path:
+    """The file that holds the entry `key`."""
+    return Path(cache_dir) / f"{key}.npz"
+
+
+def features_checksum(features: np.ndarray) -> str:
+    """SHA-256 of the features' bytes, shape and dtype."""
+    h = hashlib.sha256(np.ascontiguousarray(features).data)
+    h.update(json.dumps([list(features.shape), str(features.dtype)]).encode())
+    return h.hexdigest()
+
+
+def load_cached(path: str | os.PathLike, n: int | None = None) -> np.ndarray | None:
+    """The cached features at `path`, or None when absent or invalid (an invalid file is logged)."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            feats = np.array(z["features"])
+            checksum = str(z["checksum"])
+        if checksum != features_checksum(feats):
+            raise ValueError("checksum mismatch")
+        if feats.ndim != 2 or (n is not None and feats.shape[0] != n):
+            raise ValueError(f"features of shape {feats.shape}, expected {n} rows")
+    except Exception as e:  # zip/format errors, missing keys, truncation, checksum mismatch
+        log.warning("feature cache file %s is corrupted (%s: %s); recomputing", path, type(e).__name__, e)
+        return None
+    return feats
+
+
+def save_cached(path: str | os.PathLike, features: np.ndarray, meta: dict[str, Any]) -> None:
+    """Write features, their checksum and a JSON description atomically to `path`."""
+    atomic_np_save(
+        path,
+        features=features,
+        checksum=np.array(features_checksum(features)),
+        meta=np.array(json.dumps(meta, sort_keys=True, default=str)),
+    )

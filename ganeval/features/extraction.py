@@ -1,0 +1,212 @@
+"""`extract`: images from any source -> N×D float32 features, batched, on any device, cached."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+from ganeval.common import resolve_device
+from ganeval.features import cache as fcache
+from ganeval.features.base import Extractor, get_extractor
+from ganeval.features.sources import ContentHasher, Source, make_source
+
+log = logging.getLogger(__name__)
+
+
+def _to_device(batches: Iterator[torch.Tensor], device: torch.device) -> Iterator[torch.Tensor]:
+    """Move batches to `device`; on CUDA, copy the next batch on a side stream (from pinned memory)
+    while the current one is computed."""
+    if device.type != "cuda":
+        for b in batches:
+            yield b.to(device)
+        return
+    copy_stream = torch.cuda.Stream(device)
+    main = torch.cuda.current_stream(device)
+
+    def upload(b: torch.Tensor) -> tuple[torch.Tensor, torch.cuda.Event | None]:
+        if b.device == device:
+            return b, None
+        if b.device.type == "cpu" and not b.is_pinned():
+            b = b.pin_memory()
+        with torch.cuda.stream(copy_stream):
+            d = b.to(device, non_blocking=True)
+            ev = torch.cuda.Event()
+            ev.record(copy_stream)
+        return d, ev
+
+    it = iter(batches)
+    try:
+        nxt = upload(next(it))
+    except StopIteration:
+        return
+    while nxt is not None:
+        cur, ev = nxt
+        try:
+            nxt = upload(next(it))
+        except StopIteration:
+            nxt = None
+        if ev is not None:
+            main.wait_event(ev)
+            cur.record_stream(main)
+        yield cur
+
+
+def _compute(
+    source: Source,
+    ex: Extractor,
+    device: torch.device,
+    hasher: ContentHasher | None,
+    progress: bool,
+) -> np.ndarray:
+    """Run the extractor over every batch (hashing the raw batches with `hasher` if given)."""
+    from tqdm.auto import tqdm
+
+    ex.setup(device)
+    outputs: list[np.ndarray] = []
+    pending: collections.deque[tuple[torch.Tensor, Any, int]] = collections.deque()
+    bar = tqdm(total=source.n, unit="img", unit_scale=True, desc=f"features[{ex.name}]",
+               disable=not progress, smoothing=0.1)
+
+    def raw() -> Iterator[torch.Tensor]:
+        for b in source.batches():
+            if hasher is not None:
+                hasher.update(b)
+            yield b
+
+    def finish(item: tuple[torch.Tensor, Any, int]) -> None:
+        host, ev, k = item
+        if ev is not None:
+            ev.synchronize()
+        outputs.append(host.numpy())
+        bar.update(k)
+
+    try:
+        with torch.inference_mode():
+            for batch in _to_device(raw(), device):
+                y = ex(batch)
+                if y.ndim != 2 or y.shape[0] != batch.shape[0]:
+                    raise RuntimeError(f"extractor {ex.name} returned shape {tuple(y.shape)}")
+                if y.device.type == "cuda":
+                    host = y.to("cpu", non_blocking=True)
+                    ev = torch.cuda.Event()
+                    ev.record(torch.cuda.current_stream(y.device))
+                    pending.append((host, ev, int(batch.shape[0])))
+                    while len(pending) > 2:  # bounded in flight, honest progress
+                        finish(pending.popleft())
+                else:
+                    finish((y.cpu(), None, int(batch.shape[0])))
+            while pending:
+                finish(pending.popleft())
+    finally:
+        bar.close()
+    if not outputs:
+        raise ValueError("images is empty: no batches to extract features from")
+    return np.ascontiguousarray(np.concatenate(outputs).astype(np.float32, copy=False))
+
+
+def extract_with_info(
+    images: Any,
+    extractor: str | Extractor = "inception",
+    *,
+    weights: str | os.PathLike | None = None,
+    batch_size: int = 50,
+    device: str | torch.device | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    num_workers: int = 0,
+    progress: bool = True,
+    **options: Any,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Like `extract`, and also return a description: extractor identity (with weights hash),
+    content hash, number of images, whether the cache was hit, seconds spent."""
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if not isinstance(num_workers, int) or num_workers < 0:
+        raise ValueError(f"num_workers must be a non-negative int, got {num_workers!r}")
+    ex = get_extractor(extractor, weights=weights, **options)
+    dev = resolve_device(device, images)
+    if dev.type == "cuda" and dev.index is None:
+        dev = torch.device("cuda", torch.cuda.current_device())
+    source = make_source(images, batch_size, num_workers, pin_memory=dev.type == "cuda")
+    if source.array is not None:
+        ex.check_input(tuple(source.array.shape), source.array.dtype)
+        if source.array.shape[0] == 0:
+            raise ValueError("images is empty: no images to extract features from")
+        if ex.images and source.array.is_floating_point():
+            lo, hi = source.array.aminmax()
+            if bool(lo < 0) or bool(hi > 1) or bool(torch.isnan(source.array).any()):
+                raise ValueError("float images must lie in [0, 1]; convert with "
+                                 "ganeval.data.to_uint8(images, value_range=...)")
+    identity = ex.identity()  # resolves weights (Inception) before any expensive step
+    info: dict[str, Any] = {"extractor": identity, "cache_hit": False, "cache_file": None}
+    t0 = time.perf_counter()
+    use_cache = cache_dir is not None and ex.cacheable
+    hasher: ContentHasher | None = None
+    path = None
+    if use_cache and source.reiterable:
+        hasher = ContentHasher()
+        for b in source.batches():
+            hasher.update(b)
+        content = hasher.hexdigest()
+        path = fcache.cache_path(cache_dir, fcache.cache_key(content, identity))  # type: ignore[arg-type]
+        info.update(content_hash=content, cache_file=str(path))
+        cached = fcache.load_cached(path, hasher.n)
+        if cached is not None:
+            log.info("feature cache hit: %s", path)
+            info.update(cache_hit=True, n=int(cached.shape[0]), seconds=time.perf_counter() - t0)
+            return cached, info
+        # a re-iterated stream is hashed again while computing: a dataset that yields different
+        # images on each pass (random sampling) must not store features under the first pass's key
+        hasher = ContentHasher() if source.array is None else None
+    elif use_cache:
+        hasher = ContentHasher()  # one-shot stream: hash while computing, then store
+    feats = _compute(source, ex, dev, hasher, progress)
+    if use_cache:
+        if hasher is not None:
+            content = hasher.hexdigest()
+            if path is not None and content != info["content_hash"]:
+                log.warning("input changed between the hashing and the computing pass (a random "
+                            "dataset?); features not cached")
+                path = None
+            else:
+                path = fcache.cache_path(cache_dir, fcache.cache_key(content, identity))  # type: ignore[arg-type]
+                info.update(content_hash=content, cache_file=str(path))
+        if path is not None:
+            fcache.save_cached(path, feats, {"extractor": identity, "content": info["content_hash"],
+                                             "n": int(feats.shape[0])})
+        else:
+            info.update(cache_file=None)
+    info.update(n=int(feats.shape[0]), seconds=time.perf_counter() - t0)
+    return feats, info
+
+
+def extract(
+    images: Any,
+    extractor: str | Extractor = "inception",
+    *,
+    weights: str | os.PathLike | None = None,
+    batch_size: int = 50,
+    device: str | torch.device | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    num_workers: int = 0,
+    progress: bool = True,
+    **options: Any,
+) -> np.ndarray:
+    """N×D float32 features of `images` (array/tensor N×H×W, N×H×W×C or N×C×H×W uint8 or [0, 1]
+    floats; a torch Dataset; or an iterable of batches) by a registered extractor name
+    ("inception", "pixels", "identity", with `options`) or an extractor instance.
+
+    With `cache_dir`, features are stored under a hash of the image content and the extractor's
+    identity, and a later call with the same content returns them without running the network.
+    """
+    feats, _ = extract_with_info(
+        images, extractor, weights=weights, batch_size=batch_size, device=device,
+        cache_dir=cache_dir, num_workers=num_workers, progress=progress, **options,
+    )
+    return feats

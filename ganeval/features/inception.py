@@ -1,0 +1,300 @@
+"""FID Inception (pytorch-fid's network) as a feature extractor, and the resolution of its weights.
+
+The network is pytorch-fid's FID Inception architecture, built with random initialisation and then
+loaded from a resolved state-dict file with `torch.load(weights_only=True)`; nothing here downloads
+except `resolve_weights`, and only as its last resort.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ganeval.common import sha256_file
+from ganeval.features.base import Extractor, images_to_float, register
+
+log = logging.getLogger(__name__)
+
+WEIGHTS_FILENAME = "pt_inception-2015-12-05-6726825d.pth"
+WEIGHTS_URL = (
+    "https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/" + WEIGHTS_FILENAME
+)
+WEIGHTS_ENV = "GANEVAL_INCEPTION_WEIGHTS"
+PUBLISHED_SHA256_PREFIX = "6726825d"
+BLOCK_BY_DIMS = {64: 0, 192: 1, 768: 2, 2048: 3}
+RESIZE = 299
+
+
+class WeightsNotFoundError(RuntimeError):
+    """The FID Inception weights file could not be found or downloaded."""
+
+
+def hub_weights_path() -> Path:
+    """Where torch hub (and pytorch-fid) keep the downloaded FID Inception weights."""
+    return Path(torch.hub.get_dir()) / "checkpoints" / WEIGHTS_FILENAME
+
+
+def _how_to_place(looked: list[str]) -> str:
+    where = "\n".join(f"  - {w}" for w in looked)
+    return (
+        f"FID Inception weights '{WEIGHTS_FILENAME}' not found. Looked in:\n{where}\n"
+        f"Download it from {WEIGHTS_URL} on a machine with internet access and either put it at "
+        f"{hub_weights_path()} or anywhere and pass its path as `weights=` "
+        f"(config key features.weights) or in the environment variable {WEIGHTS_ENV}."
+    )
+
+
+def _download(url: str, dst: Path) -> None:
+    """Download `url` to `dst` (torch hub writes a temporary file and renames it)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    torch.hub.download_url_to_file(url, str(dst), progress=True)
+
+
+def resolve_weights(weights: str | os.PathLike | None = None, *, download: bool = True) -> Path:
+    """The FID Inception weights file: `weights`, then $GANEVAL_INCEPTION_WEIGHTS, then the torch hub
+    cache, then a download from pytorch-fid's release URL into that cache.
+
+    A path given explicitly (argument or environment) must exist: it is never silently replaced.
+    Raises `WeightsNotFoundError` saying where it looked and how to place the file by hand.
+    """
+    looked: list[str] = []
+    if weights is not None and str(weights) != "":
+        p = Path(weights).expanduser()
+        if p.is_file():
+            return p
+        raise WeightsNotFoundError(_how_to_place([f"{p} (the `weights` argument): no such file"]))
+    env = os.environ.get(WEIGHTS_ENV, "")
+    if env:
+        p = Path(env).expanduser()
+        if p.is_file():
+            return p
+        raise WeightsNotFoundError(_how_to_place([f"{p} (${WEIGHTS_ENV}): no such file"]))
+    looked.append(f"the `weights` argument and ${WEIGHTS_ENV}: not set")
+    hub = hub_weights_path()
+    if hub.is_file():
+        return hub
+    looked.append(f"{hub} (torch hub cache): no such file")
+    if not download:
+        looked.append(f"{WEIGHTS_URL}: download disabled")
+        raise WeightsNotFoundError(_how_to_place(looked))
+    try:
+        log.info("downloading FID Inception weights from %s to %s", WEIGHTS_URL, hub)
+        _download(WEIGHTS_URL, hub)
+    except Exception as e:  # no network, HTTP error, disk error: all end the same way
+        looked.append(f"{WEIGHTS_URL}: download failed ({type(e).__name__}: {e})")
+        raise WeightsNotFoundError(_how_to_place(looked)) from e
+    if not hub.is_file():
+        looked.append(f"{WEIGHTS_URL}: download wrote nothing")
+        raise WeightsNotFoundError(_how_to_place(looked))
+    return hub
+
+
+def check_weights_available(weights: str | os.PathLike | None = None, *, download: bool = True) -> Path:
+    """Resolve the weights now (downloading if needed and allowed), so a pipeline fails before any
+    expensive step; returns the path."""
+    return resolve_weights(weights, download=download)
+
+
+_SHA_CACHE: dict[tuple[str, int, int], str] = {}
+
+
+def weights_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of a weights file, memoised by path, size and mtime."""
+    st = os.stat(path)
+    key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _SHA_CACHE:
+        _SHA_CACHE[key] = sha256_file(path)
+    return _SHA_CACHE[key]
+
+
+def fid_inception_architecture() -> nn.Module:
+    """pytorch-fid's FID Inception v3 (torchvision Inception with pytorch-fid's patched blocks),
+    randomly initialised and without downloading anything."""
+    import torchvision
+    from pytorch_fid.inception import FIDInceptionA, FIDInceptionC, FIDInceptionE_1, FIDInceptionE_2
+
+    net = torchvision.models.inception_v3(
+        weights=None, aux_logits=False, num_classes=1008, init_weights=False
+    )
+    net.Mixed_5b = FIDInceptionA(192, pool_features=32)
+    net.Mixed_5c = FIDInceptionA(256, pool_features=64)
+    net.Mixed_5d = FIDInceptionA(288, pool_features=64)
+    net.Mixed_6b = FIDInceptionC(768, channels_7x7=128)
+    net.Mixed_6c = FIDInceptionC(768, channels_7x7=160)
+    net.Mixed_6d = FIDInceptionC(768, channels_7x7=160)
+    net.Mixed_6e = FIDInceptionC(768, channels_7x7=192)
+    net.Mixed_7b = FIDInceptionE_1(1280)
+    net.Mixed_7c = FIDInceptionE_2(2048)
+    return net
+
+
+def load_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:
+    """Read a weights file safely (`weights_only=True`) onto the CPU."""
+    sd = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(sd, dict):
+        raise ValueError(f"weights file {path} does not hold a state dict (got {type(sd).__name__})")
+    return sd
+
+
+def inception_blocks(state_dict: dict[str, torch.Tensor], block: int = 3) -> nn.Sequential:
+    """The FID Inception cut after `block` (0: 64-d, 1: 192-d, 2: 768-d, 3: 2048-d pool3), loaded
+    with `state_dict`, in eval mode; the block layout is pytorch-fid's `InceptionV3`."""
+    with torch.device("meta"):  # no random init: every tensor comes from the state dict
+        net = fid_inception_architecture()
+    try:
+        net.load_state_dict(state_dict, assign=True)
+    except RuntimeError as e:
+        raise ValueError(f"weights are not a FID Inception state dict: {e}") from e
+    if any(t.is_meta for t in (*net.parameters(), *net.buffers())):
+        raise ValueError("weights are not a FID Inception state dict: some tensors are missing")
+    stages: list[nn.Module] = [
+        net.Conv2d_1a_3x3, net.Conv2d_2a_3x3, net.Conv2d_2b_3x3, nn.MaxPool2d(kernel_size=3, stride=2)
+    ]
+    if block >= 1:
+        stages += [net.Conv2d_3b_1x1, net.Conv2d_4a_3x3, nn.MaxPool2d(kernel_size=3, stride=2)]
+    if block >= 2:
+        stages += [net.Mixed_5b, net.Mixed_5c, net.Mixed_5d, net.Mixed_6a,
+                   net.Mixed_6b, net.Mixed_6c, net.Mixed_6d, net.Mixed_6e]
+    if block >= 3:
+        stages += [net.Mixed_7a, net.Mixed_7b, net.Mixed_7c, nn.AdaptiveAvgPool2d(output_size=(1, 1))]
+    model = nn.Sequential(*stages).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def random_state_dict(seed: int = 0) -> dict[str, torch.Tensor]:
+    """A randomly initialised FID Inception state dict (He-normal convolutions, so activations stay
+    of order one): stand-in weights for tests and timing, never for reported numbers."""
+    g = torch.Generator().manual_seed(seed)
+    net = fid_inception_architecture()
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, nn.Conv2d):
+                fan_in = m.weight[0].numel()
+                m.weight.copy_(torch.randn(m.weight.shape, generator=g) * (2.0 / fan_in) ** 0.5)
+            elif isinstance(m, nn.BatchNorm2d):
+                m.weight.fill_(1.0)
+                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=g))
+                m.running_mean.zero_()
+                m.running_var.fill_(1.0)
+            elif isinstance(m, nn.Linear):
+                m.weight.copy_(torch.randn(m.weight.shape, generator=g) * m.weight.shape[1] ** -0.5)
+                m.bias.zero_()
+    return net.state_dict()
+
+
+def save_random_weights(path: str | os.PathLike, seed: int = 0) -> Path:
+    """Write `random_state_dict(seed)` to `path` (atomically) and return the path."""
+    from ganeval.common import atomic_torch_save
+
+    atomic_torch_save(random_state_dict(seed), path)
+    return Path(path)
+
+
+@register("inception")
+class InceptionExtractor(Extractor):
+    """pytorch-fid's FID Inception features (pool3 2048-d by default; 64/192/768 selectable).
+
+    Preprocessing is pytorch-fid's: uint8 -> [0, 1] floats (x/255), grayscale -> 3 equal channels,
+    bilinear resize to 299×299 (`align_corners=False`, no antialias), then 2x - 1. Lower blocks are
+    average-pooled to one vector per image, as pytorch-fid does. `resize=False` feeds the image at
+    its own size (at least 75×75; for tests). `channels_last` and `autocast` ("float16" or
+    "bfloat16") speed up GPU runs; autocast changes the numbers and is recorded in the identity.
+    """
+
+    def __init__(
+        self,
+        dims: int = 2048,
+        weights: str | os.PathLike | None = None,
+        resize: bool = True,
+        channels_last: bool = False,
+        autocast: str | None = None,
+        download: bool = True,
+    ) -> None:
+        if dims not in BLOCK_BY_DIMS:
+            raise ValueError(f"dims must be one of {sorted(BLOCK_BY_DIMS)}, got {dims!r}")
+        if autocast not in (None, "float16", "bfloat16"):
+            raise ValueError(f"autocast must be None, 'float16' or 'bfloat16', got {autocast!r}")
+        self.dims = dims
+        self.block = BLOCK_BY_DIMS[dims]
+        self.weights = weights
+        self.resize = bool(resize)
+        self.channels_last = bool(channels_last)
+        self.autocast = autocast
+        self.download = download
+        self._path: Path | None = None
+        self._model: nn.Module | None = None
+        self._device: torch.device | None = None
+
+    def weights_path(self) -> Path:
+        """The resolved weights file (resolved once per instance)."""
+        if self._path is None:
+            self._path = resolve_weights(self.weights, download=self.download)
+            sha = weights_sha256(self._path)
+            if not sha.startswith(PUBLISHED_SHA256_PREFIX):
+                log.warning(
+                    "Inception weights %s have SHA-256 %s..., not the published FID weights (%s...): "
+                    "features are not comparable with published FID numbers",
+                    self._path, sha[:8], PUBLISHED_SHA256_PREFIX,
+                )
+        return self._path
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "name": "inception",
+            "dims": self.dims,
+            "block": self.block,
+            "resize": RESIZE if self.resize else None,
+            "preprocess": "x/255, gray->rgb, bilinear(align_corners=False), 2x-1",
+            "weights": weights_sha256(self.weights_path())[:8],
+            "autocast": self.autocast,
+        }
+
+    def setup(self, device: torch.device) -> None:
+        if self._model is None:
+            self._model = inception_blocks(load_state_dict(self.weights_path()), self.block)
+        if self._device != device:
+            self._model = self._model.to(device)
+            if self.channels_last:
+                self._model = self._model.to(memory_format=torch.channels_last)
+            self._device = device
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        if self._model is None or self._device != batch.device:
+            self.setup(batch.device)
+        assert self._model is not None
+        x = images_to_float(batch)
+        if x.shape[1] == 1:
+            x = x.expand(-1, 3, -1, -1)
+        if self.resize:
+            x = F.interpolate(x, size=(RESIZE, RESIZE), mode="bilinear", align_corners=False)
+        elif min(x.shape[-2:]) < 75:
+            raise ValueError(
+                f"images of {x.shape[-2]}×{x.shape[-1]} are too small for Inception without resize; "
+                "use resize=True (the default) or images of at least 75×75"
+            )
+        x = 2 * x - 1
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        if self.autocast is not None:
+            with torch.autocast(device_type=x.device.type, dtype=getattr(torch, self.autocast)):
+                y = self._model(x)
+        else:
+            y = self._model(x)
+        if y.shape[2] != 1 or y.shape[3] != 1:
+            y = F.adaptive_avg_pool2d(y, output_size=(1, 1))
+        return y.flatten(1).float()
+
+
+__all__ = [
+    "InceptionExtractor", "WeightsNotFoundError", "resolve_weights", "check_weights_available",
+    "hub_weights_path", "inception_blocks", "fid_inception_architecture", "random_state_dict",
+    "save_random_weights", "load_state_dict", "weights_sha256", "WEIGHTS_URL", "WEIGHTS_FILENAME",
+]

@@ -1,0 +1,56 @@
+"""Extractors without a network: raw pixels (flattened, optionally resized) and identity (features)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ganeval.features.base import Extractor, images_to_float, register
+
+
+@register("pixels")
+class PixelsExtractor(Extractor):
+    """The image itself as a vector: [0, 1] floats, optionally resized to `size`×`size` (bilinear,
+    antialiased) and converted to `channels` (3: repeat gray, 1: average RGB), flattened C·H·W."""
+
+    def __init__(self, size: int | None = None, channels: int | None = None) -> None:
+        if size is not None and (not isinstance(size, int) or size < 1):
+            raise ValueError(f"size must be a positive int or None, got {size!r}")
+        if channels not in (None, 1, 3):
+            raise ValueError(f"channels must be None, 1 or 3, got {channels!r}")
+        self.size = size
+        self.channels = channels
+
+    def identity(self) -> dict[str, Any]:
+        return {"name": "pixels", "size": self.size, "channels": self.channels, "scale": "x/255"}
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        x = images_to_float(batch)
+        if self.channels == 3 and x.shape[1] == 1:
+            x = x.expand(-1, 3, -1, -1)
+        elif self.channels == 1 and x.shape[1] == 3:
+            x = x.mean(dim=1, keepdim=True)
+        if self.size is not None and tuple(x.shape[-2:]) != (self.size, self.size):
+            x = F.interpolate(
+                x, size=(self.size, self.size), mode="bilinear", align_corners=False, antialias=True
+            )
+        return x.reshape(x.shape[0], -1).float()
+
+
+@register("identity")
+class IdentityExtractor(Extractor):
+    """Inputs that already are features (N×D; more axes are flattened), returned as float32."""
+
+    images = False
+    cacheable = False
+
+    def identity(self) -> dict[str, Any]:
+        return {"name": "identity"}
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        if not (batch.dtype.is_floating_point or batch.dtype in (torch.uint8, torch.int8, torch.int16,
+                                                                  torch.int32, torch.int64)):
+            raise ValueError(f"features must be numeric, got dtype {batch.dtype}")
+        return batch.reshape(batch.shape[0], -1).float()
