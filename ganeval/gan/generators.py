@@ -1,0 +1,445 @@
+"""Generators from anywhere: a ganeval checkpoint, any torch module, a Python callable, or stored samples.
+
+Each is what one option of the `generator` config group instantiates, and all behave the same:
+`validate()` checks files and shapes cheaply (the pipeline calls it before expensive work),
+`sample(n, seed, batch_size=500, device=None)` returns N uint8 images N×C×H×W (or float N×D points)
+and the same seed gives the same samples, `identity()` says what the generator is. Errors name the
+generator config and what was expected.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from ganeval.common import resolve_device, sha256_file
+from ganeval.data import to_uint8
+from ganeval.gan.architectures import build_generator
+from ganeval.gan.checkpoint import load_checkpoint
+from ganeval.gan.sampling import generate, latent
+
+class _Base:
+    """Shared argument checks and error wording of every generator source."""
+
+    kind = "base"
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name or self.kind
+
+    @property
+    def what(self) -> str:
+        return f"generator {self.name!r} (config 'generator/{self.kind}')"
+
+    def _check_request(self, n: int, seed: int, batch_size: int) -> None:
+        for arg, v, lo in (("n", n, 1), ("seed", seed, 0), ("batch_size", batch_size, 1)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
+                raise ValueError(f"{self.what}: {arg} must be an int >= {lo}, got {v!r}")
+
+    def validate(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.identity()!r})"
+
+    def identity(self) -> dict[str, Any]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+def _file_identity(path: Path) -> dict[str, Any]:
+    return {"path": str(path), "sha256": sha256_file(path, 8) if path.is_file() else None}
+
+
+# --------------------------------------------------------------------------------------------------
+# 1. checkpoint
+# --------------------------------------------------------------------------------------------------
+class CheckpointGenerator(_Base):
+    """A generator trained by `ganeval.gan.train`: the architecture is rebuilt from the checkpoint alone."""
+
+    kind = "checkpoint"
+
+    def __init__(self, path: str | Path, name: str | None = None) -> None:
+        super().__init__(name or Path(path).parent.name or Path(path).stem)
+        self.path = Path(path)
+        self._module: nn.Module | None = None
+        self._meta: dict[str, Any] = {}
+
+    def validate(self) -> None:
+        """Load the file (weights_only) and the generator weights into the rebuilt architecture."""
+        self._load()
+
+    def _load(self) -> nn.Module:
+        if self._module is not None:
+            return self._module
+        ckpt = load_checkpoint(self.path, what=self.what)
+        try:
+            module = build_generator(ckpt["arch"], **ckpt["arch_kwargs"])
+            module.load_state_dict(ckpt["generator"])
+        except (ValueError, RuntimeError) as e:
+            raise ValueError(
+                f"{self.what}: the weights in {str(self.path)!r} do not fit arch {ckpt['arch']!r}: {e}"
+            ) from e
+        self._meta = {k: ckpt.get(k) for k in ("arch", "arch_kwargs", "config_hash", "epoch", "gen_step", "done")}
+        self._module = module
+        return module
+
+    def sample(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> np.ndarray:
+        """N samples (uint8 images or float points) from z ~ N(0, I) drawn with `seed`."""
+        self._check_request(n, seed, batch_size)
+        module = self._load()
+        dev = resolve_device(device)
+        module.to(dev)
+        z = latent(n, module.latent_shape, seed)  # type: ignore[arg-type]
+        out_range = module.output_range  # type: ignore[assignment]
+        return generate(module, z, output_range=out_range, batch_size=batch_size, device=dev)  # type: ignore[arg-type]
+
+    def identity(self) -> dict[str, Any]:
+        if not self._meta and self.path.is_file():
+            self._load()
+        return {"kind": self.kind, "name": self.name, **_file_identity(self.path), **self._meta}
+
+
+# --------------------------------------------------------------------------------------------------
+# 2. module
+# --------------------------------------------------------------------------------------------------
+class ModuleGenerator(_Base):
+    """Any torch.nn.Module (built from a Hydra `_target_` mapping or given) with an optional state dict.
+
+    latent_shape: shape of one latent, e.g. [128] or [100, 1, 1] (z ~ N(0, I)); output_range:
+    [-1, 1] or [0, 1] for images, None for float points.
+    """
+
+    kind = "module"
+
+    def __init__(
+        self,
+        module: nn.Module | Mapping[str, Any],
+        latent_shape: Sequence[int],
+        output_range: Sequence[float] | None = (-1.0, 1.0),
+        state_dict: str | Path | None = None,
+        name: str | None = None,
+        strict: bool = True,
+    ) -> None:
+        super().__init__(name)
+        if type(module).__name__ == "DictConfig":  # from Hydra with _recursive_: false: keep plain data
+            from omegaconf import OmegaConf
+
+            module = OmegaConf.to_container(module, resolve=True)  # type: ignore[assignment]
+        self.module_spec = module
+        self.latent_shape = tuple(int(s) for s in latent_shape)
+        self.output_range = None if output_range is None else (float(output_range[0]), float(output_range[1]))
+        self.state_dict_path = Path(state_dict) if state_dict is not None else None
+        self.strict = strict
+        self._module: nn.Module | None = None
+        if not self.latent_shape or any(s < 1 for s in self.latent_shape):
+            raise ValueError(
+                f"{self.what}: latent_shape must be positive ints like [128] or [100, 1, 1], got {latent_shape!r}"
+            )
+        if self.output_range is not None and not self.output_range[1] > self.output_range[0]:
+            raise ValueError(
+                f"{self.what}: output_range must be [low, high] like [-1, 1] or [0, 1], got {output_range!r}"
+            )
+
+    def _target(self) -> str:
+        spec = self.module_spec
+        if isinstance(spec, nn.Module):
+            return f"{type(spec).__module__}.{type(spec).__qualname__}"
+        return str(spec.get("_target_", "?"))
+
+    def _build(self) -> nn.Module:
+        if self._module is not None:
+            return self._module
+        spec = self.module_spec
+        if isinstance(spec, nn.Module):
+            module = spec
+        elif isinstance(spec, Mapping) and "_target_" in spec:
+            from hydra.utils import instantiate
+
+            try:
+                module = instantiate(spec)
+            except Exception as e:  # noqa: BLE001 - report any construction failure against the config
+                raise ValueError(f"{self.what}: could not build module {spec.get('_target_')!r}: {e}") from e
+        else:
+            raise ValueError(
+                f"{self.what}: module must be an nn.Module or a mapping with _target_, got {type(spec).__name__}"
+            )
+        if not isinstance(module, nn.Module):
+            raise ValueError(
+                f"{self.what}: {self._target()!r} built a {type(module).__name__}, expected a torch.nn.Module"
+            )
+        if self.state_dict_path is not None:
+            if not self.state_dict_path.is_file():
+                raise ValueError(f"{self.what}: state_dict file {str(self.state_dict_path)!r} does not exist")
+            try:
+                sd = torch.load(self.state_dict_path, map_location="cpu", weights_only=True)
+            except Exception as e:  # noqa: BLE001
+                raise ValueError(
+                    f"{self.what}: {str(self.state_dict_path)!r} is not a readable state dict: {e}"
+                ) from e
+            if isinstance(sd, dict) and "state_dict" in sd and isinstance(sd["state_dict"], dict):
+                sd = sd["state_dict"]
+            try:
+                module.load_state_dict(sd, strict=self.strict)
+            except Exception as e:  # noqa: BLE001
+                raise ValueError(
+                    f"{self.what}: the state dict {str(self.state_dict_path)!r} does not fit module "
+                    f"{self._target()!r}: {e}"
+                ) from e
+        self._module = module
+        return module
+
+    def validate(self) -> None:
+        """Build the module, load its weights and run two latents through it to check the output."""
+        module = self._build()
+        z = latent(2, self.latent_shape, 0)
+        out = self._forward(module, z, torch.device("cpu"), 2)
+        self._check_output(out, 2)
+
+    def _forward(self, module: nn.Module, z: torch.Tensor, dev: torch.device, batch_size: int) -> np.ndarray:
+        module.to(dev)
+        try:
+            return generate(module, z, output_range=None, batch_size=batch_size, device=dev)
+        except RuntimeError as e:
+            raise ValueError(
+                f"{self.what}: module {self._target()!r} failed on latents of shape {tuple(z.shape)}: {e}"
+            ) from e
+
+    def _check_output(self, out: np.ndarray, n: int) -> np.ndarray:
+        if self.output_range is None:
+            if out.ndim != 2 or len(out) != n:
+                raise ValueError(
+                    f"{self.what}: expected points of shape ({n}, D) with output_range=null, got {out.shape}"
+                )
+            return out
+        if out.ndim == 3:
+            out = out[:, None]
+        if out.ndim != 4 or len(out) != n or out.shape[1] not in (1, 3):
+            raise ValueError(f"{self.what}: expected images of shape ({n}, 1 or 3, H, W), got {out.shape}")
+        return out
+
+    def sample(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> np.ndarray:
+        """N uint8 images (or float points) from z ~ N(0, I) of `latent_shape` drawn with `seed`."""
+        self._check_request(n, seed, batch_size)
+        module = self._build()
+        raw = self._forward(module, latent(n, self.latent_shape, seed), resolve_device(device), batch_size)
+        out = self._check_output(raw, n)
+        if self.output_range is None:
+            return out
+        return to_uint8(out, value_range=self.output_range)
+
+    def identity(self) -> dict[str, Any]:
+        ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "target": self._target(),
+                                 "latent_shape": list(self.latent_shape),
+                                 "output_range": list(self.output_range) if self.output_range else None}  # fmt: skip
+        if isinstance(self.module_spec, Mapping):
+            ident["kwargs"] = {str(k): v for k, v in self.module_spec.items() if not str(k).startswith("_")}
+        if self.state_dict_path is not None:
+            ident["state_dict"] = _file_identity(self.state_dict_path)
+        return ident
+
+
+# --------------------------------------------------------------------------------------------------
+# 3. callable
+# --------------------------------------------------------------------------------------------------
+class CallableGenerator(_Base):
+    """A Python callable `package.module:function`, called as `function(n, seed)`.
+
+    It returns uint8 images (N×H×W, N×H×W×C or N×C×H×W, C = 1 or 3) or floats in [0, 1] (the same
+    layouts); with points=True, float points N×D.
+    """
+
+    kind = "callable"
+
+    def __init__(
+        self, function: str | Callable[[int, int], Any], name: str | None = None, points: bool = False
+    ) -> None:
+        super().__init__(name or (function if isinstance(function, str) else getattr(function, "__name__", None)))
+        self.function = function
+        self.points = points
+        if isinstance(function, str) and (function.count(":") != 1 or not all(function.split(":"))):
+            raise ValueError(f"{self.what}: function must look like 'package.module:function', got {function!r}")
+
+    def _resolve(self) -> Callable[[int, int], Any]:
+        if callable(self.function):
+            return self.function
+        mod_name, attr = str(self.function).split(":")
+        try:
+            obj: Any = importlib.import_module(mod_name)
+        except ImportError as e:
+            raise ValueError(f"{self.what}: cannot import module {mod_name!r} of {self.function!r}: {e}") from e
+        for part in attr.split("."):
+            if not hasattr(obj, part):
+                raise ValueError(f"{self.what}: module {mod_name!r} has no attribute {attr!r}")
+            obj = getattr(obj, part)
+        if not callable(obj):
+            raise ValueError(f"{self.what}: {self.function!r} is not callable")
+        return obj
+
+    def validate(self) -> None:
+        """Import the callable and check two samples have the expected shape and range."""
+        self.sample(2, 0)
+
+    def sample(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> np.ndarray:
+        """Whatever `function(n, seed)` returns, checked and converted to uint8 N×C×H×W (or float N×D)."""
+        self._check_request(n, seed, batch_size)
+        fn = self._resolve()
+        out = fn(int(n), int(seed))
+        if isinstance(out, torch.Tensor):
+            out = out.detach().cpu().numpy()
+        out = np.asarray(out)
+        if self.points:
+            if out.ndim != 2 or len(out) != n or not np.issubdtype(out.dtype, np.floating):
+                raise ValueError(f"{self.what}: expected float points of shape ({n}, D), got {out.dtype} {out.shape}")
+            return out
+        return as_uint8_images(out, self.what, n)
+
+    def identity(self) -> dict[str, Any]:
+        target = self.function if isinstance(self.function, str) else (
+            f"{getattr(self.function, '__module__', '?')}:{getattr(self.function, '__qualname__', '?')}")  # fmt: skip
+        return {"kind": self.kind, "name": self.name, "function": target, "points": self.points}
+
+
+# --------------------------------------------------------------------------------------------------
+# 4. samples
+# --------------------------------------------------------------------------------------------------
+class SampleGenerator(_Base):
+    """Samples generated elsewhere: a folder of image files, or a `.npy` / `.npz` array (key `key`).
+
+    Files are read by `ganeval.data.folder` / `ganeval.data.array`. sample(n, seed) picks n of the
+    stored samples without replacement from `seed` (kept in stored order), all of them when n equals
+    their number; asking for more than there are is an error.
+    """
+
+    kind = "samples"
+
+    def __init__(self, path: str | Path, name: str | None = None, key: str | None = None) -> None:
+        super().__init__(name or Path(path).stem)
+        self.path = Path(path)
+        self.key = key
+        self._data: np.ndarray | None = None
+
+    def _source(self) -> str:
+        if self.path.is_dir():
+            return "folder"
+        if self.path.is_file() and self.path.suffix.lower() in (".npy", ".npz"):
+            return "array"
+        if not self.path.exists():
+            raise ValueError(
+                f"{self.what}: {str(self.path)!r} does not exist; expected an image folder or a .npy/.npz file"
+            )
+        raise ValueError(f"{self.what}: {str(self.path)!r} is neither an image folder nor a .npy/.npz file")
+
+    def validate(self) -> None:
+        """Check the path and, cheaply, the layout: image headers share one size, or the array is images/points."""
+        from ganeval.data import list_images
+
+        if self._source() == "folder":
+            from PIL import Image
+
+            files = list_images(self.path)
+            if not files:
+                raise ValueError(f"{self.what}: folder {str(self.path)!r} holds no image files")
+            sizes: dict[tuple[int, int], Path] = {}
+            for f in files:
+                try:
+                    with Image.open(f) as im:
+                        sizes.setdefault(im.size, f)
+                except Exception as e:  # noqa: BLE001
+                    raise ValueError(f"{self.what}: cannot read image file {f}: {e}") from e
+            if len(sizes) > 1:
+                raise ValueError(f"{self.what}: the images in {str(self.path)!r} differ in size: "
+                                 + ", ".join(f"{p.name} is {w}×{h}" for (w, h), p in sizes.items()))  # fmt: skip
+            return
+        if self.path.suffix.lower() == ".npy" and self.key is None:
+            arr = np.load(self.path, allow_pickle=False, mmap_mode="r")
+        else:
+            arr = self._load()
+        if arr.ndim == 2 and np.issubdtype(arr.dtype, np.floating):
+            return  # points
+        as_uint8_images(np.asarray(arr[:2]), self.what, min(2, len(arr)))
+
+    def _load(self) -> np.ndarray:
+        if self._data is None:
+            from ganeval.data import array, folder
+
+            try:
+                self._data = folder(self.path) if self._source() == "folder" else array(self.path, self.key)
+            except (OSError, ValueError) as e:
+                raise ValueError(f"{self.what}: {e}") from e
+        return self._data
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def sample(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> np.ndarray:
+        """n stored samples chosen with `seed` (uint8 N×C×H×W images, or float N×D points)."""
+        self._check_request(n, seed, batch_size)
+        data = self._load()
+        if n > len(data):
+            raise ValueError(f"{self.what}: asked for {n} samples but {str(self.path)!r} holds only {len(data)}")
+        if n == len(data):
+            idx = np.arange(n)
+        else:
+            idx = np.sort(np.random.default_rng(seed).choice(len(data), n, replace=False))
+        arr = np.asarray(data[idx])
+        if arr.ndim == 2 and np.issubdtype(arr.dtype, np.floating):
+            return arr
+        return as_uint8_images(arr, self.what, n)
+
+    def identity(self) -> dict[str, Any]:
+        ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "path": str(self.path), "key": self.key}
+        if self.path.is_file():
+            ident["sha256"] = sha256_file(self.path, 8)
+        elif self.path.is_dir():
+            ident.update(_folder_identity(self.path))
+        return ident
+
+
+def _folder_identity(path: Path) -> dict[str, Any]:
+    """Number of image files and a SHA-256 (first 8 hex) over their relative paths and bytes."""
+    import hashlib
+
+    from ganeval.data import list_images
+
+    files = list_images(path)
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(path).as_posix().encode() + b"\0")
+        h.update(f.read_bytes())
+    return {"files": len(files), "sha256": h.hexdigest()[:8]}
+
+
+def as_uint8_images(a: np.ndarray, what: str, n: int | None = None) -> np.ndarray:
+    """Bring images in any common layout (N×H×W, N×H×W×C, N×C×H×W) to uint8 N×C×H×W.
+
+    uint8 is kept; floats must lie in [0, 1]; anything else is a ValueError naming `what`.
+    """
+    if n is not None and (a.ndim < 3 or len(a) != n):
+        raise ValueError(
+            f"{what}: expected {n} images (N×H×W, N×H×W×C or N×C×H×W), got an array of shape {a.shape}"
+        )
+    if a.ndim == 3:
+        a = a[:, None]
+    elif a.ndim == 4:
+        if a.shape[1] in (1, 3):
+            pass
+        elif a.shape[-1] in (1, 3):
+            a = a.transpose(0, 3, 1, 2)
+        else:
+            raise ValueError(f"{what}: cannot find a channel axis of size 1 or 3 in images of shape {a.shape}")
+    else:
+        raise ValueError(f"{what}: expected images N×H×W, N×H×W×C or N×C×H×W, got shape {a.shape}")
+    if a.dtype == np.uint8:
+        return np.ascontiguousarray(a)
+    if not np.issubdtype(a.dtype, np.floating):
+        raise ValueError(f"{what}: images must be uint8 or float in [0, 1], got dtype {a.dtype}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{what}: images contain NaN or inf")
+    lo, hi = float(a.min()), float(a.max())
+    if lo < -1e-6 or hi > 1 + 1e-6:
+        raise ValueError(f"{what}: float images must lie in [0, 1], got values in [{lo:.4g}, {hi:.4g}]")
+    return to_uint8(a, value_range=(0.0, 1.0))
