@@ -27,13 +27,18 @@ def test_one_subset_of_everything_matches_direct() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((301, 24)).astype(np.float32)  # odd size: unequal symmetric half-blocks
     y = (rng.standard_normal((301, 24)) * 1.2 + 0.2).astype(np.float32)
-    mean, std = kid(x, y, subsets=1, subset_size=301)
+    mean, std = kid(x, y, subsets=1, subset_size=301)  # one subset: batched per-subset products
     assert mean == pytest.approx(direct_mmd2(x, y), rel=1e-5)
     assert std == 0.0
 
 
-def test_subsets_match_direct_per_subset(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kid_module, "CHUNK_ELEMENTS", 3 * 40 * 16)  # several chunks of three subsets
+@pytest.mark.parametrize("full_kernels", [True, False])
+def test_subsets_match_direct_per_subset(monkeypatch: pytest.MonkeyPatch, full_kernels: bool) -> None:
+    # 10 subsets of 40 hold more kernel entries than the full 120×90 matrices: by default KID reads the
+    # subset sums from full kernels; without room for them it batches the subsets (three per chunk).
+    monkeypatch.setattr(kid_module, "CHUNK_ELEMENTS", 3 * 40 * 16)
+    if not full_kernels:
+        monkeypatch.setattr(kid_module, "KERNEL_MAX_BYTES", 0)
     rng = np.random.default_rng(1)
     x, y = rng.standard_normal((120, 16)), rng.standard_normal((90, 16)) + 0.5
     ix, iy = kid_module.draw_subsets(120, 90, 10, 40, np.random.default_rng(7))
@@ -77,3 +82,9 @@ def test_gpu_matches_cpu() -> None:
     rng = np.random.default_rng(4)
     x, y = rng.standard_normal((400, 32)), rng.standard_normal((400, 32)) + 0.1
     assert kid(x, y, 10, 200, device="cuda")[0] == pytest.approx(kid(x, y, 10, 200)[0], rel=1e-9)
+
+
+def test_sym_kernel_blocks_equal_full_product() -> None:
+    x = torch.randn(50, 6, dtype=torch.float64)
+    full = kid_module.poly_kernel(x @ x.T, 1 / 6, 1.0, 3)
+    torch.testing.assert_close(kid_module.sym_kernel(x, 1 / 6, 1.0, 3, block=7), full)

@@ -12,14 +12,14 @@ from ganeval.metrics import fid, imd, kid
 from ganeval.metrics.imd import draw_probes
 from ganeval.metrics.suite import prepare_set, resolve_metrics, score_pair
 
-suite_module = importlib.import_module("ganeval.metrics.suite")
+kid_module = importlib.import_module("ganeval.metrics.kid")
 METRICS = {"imd": {"nv": 30}, "fid": {}, "kid": {"subsets": 7, "subset_size": 60}}
 
 
 @pytest.mark.parametrize("keep_kernel", [True, False])
 def test_score_pair_matches_public_functions(monkeypatch: pytest.MonkeyPatch, keep_kernel: bool) -> None:
     if not keep_kernel:
-        monkeypatch.setattr(suite_module, "KERNEL_MAX_BYTES", 0)
+        monkeypatch.setattr(kid_module, "KERNEL_MAX_BYTES", 0)
     rng = np.random.default_rng(0)
     x = np.abs(rng.standard_normal((300, 32))).astype(np.float32)
     y = (np.abs(rng.standard_normal((280, 32))) * 1.1).astype(np.float32)

@@ -10,6 +10,7 @@ from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
 
 CHUNK_ELEMENTS = 1 << 24  # subsets per batched product: chunk × subset_size × D stays near 64 MB in float32
+KERNEL_MAX_BYTES = 1 << 29  # build a full kernel matrix (N×M) only up to this size
 
 
 def poly_kernel(g: torch.Tensor, gamma: float, coef0: float, degree: int) -> torch.Tensor:
@@ -51,6 +52,42 @@ def mmd2_from_sums(sxx: torch.Tensor, syy: torch.Tensor, sxy: torch.Tensor, m: i
     return (sxx + syy) / (m * (m - 1)) - 2 * sxy / (m * m)
 
 
+def indicator(n: int, idx: np.ndarray, like: torch.Tensor) -> torch.Tensor:
+    """n×subsets matrix with a 1 where row i is in subset s: subset sums become matrix products."""
+    ind = torch.zeros((n, len(idx)), dtype=like.dtype, device=like.device)
+    return ind.scatter_(0, torch.as_tensor(idx.T, device=like.device), 1.0)
+
+
+def offdiag_sums(kernel: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
+    """Σ_{i≠j∈S} K[i, j] for each subset S, as sᵀKs − sᵀdiag(K) with the subsets' indicators s."""
+    s = indicator(kernel.shape[0], idx, kernel)
+    return ((kernel @ s) * s).sum(dim=0, dtype=torch.float64) - torch.diagonal(kernel).double() @ s.double()
+
+
+def cross_sums(kernel: torch.Tensor, ix: np.ndarray, iy: np.ndarray) -> torch.Tensor:
+    """Σ_{i∈Sx, j∈Sy} K[i, j] for each pair of subsets, as sxᵀ K sy."""
+    sx, sy = indicator(kernel.shape[0], ix, kernel), indicator(kernel.shape[1], iy, kernel)
+    return ((kernel @ sy) * sx).sum(dim=0, dtype=torch.float64)
+
+
+def use_full_kernel(nx: int, ny: int, subsets: int, subset_size: int, itemsize: int) -> bool:
+    """A full nx×ny kernel matrix pays off when it has no more entries than all subsets' blocks, and fits."""
+    return nx * ny <= subsets * subset_size**2 and nx * ny * itemsize <= KERNEL_MAX_BYTES
+
+
+def sym_kernel(x: torch.Tensor, gamma: float, coef0: float, degree: int, block: int = 2048) -> torch.Tensor:
+    """The full N×N kernel matrix of x, computing only the upper-triangle blocks of the Gram matrix."""
+    n = x.shape[0]
+    out = torch.empty((n, n), dtype=x.dtype, device=x.device)
+    for a in range(0, n, block):
+        for b in range(a, n, block):
+            blk = out[a : a + block, b : b + block]
+            poly_kernel(blk.copy_(x[a : a + block] @ x[b : b + block].T), gamma, coef0, degree)
+            if a != b:
+                out[b : b + block, a : a + block] = blk.T
+    return out
+
+
 def kid(
     x: ArrayLike,
     y: ArrayLike,
@@ -78,7 +115,16 @@ def kid(
     dtype = xt.dtype if xt.is_floating_point() else torch.float32
     xt, yt = xt.to(dtype), yt.to(dtype)
     g = 1.0 / dx if gamma is None else float(gamma)
-    values = mmd2_subsets(xt, yt, ix, iy, g, coef0, degree)
+    if use_full_kernel(nx, ny, subsets, subset_size, xt.element_size()):
+        # fewer kernel entries in the full matrices than in all subsets' blocks: build them once
+        values = mmd2_from_sums(
+            offdiag_sums(sym_kernel(xt, g, coef0, degree), ix),
+            offdiag_sums(sym_kernel(yt, g, coef0, degree), iy),
+            cross_sums(poly_kernel(xt @ yt.T, g, coef0, degree), ix, iy),
+            subset_size,
+        )
+    else:
+        values = mmd2_subsets(xt, yt, ix, iy, g, coef0, degree)
     return float(values.mean()), float(values.std(unbiased=False)) if subsets > 1 else 0.0
 
 

@@ -14,13 +14,26 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
+import importlib
+
 from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.fid import moments, square_root_factor, trace_sqrt_product
 from ganeval.metrics.imd import check_imd_options, temperatures, draw_probes, imd_from_traces, knn_graph, trace_from_graph
-from ganeval.metrics.kid import block_sum, draw_subsets, mmd2_from_sums, poly_kernel, sym_offdiag_sum
+from ganeval.metrics.kid import (
+    block_sum,
+    cross_sums,
+    draw_subsets,
+    mmd2_from_sums,
+    offdiag_sums,
+    poly_kernel,
+    sym_kernel,
+    sym_offdiag_sum,
+    use_full_kernel,
+)
 from ganeval.metrics.knn import exact_knn
 from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
 
+kid_module = importlib.import_module("ganeval.metrics.kid")
 METRIC_NAMES = ("imd", "fid", "kid")
 DEFAULTS: dict[str, dict[str, Any]] = {
     "imd": {"k": 5, "m": 10, "nv": 100, "normalization": "empty", "knn": "exact", "rademacher": False,
@@ -28,7 +41,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "fid": {},
     "kid": {"subsets": 100, "subset_size": 1000, "degree": 3, "coef0": 1.0},
 }
-KERNEL_MAX_BYTES = 1 << 30  # keep a set's full KID kernel matrix (N×N float32) only up to this size
 
 
 def resolve_metrics(metrics: Mapping[str, Mapping[str, Any] | None] | list | tuple) -> dict[str, dict[str, Any]]:
@@ -92,7 +104,7 @@ def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: 
     xt = xt if xt.is_floating_point() else xt.float()
     state = SetState(x=xt)
     kid_opts = metrics.get("kid")
-    fits = kid_opts is not None and n * n * xt.element_size() <= KERNEL_MAX_BYTES
+    fits = kid_opts is not None and n * n * xt.element_size() <= kid_module.KERNEL_MAX_BYTES
     if "imd" in metrics:
         o = metrics["imd"]
         if o["knn"] == "exact" and fits:  # the k-NN search's Gram blocks give the kernel for free
@@ -108,35 +120,12 @@ def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: 
             state.kernel = kernel
         else:
             state.nbrs = knn_graph(xt, o["k"], o["knn"])
-    if state.kernel is None and kid_opts is not None and _use_full_kernel(n, n, kid_opts, xt.element_size()):
-        state.kernel = poly_kernel(xt @ xt.T, 1.0 / d, kid_opts["coef0"], kid_opts["degree"])
+    if state.kernel is None and kid_opts is not None and use_full_kernel(n, n, kid_opts["subsets"], kid_opts["subset_size"], xt.element_size()):
+        state.kernel = sym_kernel(xt, 1.0 / d, kid_opts["coef0"], kid_opts["degree"])
     if "fid" in metrics:
         state.mu, state.sigma, centred = moments(xt, dev)
         state.factor = centred.T / (n - 1) ** 0.5 if n <= d else square_root_factor(state.sigma)
     return state
-
-
-def _indicator(n: int, idx: np.ndarray, like: torch.Tensor) -> torch.Tensor:
-    """n×subsets matrix with a 1 where row i is in subset s: subset sums become matrix products."""
-    ind = torch.zeros((n, len(idx)), dtype=like.dtype, device=like.device)
-    return ind.scatter_(0, torch.as_tensor(idx.T, device=like.device), 1.0)
-
-
-def _offdiag_sums(kernel: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
-    """Σ_{i≠j∈S} K[i, j] for each subset S, as sᵀKs − sᵀdiag(K) with the subsets' indicators s."""
-    s = _indicator(kernel.shape[0], idx, kernel)
-    return ((kernel @ s) * s).sum(dim=0, dtype=torch.float64) - torch.diagonal(kernel).double() @ s.double()
-
-
-def _cross_sums(kernel: torch.Tensor, ix: np.ndarray, iy: np.ndarray) -> torch.Tensor:
-    """Σ_{i∈Sx, j∈Sy} K[i, j] for each pair of subsets, as sxᵀ K sy."""
-    sx, sy = _indicator(kernel.shape[0], ix, kernel), _indicator(kernel.shape[1], iy, kernel)
-    return ((kernel @ sy) * sx).sum(dim=0, dtype=torch.float64)
-
-
-def _use_full_kernel(nx: int, ny: int, o: Mapping[str, Any], itemsize: int) -> bool:
-    """A full nx×ny kernel matrix pays off when it has fewer entries than all subsets' blocks, and fits."""
-    return nx * ny <= o["subsets"] * o["subset_size"] ** 2 and nx * ny * itemsize <= KERNEL_MAX_BYTES
 
 
 def _kid(sx: SetState, sy: SetState, o: Mapping[str, Any], rng: np.random.Generator) -> torch.Tensor:
@@ -147,11 +136,11 @@ def _kid(sx: SetState, sy: SetState, o: Mapping[str, Any], rng: np.random.Genera
     gamma = 1.0 / sx.x.shape[1]
     dtype = torch.promote_types(sx.x.dtype, sy.x.dtype)
     x, y = sx.x.to(dtype), sy.x.to(dtype)
-    sxx = _offdiag_sums(sx.kernel, ix) if sx.kernel is not None else None
-    syy = _offdiag_sums(sy.kernel, iy) if sy.kernel is not None else None
+    sxx = offdiag_sums(sx.kernel, ix) if sx.kernel is not None else None
+    syy = offdiag_sums(sy.kernel, iy) if sy.kernel is not None else None
     sxy = None
-    if _use_full_kernel(sx.n, sy.n, o, x.element_size()):
-        sxy = _cross_sums(poly_kernel(x @ y.T, gamma, c0, deg), ix, iy)
+    if use_full_kernel(sx.n, sy.n, o["subsets"], m, x.element_size()):
+        sxy = cross_sums(poly_kernel(x @ y.T, gamma, c0, deg), ix, iy)
     out = torch.empty(len(ix), dtype=torch.float64, device=x.device)
     chunk = max(1, (1 << 24) // (m * x.shape[1]))
     for s in range(0, len(ix), chunk):
