@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -116,8 +115,10 @@ def scaling(sizes: list[int], approx: list[int], d: int, device: str, seed: int,
 
 def memory_child(sample_size: int, d: int, device: str, seed: int) -> None:
     real, fake = pools(int(sample_size * 1.2), int(sample_size * 1.2), d, seed)
+    from bench_metrics import peak_rss_mb
+
     ours(real, fake, 1, sample_size, device, seed)
-    print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(json.dumps({"peak_rss_mb": peak_rss_mb()}))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -118,10 +118,11 @@ def approx_knn(
     Builds a pynndescent NN-descent graph (no search index, no queries) with `DEFAULT_PARAMS`
     (override any of them with `params`), which reach >= 0.95 recall of the true 5-NN on 2048-d
     pool3-like features (0.99 at N = 10k, 0.987 at 50k) and on digit pixels. pynndescent is numba code: the FIRST call in each
-    process compiles it, which takes 35–45 s on a 2-core CPU (later calls do not pay it).
+    process compiles it, which takes 30–45 s on a quiet 2-core CPU (later calls do not pay it).
     `seed` fixes pynndescent's random state; with `n_jobs=1` (the default) the same seed gives the
-    same graph. `n_jobs=None` uses all numba threads (faster, but the graph may then differ run to run).
-    Ties in distance are ordered by lower index.
+    same graph. `n_jobs=None` uses all numba threads: its graph differs from n_jobs=1's, its
+    run-to-run determinism is not guaranteed, and on 2 cores it was no faster. Ties in distance
+    are ordered by lower index.
     """
     x = _check_input(x, k)
     k = int(k)
