@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, as_tensor, resolve_device
+from ganeval.metrics.gram import block_size
 from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
 
 CHUNK_ELEMENTS = 1 << 24  # subsets per batched product: chunk × subset_size × D stays near 64 MB in float32
@@ -75,9 +76,10 @@ def use_full_kernel(nx: int, ny: int, subsets: int, subset_size: int, itemsize: 
     return nx * ny <= subsets * subset_size**2 and nx * ny * itemsize <= KERNEL_MAX_BYTES
 
 
-def sym_kernel(x: torch.Tensor, gamma: float, coef0: float, degree: int, block: int = 2048) -> torch.Tensor:
+def sym_kernel(x: torch.Tensor, gamma: float, coef0: float, degree: int, block: int | None = None) -> torch.Tensor:
     """The full N×N kernel matrix of x, computing only the upper-triangle blocks of the Gram matrix."""
     n = x.shape[0]
+    block = block or block_size(n)
     out = torch.empty((n, n), dtype=x.dtype, device=x.device)
     for a in range(0, n, block):
         for b in range(a, n, block):

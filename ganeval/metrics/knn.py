@@ -12,7 +12,8 @@ from typing import Callable
 
 import torch
 
-BLOCK = 2048  # rows per block: large enough for efficient matrix products, small enough for memory
+from ganeval.metrics.gram import block_size
+
 GramHook = Callable[[int, int, torch.Tensor], None]
 
 
@@ -94,7 +95,7 @@ def _full_rows(x: torch.Tensor, rows: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def exact_knn(
-    x: torch.Tensor, k: int, block: int = BLOCK, extra: int | None = None, gram_hook: GramHook | None = None
+    x: torch.Tensor, k: int, block: int | None = None, extra: int | None = None, gram_hook: GramHook | None = None
 ) -> torch.Tensor:
     """Indices (N×k, int64) of each row's k nearest other rows by Euclidean distance.
 
@@ -106,7 +107,7 @@ def exact_knn(
     if n < k + 1:
         raise ValueError(f"need at least k+1={k + 1} samples for a {k}-NN graph, got {n}")
     kk = min(n - 1, k + (extra if extra is not None else max(k, 4)))
-    approx_d, cand, sq = _candidates(x, kk, block, gram_hook)
+    approx_d, cand, sq = _candidates(x, kk, block or block_size(n), gram_hook)
     approx_d, order = torch.sort(approx_d, dim=1)
     cand = torch.gather(cand, 1, order)
     nbrs = cand[:, :k].clone()
