@@ -1,0 +1,101 @@
+"""`ganeval-collate DIR`: merge the job directories of a sweep into one summary and table.
+
+Every `summary.json` under DIR is a job. Jobs must share one protocol (sample size, confidence,
+extractor and weights, metric options, kNN method); otherwise collating is refused with the difference
+named. The overrides that differ between jobs become extra group columns (e.g. `seed`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from ganeval import reports
+
+
+def protocol_of(record: dict[str, Any]) -> dict[str, Any]:
+    """What makes two jobs' numbers comparable: sample size, confidence, extractor, metric options, kNN."""
+    cfg = record.get("config", {})
+    return {
+        "sample_size": cfg.get("sample_size"),
+        "confidence": cfg.get("confidence"),
+        "extractor": record.get("extractor"),
+        "metrics": cfg.get("metrics"),
+        "knn": record.get("knn"),
+    }
+
+
+def _override_dict(record: dict[str, Any]) -> dict[str, str]:
+    out = {}
+    for o in record.get("overrides", []):
+        if "=" in o:
+            k, v = o.split("=", 1)
+            out[k.lstrip("+~")] = v
+    return out
+
+
+def find_jobs(root: str | Path) -> list[Path]:
+    """Job directories under `root`: those holding a summary.json and a summary.csv (root itself excluded)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ValueError(f"DIR {root} is not a directory: give the sweep directory (e.g. multirun/DATE/TIME)")
+    jobs = sorted(p.parent for p in root.rglob("summary.json") if (p.parent / "summary.csv").exists() and p.parent != root)
+    if not jobs:
+        raise ValueError(f"no job results (summary.json + summary.csv) under {root}: did the sweep finish?")
+    return jobs
+
+
+def collate(root: str | Path) -> pd.DataFrame:
+    """Merged summary of every job under `root`; ValueError when the jobs' protocols differ."""
+    jobs = find_jobs(root)
+    records = [json.loads((j / "summary.json").read_text()) for j in jobs]
+    base = protocol_of(records[0])
+    for job, rec in zip(jobs[1:], records[1:]):
+        p = protocol_of(rec)
+        diff = [k for k in base if base[k] != p[k]]
+        if diff:
+            detail = "; ".join(f"{k}: {base[k]!r} in {jobs[0].name} vs {p[k]!r} in {job.name}" for k in diff)
+            raise ValueError(f"jobs under {root} use different protocols, which are never put in one table ({detail}); "
+                             "collate each protocol's jobs separately")
+    overrides = [_override_dict(r) for r in records]
+    keys = sorted({k for o in overrides for k in o})
+    varying = [k for k in keys if len({o.get(k) for o in overrides}) > 1]
+    frames = []
+    for job, o in zip(jobs, overrides):
+        s = pd.read_csv(job / "summary.csv", keep_default_na=False, na_values=[""])
+        for i, k in enumerate(varying):
+            s.insert(i, k, o.get(k, ""))
+        s.insert(0, "job", str(job.relative_to(root)))
+        frames.append(s)
+    merged = pd.concat(frames, ignore_index=True)
+    if not varying:
+        # jobs with identical overrides (e.g. reruns): keep them apart by job
+        return merged
+    return merged.drop(columns=["job"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point: ganeval-collate DIR [--out OUT]."""
+    parser = argparse.ArgumentParser(prog="ganeval-collate", description=__doc__.splitlines()[0])
+    parser.add_argument("dir", help="the sweep directory (e.g. multirun/2026-01-01/12-00-00)")
+    parser.add_argument("--out", default=None, help="where to write summary.csv and table.md/.tex (default: DIR)")
+    args = parser.parse_args(argv)
+    try:
+        merged = collate(args.dir)
+    except ValueError as e:
+        print(f"ganeval-collate: {e}", file=sys.stderr)
+        return 2
+    out = Path(args.out or args.dir)
+    reports.write_csv(merged, out / "summary.csv")
+    reports.write_tables(merged, out, title=f"Collated from {args.dir}")
+    print(f"collated {merged.shape[0]} rows from {args.dir} into {out}/summary.csv, table.md, table.tex")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Per-run rows -> summary (mean, Student-t CI per group and metric) and paired model comparisons."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ganeval.stats import paired_comparison, t_interval
+
+SUMMARY_STATS = ("mean", "std", "ci_low", "ci_high", "half_width", "n_runs")
+
+
+def group_columns(rows: pd.DataFrame) -> list[str]:
+    """The group columns of long-form rows: every column except run, metric and value."""
+    return [c for c in rows.columns if c not in ("run", "metric", "value")]
+
+
+def _groupby(rows: pd.DataFrame, keys: Sequence[str]):  # type: ignore[no-untyped-def]
+    return rows.groupby(list(keys), sort=False, dropna=False)
+
+
+def summarize_runs(rows: pd.DataFrame, confidence: float, sample_size: int) -> pd.DataFrame:
+    """One row per group and metric: the group columns, metric, mean, std, ci_low, ci_high, n_runs, sample_size, confidence."""
+    if rows.empty:
+        raise ValueError("rows is empty: no run finished, so there is nothing to summarise")
+    keys = group_columns(rows) + ["metric"]
+    out = []
+    for key, g in _groupby(rows, keys):
+        key = key if isinstance(key, tuple) else (key,)
+        stats = t_interval(g.sort_values("run")["value"].to_numpy(), confidence)
+        out.append({**dict(zip(keys, key)), **stats, "sample_size": int(sample_size), "confidence": float(confidence)})
+    return pd.DataFrame(out)
+
+
+def compare_runs(
+    rows: pd.DataFrame, confidence: float, between: str = "model", lower_is_better: bool = True
+) -> pd.DataFrame:
+    """Each pair of `between` values (e.g. models) per metric and remaining group: mean difference a - b with its paired-t CI.
+
+    Pairs are matched by run (runs share their real subsample). `better` names the model whose metric is
+    significantly lower at this confidence, or is empty when the interval contains 0.
+    """
+    if between not in rows.columns:
+        raise ValueError(f"rows has no column {between!r} to compare; columns: {list(rows.columns)}")
+    within = [c for c in group_columns(rows) if c != between] + ["metric"]
+    out = []
+    for key, g in _groupby(rows, within):
+        key = key if isinstance(key, tuple) else (key,)
+        wide = g.pivot_table(index="run", columns=between, values="value", aggfunc="first", sort=False)
+        names = list(dict.fromkeys(g[between].tolist()))
+        for a, b in itertools.combinations(names, 2):
+            pair = wide[[a, b]].dropna()
+            if len(pair) == 0:
+                continue
+            res = paired_comparison(pair[a].to_numpy(), pair[b].to_numpy(), confidence)
+            better = ""
+            if np.isfinite(res["ci_high"]) and res["ci_high"] < 0:
+                better = a if lower_is_better else b
+            elif np.isfinite(res["ci_low"]) and res["ci_low"] > 0:
+                better = b if lower_is_better else a
+            out.append({**dict(zip(within, key)), "a": a, "b": b, **res, "better": better,
+                        "confidence": float(confidence)})
+    return pd.DataFrame(out)

@@ -1,0 +1,33 @@
+"""Run the `ganeval` Hydra app in-process (compose + run), for fast end-to-end tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hydra import compose, initialize_config_dir
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import open_dict
+
+from ganeval.__main__ import config_dir, run_app
+
+
+def compose_config(overrides: list[str]) -> Any:
+    """The composed config (with its hydra node) for `overrides`, as `ganeval` would see it."""
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        return compose("config", overrides=overrides, return_hydra_config=True)
+
+
+def run_inprocess(overrides: list[str]) -> Any:
+    """Compose the config like the `ganeval` command and run it; return the experiment's summary."""
+    cfg = compose_config(overrides)
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    return run_app(cfg)
+
+
+def toy_points(n: int, seed: int) -> Any:
+    """A callable generator for tests (the README's example shape): n float32 8-d points from `seed`."""
+    import numpy as np
+
+    return (np.random.default_rng(seed).normal(size=(n, 8)) + 0.3).astype(np.float32)
