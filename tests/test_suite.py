@@ -31,7 +31,7 @@ def test_score_pair_matches_public_functions(monkeypatch: pytest.MonkeyPatch, ke
     px, py = draw_probes(300, 30, replay), draw_probes(280, 30, replay)
     assert got["imd"] == pytest.approx(imd(x, y, nv=30, probes=(px, py)), rel=1e-12)
     assert got["kid"] == pytest.approx(kid(x, y, 7, 60, seed=replay)[0], rel=1e-5)
-    assert got["fid"] == pytest.approx(fid(x, y), rel=1e-9)
+    assert got["fid"] == pytest.approx(fid(x, y), rel=1e-7)  # the suite's covariance product is float32
 
 
 def test_rank_deficient_fid_and_reuse_of_real_state() -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, as_tensor, resolve_device
-from ganeval.metrics.gram import block_size
+from ganeval.metrics.linalg import block_size
 from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
 
 CHUNK_ELEMENTS = 1 << 24  # subsets per batched product: chunk × subset_size × D stays near 64 MB in float32
@@ -59,10 +59,19 @@ def indicator(n: int, idx: np.ndarray, like: torch.Tensor) -> torch.Tensor:
     return ind.scatter_(0, torch.as_tensor(idx.T, device=like.device), 1.0)
 
 
-def offdiag_sums(kernel: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
-    """Σ_{i≠j∈S} K[i, j] for each subset S, as sᵀKs − sᵀdiag(K) with the subsets' indicators s."""
-    s = indicator(kernel.shape[0], idx, kernel)
-    return ((kernel @ s) * s).sum(dim=0, dtype=torch.float64) - torch.diagonal(kernel).double() @ s.double()
+def offdiag_sums(upper: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
+    """Σ_{i≠j∈S} K[i, j] for each subset S of a symmetric kernel given by its strict upper triangle U
+    (zeros elsewhere, as `sym_kernel` makes it): 2·sᵀUs with the subsets' indicator vectors s."""
+    s = indicator(upper.shape[0], idx, upper)
+    return 2 * ((upper @ s) * s).sum(dim=0, dtype=torch.float64)
+
+
+def kernel_block(upper: torch.Tensor, a: int, b: int, g: torch.Tensor, gamma: float, coef0: float, degree: int) -> None:
+    """Write the kernel of Gram block g = x[a:…] x[b:…]ᵀ (b ≥ a) into a strict-upper-triangle matrix."""
+    blk = upper[a : a + g.shape[0], b : b + g.shape[1]]
+    poly_kernel(blk.copy_(g), gamma, coef0, degree)
+    if a == b:
+        blk.triu_(1)
 
 
 def cross_sums(kernel: torch.Tensor, ix: np.ndarray, iy: np.ndarray) -> torch.Tensor:
@@ -77,16 +86,14 @@ def use_full_kernel(nx: int, ny: int, subsets: int, subset_size: int, itemsize: 
 
 
 def sym_kernel(x: torch.Tensor, gamma: float, coef0: float, degree: int, block: int | None = None) -> torch.Tensor:
-    """The full N×N kernel matrix of x, computing only the upper-triangle blocks of the Gram matrix."""
+    """The strict upper triangle (zeros elsewhere) of x's N×N kernel matrix, from upper-triangle Gram
+    blocks only: all that the off-diagonal subset sums need."""
     n = x.shape[0]
     block = block or block_size(n)
-    out = torch.empty((n, n), dtype=x.dtype, device=x.device)
+    out = torch.zeros((n, n), dtype=x.dtype, device=x.device)
     for a in range(0, n, block):
         for b in range(a, n, block):
-            blk = out[a : a + block, b : b + block]
-            poly_kernel(blk.copy_(x[a : a + block] @ x[b : b + block].T), gamma, coef0, degree)
-            if a != b:
-                out[b : b + block, a : a + block] = blk.T
+            kernel_block(out, a, b, x[a : a + block] @ x[b : b + block].T, gamma, coef0, degree)
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Callable
 
 import torch
 
-from ganeval.metrics.gram import block_size
+from ganeval.metrics.linalg import block_size
 
 GramHook = Callable[[int, int, torch.Tensor], None]
 
@@ -42,7 +42,7 @@ def _candidates(x: torch.Tensor, kk: int, block: int, gram_hook: GramHook | None
             g = xa @ xb.T
             if gram_hook is not None:
                 gram_hook(a, b, g)
-            dist = sq[a : a + block, None] + sq[None, b : b + block] - 2.0 * g
+            dist = g.mul_(-2.0).add_(sq[None, b : b + block]).add_(sq[a : a + block, None])  # in place
             if a == b:
                 dist.fill_diagonal_(inf)  # self excluded by index, not by distance
             k_row = min(kk, dist.shape[1])

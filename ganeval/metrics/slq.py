@@ -9,27 +9,29 @@ ORTH_TOL = 1e-5  # re-orthogonalise again while any inner product with the basis
 BREAKDOWN = 1e-6  # a probe whose residual norm falls below this has exhausted its Krylov space
 
 
-def _apply_l(s: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """L v = v − S v for the normalised adjacency S (sparse CSR or dense)."""
-    return v - (torch.sparse.mm(s, v) if s.layout != torch.strided else s @ v)
-
-
-def _inner(v: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """Inner products of each probe's basis vectors v (nv×j×n) with its column of w (n×nv): j×nv."""
-    return torch.bmm(v, w.T.unsqueeze(2)).squeeze(2).T
-
-
-def _combine(v: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-    """Σ_j c[j]·v[:, j] for each probe: the part of w in the basis (n×nv), given coefficients c (j×nv)."""
-    return torch.bmm(v.transpose(1, 2), c.T.unsqueeze(2)).squeeze(2).T
+def _apply_l(s: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """L qᵀ = qᵀ − S qᵀ for probe-major q (nv×n), with S the normalised adjacency (sparse CSR or dense)."""
+    qt = q.T.contiguous()
+    sq = torch.sparse.mm(s, qt) if s.layout != torch.strided else s @ qt
+    return q - sq.T
 
 
 def _normalize(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Unit columns and their former norms; a column that broke down (norm ≤ BREAKDOWN) becomes zero."""
-    b = torch.linalg.vector_norm(w, dim=0)
+    """Unit rows (one per probe) and their former norms; a row that broke down (norm ≤ BREAKDOWN)
+    becomes zero."""
+    b = torch.linalg.vector_norm(w, dim=1)
     alive = b > BREAKDOWN
-    safe = torch.where(alive, b, torch.ones_like(b))
-    return torch.where(alive, w / safe, torch.zeros_like(w)), torch.where(alive, b, torch.zeros_like(b))
+    w = w / torch.where(alive, b, torch.ones_like(b))[:, None]
+    if not bool(alive.all()):
+        w[~alive] = 0
+        b = torch.where(alive, b, torch.zeros_like(b))
+    return w, b
+
+
+def _reorthogonalize(v: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """w minus its components along each probe's basis vectors v (nv×j×n), and those components."""
+    c = torch.bmm(v, w.unsqueeze(2))
+    return w - torch.bmm(v.transpose(1, 2), c).squeeze(2), c.squeeze(2)
 
 
 def lanczos(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -38,37 +40,37 @@ def lanczos(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torc
     Returns (alpha, beta): alpha is nv×m (diagonals), beta nv×(m−1) (off-diagonals) of each probe's
     tridiagonal T. `probes` (n×nv) are normalised to unit columns here. A probe whose Krylov space is
     exhausted keeps zero rows in T, which adds zero-weight nodes and leaves its quadrature exact.
+    Work is probe-major (nv×n rows), so every per-probe reduction reads contiguous memory.
     """
     n, nv = probes.shape
-    q = probes / torch.linalg.vector_norm(probes, dim=0, keepdim=True)
-    basis = torch.zeros((nv, m, n), dtype=q.dtype, device=q.device)  # probe-major for batched products
+    q = (probes / torch.linalg.vector_norm(probes, dim=0, keepdim=True)).T.contiguous()
+    basis = torch.zeros((nv, m, n), dtype=q.dtype, device=q.device)
     alpha = torch.zeros((nv, m), dtype=q.dtype, device=q.device)
     beta = torch.zeros((nv, max(m - 1, 0)), dtype=q.dtype, device=q.device)
-    basis[:, 0] = q.T
+    basis[:, 0] = q
     w = _apply_l(adjacency, q)
-    a = (w * q).sum(dim=0)
+    a = (w * q).sum(dim=1)
     alpha[:, 0] = a
     if m == 1:
         return alpha, beta
-    w, beta[:, 0] = _normalize(w - a * q)
-    basis[:, 1] = w.T
+    w, beta[:, 0] = _normalize(w - a[:, None] * q)
+    basis[:, 1] = w
     for i in range(1, m):
-        qi = basis[:, i].T
-        w = _apply_l(adjacency, qi.contiguous()) - beta[:, i - 1] * basis[:, i - 1].T
-        a = (w * qi).sum(dim=0)
+        qi = basis[:, i]
+        w = _apply_l(adjacency, qi) - beta[:, i - 1, None] * basis[:, i - 1]
+        a = (w * qi).sum(dim=1)
         alpha[:, i] = a
         if i == m - 1 or not bool((beta[:, i - 1] > BREAKDOWN).any()):
             break
         v = basis[:, : i + 1]
-        w = w - a * qi
-        w = w - _combine(v, _inner(v, w))  # full re-orthogonalisation
+        w, _ = _reorthogonalize(v, w - a[:, None] * qi)  # full re-orthogonalisation
         w, beta[:, i] = _normalize(w)
         for _ in range(100):  # repeat while the basis is not orthogonal to working precision
-            inner = _inner(v, w)
+            again, inner = _reorthogonalize(v, w)
             if not bool((inner > ORTH_TOL).any()):
                 break
-            w, _ = _normalize(w - _combine(v, inner))
-        basis[:, i + 1] = w.T
+            w, _ = _normalize(again)
+        basis[:, i + 1] = w
     return alpha, beta
 
 

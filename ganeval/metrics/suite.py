@@ -8,7 +8,7 @@ A real set's state is shared by every generator compared against it in one run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
@@ -23,6 +23,7 @@ from ganeval.metrics.kid import (
     block_sum,
     cross_sums,
     draw_subsets,
+    kernel_block,
     mmd2_from_sums,
     offdiag_sums,
     poly_kernel,
@@ -86,13 +87,21 @@ class SetState:
     nbrs: torch.Tensor | None = None
     mu: torch.Tensor | None = None
     sigma: torch.Tensor | None = None
-    factor: torch.Tensor | None = None  # B with BBᵀ = Σ, for FID's tr √(Σ₁Σ₂)
-    kernel: torch.Tensor | None = None  # full KID kernel matrix, when small enough
-    extra: dict[str, Any] = field(default_factory=dict)
+    centred: torch.Tensor | None = None  # float64 centred rows, for FID's square-root factor
+    _factor: torch.Tensor | None = None
+    kernel: torch.Tensor | None = None  # KID kernel matrix (strict upper triangle), when small enough
 
     @property
     def n(self) -> int:
         return int(self.x.shape[0])
+
+    def fid_factor(self) -> torch.Tensor:
+        """B with BBᵀ = Σ for FID's tr √(Σ₁Σ₂), made once, on the first pair that needs it (the real
+        side): the centred data over √(N−1) when N ≤ D, else the Cholesky factor."""
+        if self._factor is None:
+            n, d = self.x.shape
+            self._factor = self.centred.T / (n - 1) ** 0.5 if n <= d else square_root_factor(self.sigma)
+        return self._factor
 
 
 def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: str | torch.device | None = None) -> SetState:
@@ -108,13 +117,10 @@ def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: 
     if "imd" in metrics:
         o = metrics["imd"]
         if o["knn"] == "exact" and fits:  # the k-NN search's Gram blocks give the kernel for free
-            kernel = torch.empty((n, n), dtype=xt.dtype, device=dev)
+            kernel = torch.zeros((n, n), dtype=xt.dtype, device=dev)
 
             def hook(a: int, b: int, g: torch.Tensor) -> None:
-                blk = kernel[a : a + g.shape[0], b : b + g.shape[1]]
-                poly_kernel(blk.copy_(g), 1.0 / d, kid_opts["coef0"], kid_opts["degree"])
-                if a != b:
-                    kernel[b : b + g.shape[1], a : a + g.shape[0]] = blk.T
+                kernel_block(kernel, a, b, g, 1.0 / d, kid_opts["coef0"], kid_opts["degree"])
 
             state.nbrs = exact_knn(xt, o["k"], gram_hook=hook)
             state.kernel = kernel
@@ -123,8 +129,9 @@ def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: 
     if state.kernel is None and kid_opts is not None and use_full_kernel(n, n, kid_opts["subsets"], kid_opts["subset_size"], xt.element_size()):
         state.kernel = sym_kernel(xt, 1.0 / d, kid_opts["coef0"], kid_opts["degree"])
     if "fid" in metrics:
-        state.mu, state.sigma, centred = moments(xt, dev)
-        state.factor = centred.T / (n - 1) ** 0.5 if n <= d else square_root_factor(state.sigma)
+        # the covariance product in float32 for float32 features (FID moves by < 1e-8 relative)
+        state.mu, state.sigma, centred = moments(xt, dev, product_dtype=torch.promote_types(xt.dtype, torch.float32))
+        state.centred = centred if n <= d else None  # kept only where it is the cheaper factor
     return state
 
 
@@ -178,7 +185,7 @@ def score_pair(
     if "fid" in metrics:
         check_same_dim(sx.x.shape[1], sy.x.shape[1], "FID")
         diff = sx.mu - sy.mu
-        tr = trace_sqrt_product(sx.sigma, sy.sigma, sx.factor)
+        tr = trace_sqrt_product(sx.sigma, sy.sigma, sx.fid_factor())
         values["fid"] = float(diff @ diff + torch.trace(sx.sigma) + torch.trace(sy.sigma) - 2 * tr)
     if "kid" in metrics:
         check_same_dim(sx.x.shape[1], sy.x.shape[1], "KID")
