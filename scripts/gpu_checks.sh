@@ -11,16 +11,16 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
 python3 -c "import torch, numpy, scipy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'scipy', scipy.__version__)"
 step() { echo; echo "=== $1 ($(date +%T))"; }
 step "GPU tests"
-timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tail -8
+timeout 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tail -8
 step "metrics, 10k vs 10k, 2048-d (one call each)"
 timeout 60 python3 scripts/bench_metrics.py --device cuda --skip-peers --approx-sizes
 step "protocol: 100 runs of 10k vs 10k from pools of 50k / 20k, then scaling"
-timeout 150 python3 scripts/bench_protocol.py --device cuda --runs 100 --skip-peers --scaling 1000 5000 10000 50000 --plot "$OUT/protocol_scaling_cuda.png"
+timeout 120 python3 scripts/bench_protocol.py --device cuda --runs 100 --skip-peers --scaling 1000 5000 10000 50000 --plot "$OUT/protocol_scaling_cuda.png"
 step "feature extraction throughput (batch 256, random weights)"
-timeout 60 python3 scripts/bench_features.py --device cuda --batch-size 256 --n 10240 --random-weights
-timeout 60 python3 scripts/bench_features.py --device cuda --batch-size 256 --n 10240 --random-weights --channels-last
+timeout 45 python3 scripts/bench_features.py --device cuda --batch-size 256 --n 10240 --random-weights
+timeout 45 python3 scripts/bench_features.py --device cuda --batch-size 256 --n 10240 --random-weights --channels-last
 step "training: CIFAR-10 WGAN-GP iterations/s"
-timeout 60 python3 scripts/bench_training.py --device cuda --arch cifar10 --gan wgan_gp --cudnn-benchmark
+timeout 45 python3 scripts/bench_training.py --device cuda --arch cifar10 --gan wgan_gp --cudnn-benchmark
 step "approximate kNN scaling (pynndescent; first call compiles)"
-timeout 120 python3 scripts/bench_protocol.py --device cuda --runs 0 --approx 50000 200000 --plot "$OUT/protocol_scaling_approx_cuda.png"
+timeout 100 python3 scripts/bench_protocol.py --device cuda --runs 0 --approx 50000 200000 --plot "$OUT/protocol_scaling_approx_cuda.png"
 step done
