@@ -24,14 +24,6 @@ from ganeval.common import stable_hash
 
 log = logging.getLogger("ganeval")
 
-METRIC_NAMES: tuple[str, ...] = ("imd", "fid", "kid")
-DEFAULT_METRIC_OPTIONS: dict[str, dict[str, Any]] = {
-    "imd": {"k": 5, "m": 10, "nv": 100, "normalization": "empty", "knn": "exact", "rademacher": False},
-    "fid": {},
-    "kid": {"subsets": 100, "subset_size": 1000},
-}
-
-
 # --------------------------------------------------------------------------- options and validation
 def resolve_device_name(device: str | None) -> str:
     """`None`/"auto" -> "cuda" when available else "cpu"; anything else is checked and returned."""
@@ -46,36 +38,19 @@ def resolve_device_name(device: str | None) -> str:
     return name
 
 
-def metric_defaults() -> dict[str, dict[str, Any]]:
-    """Every metric's options with their defaults: the metrics suite's table when present, else ours."""
-    try:
-        from ganeval.metrics.suite import DEFAULTS
-    except ImportError:
-        return DEFAULT_METRIC_OPTIONS
-    return {k: dict(v) for k, v in DEFAULTS.items()}
-
-
 def normalize_metrics(metrics: Sequence[str] | Mapping[str, Mapping[str, Any] | None]) -> dict[str, dict[str, Any]]:
-    """Metric names (or name -> options) completed with the defaults; unknown names or options raise ValueError."""
+    """Metric names (or name -> options) completed with the metrics' defaults; unknown names or options
+    raise ValueError (the one table of defaults is `ganeval.metrics.suite.DEFAULTS`)."""
+    from ganeval.metrics.suite import resolve_metrics
+
     if isinstance(metrics, str):
         metrics = (metrics,)
-    items = metrics.items() if isinstance(metrics, Mapping) else ((m, None) for m in metrics)
-    defaults = metric_defaults()
-    out: dict[str, dict[str, Any]] = {}
-    for name, opts in items:
-        if name not in defaults:
-            raise ValueError(f"metrics: unknown metric {name!r}; choose from {list(defaults)}")
-        merged = dict(defaults[name])
-        for key, value in dict(opts or {}).items():
-            if key not in merged:
-                raise ValueError(
-                    f"metrics.{name}: unknown option {key!r}; options are {sorted(merged) or 'none'}"
-                )
-            merged[key] = value
-        out[name] = merged
-    if not out:
-        raise ValueError("metrics is empty: name at least one of imd, fid, kid")
-    return out
+    if not isinstance(metrics, Mapping):
+        metrics = {name: None for name in metrics}
+    try:
+        return resolve_metrics(metrics)
+    except ValueError as e:
+        raise ValueError(f"metrics: {e}") from None
 
 
 def check_sizes(sample_size: int, sizes: Mapping[str, int], metrics: Mapping[str, Mapping[str, Any]]) -> None:
@@ -102,39 +77,6 @@ def check_sizes(sample_size: int, sizes: Mapping[str, int], metrics: Mapping[str
 
 
 # --------------------------------------------------------------------------- the per-run task
-def _prepare_public(x: np.ndarray, metrics: Mapping[str, Mapping[str, Any]], device: str) -> np.ndarray:
-    return x
-
-
-def _score_public(
-    x: np.ndarray, y: np.ndarray, rng: np.random.Generator, metrics: Mapping[str, Mapping[str, Any]], device: str
-) -> dict[str, float]:
-    """One run's scores through the public metric functions: IMD's probes (x's, then y's), then KID's subsets."""
-    from ganeval.metrics import fid, imd, kid
-
-    out: dict[str, float] = {}
-    if "imd" in metrics:
-        o = metrics["imd"]
-        out["imd"] = imd(x, y, k=o["k"], m=o["m"], nv=o["nv"], seed=rng, normalization=o["normalization"],
-                         knn=o["knn"], rademacher=o["rademacher"], device=device)
-    if "fid" in metrics:
-        out["fid"] = fid(x, y, device=device)
-    if "kid" in metrics:
-        o = metrics["kid"]
-        out["kid"] = kid(x, y, subsets=o["subsets"], subset_size=o["subset_size"], seed=rng, device=device)[0]
-    return out
-
-
-def metric_suite() -> tuple[Callable[..., Any], Callable[..., dict[str, float]]]:
-    """(prepare_set, score_pair): the fused per-run path of `ganeval.metrics.suite` when present,
-    else the public metric functions (same draws from the run's generator, same numbers within tolerance)."""
-    try:
-        from ganeval.metrics.suite import prepare_set, score_pair
-    except ImportError:
-        return _prepare_public, _score_public
-    return prepare_set, score_pair
-
-
 def _as_features(name: str, a: Any) -> np.ndarray:
     try:
         import torch
@@ -213,7 +155,8 @@ class MetricTask:
         return pool[torch.as_tensor(idx, device=pool.device)]
 
     def __call__(self, r: int) -> list[dict[str, Any]]:
-        prepare_set, score_pair = metric_suite()
+        from ganeval.metrics.suite import prepare_set, score_pair
+
         rows: list[dict[str, Any]] = []
         for block in self.blocks:
             real = as_array(block.real)
@@ -345,7 +288,7 @@ def run_blocks(
     blocks: Sequence[Block],
     runs: int = 100,
     sample_size: int = 10000,
-    metrics: Sequence[str] | Mapping[str, Mapping[str, Any] | None] = METRIC_NAMES,
+    metrics: Sequence[str] | Mapping[str, Mapping[str, Any] | None] = ("imd", "fid", "kid"),
     seed: int = 0,
     device: str | None = None,
     results_dir: str | Path | None = None,
@@ -415,7 +358,7 @@ def evaluate_detailed(
     fake: Any,
     runs: int = 100,
     sample_size: int = 10000,
-    metrics: Sequence[str] | Mapping[str, Mapping[str, Any] | None] = METRIC_NAMES,
+    metrics: Sequence[str] | Mapping[str, Mapping[str, Any] | None] = ("imd", "fid", "kid"),
     seed: int = 0,
     confidence: float = 0.99,
     device: str | None = None,
@@ -445,7 +388,7 @@ def evaluate(
     fake: Any,
     runs: int = 100,
     sample_size: int = 10000,
-    metrics: Sequence[str] | Mapping[str, Mapping[str, Any] | None] = METRIC_NAMES,
+    metrics: Sequence[str] | Mapping[str, Mapping[str, Any] | None] = ("imd", "fid", "kid"),
     seed: int = 0,
     confidence: float = 0.99,
     device: str | None = None,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import pytest
 import torch
 
@@ -11,13 +9,7 @@ from ganeval.gan import ARCHITECTURES, build, build_generator, get_architecture
 from ganeval.gan.architectures import resolve_arch_kwargs
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread() -> Iterator[None]:
-    """Tiny models: one thread is fastest, and far faster than two on a busy 2-core machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _conv(c_in: int, c_out: int, k: int, bias: bool = True) -> int:

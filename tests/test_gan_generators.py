@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import json
 from pathlib import Path
 
@@ -23,13 +21,7 @@ from ganeval.gan import (
 from ganeval.gan.sampling import latent
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread() -> Iterator[None]:
-    """Tiny models: one thread is fastest, and far faster than two on a busy 2-core machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 TINY = {"latent_dim": 8, "dim": 4}
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import csv
 import os
 import signal
@@ -20,13 +18,7 @@ from ganeval.gan import GanConfig, gan_config, load_checkpoint, paper_setup, tra
 from ganeval.gan.training import _critic_step
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread() -> Iterator[None]:
-    """Tiny models: one thread is fastest, and far faster than two on a busy 2-core machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 TINY = {"latent_dim": 8, "dim": 4}
 

@@ -8,13 +8,12 @@ A real set's state is shared by every generator compared against it in one run.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 import torch
-
-import importlib
 
 from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.fid import moments, square_root_factor, trace_sqrt_product
@@ -32,7 +31,7 @@ from ganeval.metrics.kid import (
     use_full_kernel,
 )
 from ganeval.metrics.knn import exact_knn
-from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
+from ganeval.metrics.validation import check_features, check_same_dim
 
 kid_module = importlib.import_module("ganeval.metrics.kid")
 METRIC_NAMES = ("imd", "fid", "kid")
@@ -57,7 +56,8 @@ def resolve_metrics(metrics: Mapping[str, Mapping[str, Any] | None] | list | tup
         opts = dict(opts or {})
         unknown = set(opts) - set(DEFAULTS[name])
         if unknown:
-            raise ValueError(f"unknown option(s) {sorted(unknown)} for metric {name!r}; known: {sorted(DEFAULTS[name])}")
+            names = ", ".join(repr(u) for u in sorted(unknown))
+            raise ValueError(f"{name}: unknown option {names}; options are {sorted(DEFAULTS[name]) or 'none'}")
         out[name] = {**DEFAULTS[name], **opts}
     if "imd" in out:
         o = out["imd"]
@@ -65,18 +65,6 @@ def resolve_metrics(metrics: Mapping[str, Mapping[str, Any] | None] | list | tup
     if "kid" in out and out["kid"]["subsets"] < 1:
         raise ValueError(f"kid.subsets must be ≥ 1, got {out['kid']['subsets']}")
     return out
-
-
-def check_sizes(n_real: int, n_fake: int, metrics: Mapping[str, Mapping[str, Any]]) -> None:
-    """Raise before any work if a sample size cannot support the chosen metrics."""
-    if "imd" in metrics:
-        need = metrics["imd"]["k"] + 2
-        for name, n in (("real", n_real), ("generated", n_fake)):
-            if n < need:
-                raise ValueError(f"IMD with k={need - 2} needs at least {need} {name} samples per run, got {n}")
-    if "kid" in metrics:
-        check_subset_size(metrics["kid"]["subset_size"], n_real, "the real subsample")
-        check_subset_size(metrics["kid"]["subset_size"], n_fake, "the generated subsample")
 
 
 @dataclass
