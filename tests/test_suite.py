@@ -62,3 +62,16 @@ def test_kid_from_full_kernels_matches_public_kid() -> None:
     assert sx.kernel is not None and sy.kernel is not None
     got = score_pair(sx, sy, np.random.default_rng(9), metrics)["kid"]
     assert got == pytest.approx(kid(x, y, 30, 60, seed=np.random.default_rng(9))[0], rel=1e-5)
+
+
+def test_metrics_import_with_torch_numpy_scipy_alone() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ganeval.metrics; "
+        "print(','.join(m for m in ('hydra', 'pynndescent', 'pytorch_fid', 'pandas', 'numba', 'sklearn') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
