@@ -110,6 +110,18 @@ def test_nan_rows_are_counted() -> None:
         fid(x, x[::-1].copy())
 
 
+def test_finite_values_whose_sum_overflows_are_accepted() -> None:
+    # the fast finiteness check sums the array; an overflowing sum must not be taken for an inf entry
+    from ganeval.metrics.validation import check_features
+
+    x = np.full((4, 3), 3e38, dtype=np.float32)
+    assert check_features(x, "x") == (4, 3)
+    assert check_features(torch.from_numpy(x), "x") == (4, 3)
+    x[1, 2] = np.nan
+    with pytest.raises(ValueError, match="1 row"):
+        check_features(torch.from_numpy(x), "x")
+
+
 @pytest.mark.gpu
 def test_gpu_matches_cpu() -> None:
     rng = np.random.default_rng(2)

@@ -46,32 +46,32 @@ def test_reference_readme_example_digit_for_digit() -> None:
     assert imd(x0, y0, probes=(probes[2], probes[3])) == pytest.approx(114.81416622661006, rel=1e-8)
 
 
-@pytest.mark.parametrize("block", [7, 64, 4096])
-def test_exact_knn_matches_brute_force_with_duplicates(block: int) -> None:
+@pytest.mark.parametrize("height", [1, 7, 64, 4096])
+def test_exact_knn_matches_brute_force_with_duplicates(height: int) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((150, 6)).astype(np.float32)
     x[10:16] = x[3]  # a cluster of exact duplicates: ties must go to the lower index
     x[40] = x[41]
-    got = knn_module.exact_knn(torch.from_numpy(x), 5, block=block).numpy()
+    got = knn_module.exact_knn(torch.from_numpy(x), 5, height=height).numpy()
     np.testing.assert_array_equal(np.sort(got, 1), np.sort(brute_force_knn(x, 5), 1))
 
 
 def test_exact_knn_integer_grid_ties() -> None:
     # points on an integer grid: many exactly equal distances
     g = np.stack(np.meshgrid(np.arange(8), np.arange(8)), -1).reshape(-1, 2).astype(np.float32)
-    got = knn_module.exact_knn(torch.from_numpy(g), 5, block=16).numpy()
+    got = knn_module.exact_knn(torch.from_numpy(g), 5, height=16).numpy()
     np.testing.assert_array_equal(np.sort(got, 1), np.sort(brute_force_knn(g, 5), 1))
 
 
-def test_gram_hook_sees_upper_triangle_blocks() -> None:
+def test_gram_hook_sees_upper_triangle_strips() -> None:
     x = torch.randn(50, 4, dtype=torch.float64)
     full = torch.zeros(50, 50, dtype=torch.float64)
 
-    def hook(a: int, b: int, g: torch.Tensor) -> None:
-        assert b >= a
-        full[a : a + g.shape[0], b : b + g.shape[1]] = g
+    def hook(a: int, g: torch.Tensor) -> None:
+        assert g.shape[1] == 50 - a
+        full[a : a + g.shape[0], a:] = g
 
-    knn_module.exact_knn(x, 3, block=16, gram_hook=hook)
+    knn_module.exact_knn(x, 3, height=16, gram_hook=hook)
     torch.testing.assert_close(torch.triu(full), torch.triu(x @ x.T))
 
 

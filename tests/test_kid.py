@@ -32,18 +32,17 @@ def test_one_subset_of_everything_matches_direct() -> None:
     assert std == 0.0
 
 
-@pytest.mark.parametrize("full_kernels", [True, False])
-def test_subsets_match_direct_per_subset(monkeypatch: pytest.MonkeyPatch, full_kernels: bool) -> None:
-    # 10 subsets of 40 hold more kernel entries than the full 120×90 matrices: by default KID reads the
-    # subset sums from full kernels; without room for them it batches the subsets (three per chunk).
+@pytest.mark.parametrize("subsets", [10, 5])
+def test_subsets_match_direct_per_subset(monkeypatch: pytest.MonkeyPatch, subsets: int) -> None:
+    # 10 subsets of 40 hold more kernel entries than the 120×90 pairs: KID then reads the subset sums
+    # from every pair's kernel (in strips); 5 subsets hold fewer: it batches the subsets (three per chunk).
     monkeypatch.setattr(kid_module, "CHUNK_ELEMENTS", 3 * 40 * 16)
-    if not full_kernels:
-        monkeypatch.setattr(kid_module, "KERNEL_MAX_BYTES", 0)
+    assert kid_module.all_pairs_cheaper(120, 90, subsets, 40) == (subsets == 10)
     rng = np.random.default_rng(1)
     x, y = rng.standard_normal((120, 16)), rng.standard_normal((90, 16)) + 0.5
-    ix, iy = kid_module.draw_subsets(120, 90, 10, 40, np.random.default_rng(7))
+    ix, iy = kid_module.draw_subsets(120, 90, subsets, 40, np.random.default_rng(7))
     direct = np.array([direct_mmd2(x[a], y[b]) for a, b in zip(ix, iy)])
-    mean, std = kid(x, y, subsets=10, subset_size=40, seed=7)
+    mean, std = kid(x, y, subsets=subsets, subset_size=40, seed=7)
     assert mean == pytest.approx(direct.mean(), rel=1e-10)
     assert std == pytest.approx(direct.std(ddof=0), rel=1e-8)
 
@@ -84,7 +83,19 @@ def test_gpu_matches_cpu() -> None:
     assert kid(x, y, 10, 200, device="cuda")[0] == pytest.approx(kid(x, y, 10, 200)[0], rel=1e-9)
 
 
-def test_sym_kernel_blocks_equal_full_product() -> None:
-    x = torch.randn(50, 6, dtype=torch.float64)
-    full = kid_module.poly_kernel(x @ x.T, 1 / 6, 1.0, 3)
-    torch.testing.assert_close(kid_module.sym_kernel(x, 1 / 6, 1.0, 3, block=7), torch.triu(full, 1))
+@pytest.mark.parametrize("height", [1, 7, 64])
+def test_strip_sums_equal_direct_subset_sums(height: int) -> None:
+    rng = np.random.default_rng(5)
+    x, y = torch.randn(50, 6, dtype=torch.float64), torch.randn(40, 6, dtype=torch.float64)
+    ix = np.stack([rng.choice(50, 20, replace=False) for _ in range(3)])
+    iy = np.stack([rng.choice(40, 20, replace=False) for _ in range(3)])
+    kxx = kid_module.poly_kernel(x @ x.T, 1 / 6, 1.0, 3)
+    kxy = kid_module.poly_kernel(x @ y.T, 1 / 6, 1.0, 3)
+    want_xx = [float(kxx[i][:, i].sum() - kxx[i, i].sum()) for i in ix]
+    want_xy = [float(kxy[i][:, j].sum()) for i, j in zip(ix, iy)]
+    got_xx = kid_module.sym_sums(x, ix, 1 / 6, 1.0, 3, height=height)
+    got_xy = kid_module.cross_sums(x, y, ix, iy, 1 / 6, 1.0, 3, height=height)
+    np.testing.assert_allclose(got_xx.numpy(), want_xx, rtol=1e-12)
+    np.testing.assert_allclose(got_xy.numpy(), want_xy, rtol=1e-12)
+    strips = [(a, kid_module.kernel_strip(x[a : a + height] @ x[a:].T, 1 / 6, 1.0, 3)) for a in range(0, 50, height)]
+    np.testing.assert_allclose(kid_module.offdiag_sums(strips, 50, ix).numpy(), want_xx, rtol=1e-12)

@@ -13,24 +13,29 @@ from ganeval.metrics.imd import draw_probes
 from ganeval.metrics.suite import prepare_set, resolve_metrics, score_pair
 
 kid_module = importlib.import_module("ganeval.metrics.kid")
-METRICS = {"imd": {"nv": 30}, "fid": {}, "kid": {"subsets": 7, "subset_size": 60}}
+PER_SUBSET = {"imd": {"nv": 30}, "fid": {}, "kid": {"subsets": 7, "subset_size": 60}}
+ALL_PAIRS = {"imd": {"nv": 30}, "fid": {}, "kid": {"subsets": 30, "subset_size": 60}}
 
 
-@pytest.mark.parametrize("keep_kernel", [True, False])
-def test_score_pair_matches_public_functions(monkeypatch: pytest.MonkeyPatch, keep_kernel: bool) -> None:
-    if not keep_kernel:
+@pytest.mark.parametrize(
+    "metrics, keep_kernel",
+    [(ALL_PAIRS, True), (ALL_PAIRS, False), (PER_SUBSET, False)],
+    ids=["kernel strips from the k-NN search", "kernel strips at scoring", "per-subset products"],
+)
+def test_score_pair_matches_public_functions(monkeypatch: pytest.MonkeyPatch, metrics: dict, keep_kernel: bool) -> None:
+    if metrics is ALL_PAIRS and not keep_kernel:
         monkeypatch.setattr(kid_module, "KERNEL_MAX_BYTES", 0)
     rng = np.random.default_rng(0)
     x = np.abs(rng.standard_normal((300, 32))).astype(np.float32)
     y = (np.abs(rng.standard_normal((280, 32))) * 1.1).astype(np.float32)
     run_rng = np.random.default_rng([0, 5])
     replay = copy.deepcopy(run_rng)
-    sx, sy = prepare_set(x, METRICS), prepare_set(y, METRICS)
+    sx, sy = prepare_set(x, metrics), prepare_set(y, metrics)
     assert (sx.kernel is not None) == keep_kernel
-    got = score_pair(sx, sy, run_rng, METRICS)
+    got = score_pair(sx, sy, run_rng, metrics)
     px, py = draw_probes(300, 30, replay), draw_probes(280, 30, replay)
     assert got["imd"] == pytest.approx(imd(x, y, nv=30, probes=(px, py)), rel=1e-12)
-    assert got["kid"] == pytest.approx(kid(x, y, 7, 60, seed=replay)[0], rel=1e-5)
+    assert got["kid"] == pytest.approx(kid(x, y, metrics["kid"]["subsets"], 60, seed=replay)[0], rel=1e-5)
     assert got["fid"] == pytest.approx(fid(x, y), rel=1e-7)  # the suite's covariance product is float32
 
 
@@ -52,14 +57,14 @@ def test_resolve_metrics_rejects_unknown() -> None:
         resolve_metrics({"imd": {"normalization": "x"}})
 
 
-def test_kid_from_full_kernels_matches_public_kid() -> None:
-    # 30 subsets of 60 rows have more kernel entries than the full 300×280 matrices: the suite then
-    # reads every subset sum from the full XX, YY and XY kernels through indicator products.
+def test_kid_alone_from_every_pair_matches_public_kid() -> None:
+    # 30 subsets of 60 rows have more kernel entries than the 300×280 pairs: the suite then reads every
+    # subset sum from kernel strips through indicator products, made at scoring when no k-NN search ran.
     rng = np.random.default_rng(3)
     x, y = rng.random((300, 16)).astype(np.float32), (rng.random((280, 16)) * 1.2).astype(np.float32)
     metrics = {"kid": {"subsets": 30, "subset_size": 60}}
     sx, sy = prepare_set(x, metrics), prepare_set(y, metrics)
-    assert sx.kernel is not None and sy.kernel is not None
+    assert sx.kernel is None and sy.kernel is None
     got = score_pair(sx, sy, np.random.default_rng(9), metrics)["kid"]
     assert got == pytest.approx(kid(x, y, 30, 60, seed=np.random.default_rng(9))[0], rel=1e-5)
 

@@ -10,21 +10,30 @@ from __future__ import annotations
 import torch
 
 from ganeval.common import ArrayLike, as_tensor, resolve_device
-from ganeval.metrics.linalg import eigvalsh, matmul, syrk_t
+from ganeval.metrics.linalg import column_sums64, eigvalsh, lower_congruence, matmul, syrk_t
 from ganeval.metrics.validation import check_features, check_same_dim
 
 
 def moments(
-    x: ArrayLike, device: torch.device, product_dtype: torch.dtype = torch.float64
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Mean, unbiased covariance and the centred data, in float64. The covariance's product may run in
-    `product_dtype` (float32 halves its cost; on pool3-like 10k×2048 sets FID then moved by < 1e-8
-    relative), the centring and everything after it stay in float64."""
-    xt = as_tensor(x, device, torch.float64)
-    mu = xt.mean(dim=0)
-    centred = xt - mu
-    sigma = syrk_t(centred.to(product_dtype)).to(torch.float64) / (xt.shape[0] - 1)
-    return mu, sigma, centred
+    x: ArrayLike, device: torch.device, product_dtype: torch.dtype = torch.float64, keep_centred: bool = True
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Mean, unbiased covariance and (if `keep_centred`) the centred data, in float64.
+
+    The covariance's product may run in `product_dtype`: float32 halves its cost, and on pool3-like
+    10k×2048 sets FID then moved by < 1e-8 relative. Then, unless the float64 centred data is wanted,
+    the rows are centred in float32 too, by the float64 mean rounded once (a shift of the mean by δ
+    changes the covariance by only n/(n−1)·δδᵀ); no float64 copy of the data is made.
+    """
+    if product_dtype == torch.float64 or keep_centred:
+        xt = as_tensor(x, device, torch.float64)
+        mu = xt.mean(dim=0)
+        centred = xt - mu
+        sigma = syrk_t(centred.to(product_dtype)).to(torch.float64) / (xt.shape[0] - 1)
+        return mu, sigma, centred if keep_centred else None
+    xt = as_tensor(x, device)
+    mu = column_sums64(xt) / xt.shape[0]
+    sigma = syrk_t(xt.to(product_dtype) - mu.to(product_dtype)).to(torch.float64) / (xt.shape[0] - 1)
+    return mu, sigma, None
 
 
 def statistics(x: ArrayLike, device: str | torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -34,20 +43,28 @@ def statistics(x: ArrayLike, device: str | torch.device | None = None) -> tuple[
     return mu, sigma
 
 
-def square_root_factor(sigma: torch.Tensor) -> torch.Tensor:
-    """B with BBᵀ = Σ: the Cholesky factor, or U·√max(λ, 0) when Σ is singular (N ≤ D)."""
+Factor = tuple[torch.Tensor, bool]  # B with BBᵀ = Σ, and whether B is lower triangular
+
+
+def square_root_factor(sigma: torch.Tensor) -> Factor:
+    """B with BBᵀ = Σ: the Cholesky factor (lower triangular), or U·√max(λ, 0) when Σ is singular (N ≤ D)."""
     chol, info = torch.linalg.cholesky_ex(sigma)
     if int(info) == 0:
-        return chol
+        return chol, True
     lam, u = torch.linalg.eigh(sigma)
-    return u * lam.clamp_min(0).sqrt()
+    return u * lam.clamp_min(0).sqrt(), False
 
 
-def trace_sqrt_product(sigma1: torch.Tensor, sigma2: torch.Tensor, factor1: torch.Tensor | None = None) -> torch.Tensor:
-    """tr √(Σ₁Σ₂) for symmetric PSD Σ₁, Σ₂ via the eigenvalues of BᵀΣ₂B, where BBᵀ = Σ₁
-    (`factor1` if given, e.g. the centred data over √(N−1) when N ≤ D, which makes BᵀΣ₂B only N×N)."""
-    b = square_root_factor(sigma1) if factor1 is None else factor1
-    m = matmul(matmul(b.T, sigma2), b)
+def data_factor(centred: torch.Tensor) -> Factor:
+    """B = Xcᵀ/√(N−1) from the float64 centred data, BBᵀ = Σ: the cheaper factor when N ≤ D (BᵀΣ₂B is N×N)."""
+    return centred.T / (centred.shape[0] - 1) ** 0.5, False
+
+
+def trace_sqrt_product(sigma1: torch.Tensor, sigma2: torch.Tensor, factor1: Factor | None = None) -> torch.Tensor:
+    """tr √(Σ₁Σ₂) for symmetric PSD Σ₁, Σ₂ via the eigenvalues of BᵀΣ₂B, where BBᵀ = Σ₁ (`factor1` if
+    given, else Σ₁'s Cholesky factor, whose triangle halves the products)."""
+    b, lower = square_root_factor(sigma1) if factor1 is None else factor1
+    m = lower_congruence(b, sigma2) if lower else matmul(matmul(b.T, sigma2), b)
     m = (m + m.T) / 2
     return eigvalsh(m).clamp_min(0).sqrt().sum()
 
@@ -78,6 +95,6 @@ def fid(x: ArrayLike, y: ArrayLike, device: str | torch.device | None = None) ->
     dev = resolve_device(device, x, y)
     mu1, s1, c1 = moments(x, dev)
     mu2, s2, _ = moments(y, dev)
-    factor = c1.T / (c1.shape[0] - 1) ** 0.5 if c1.shape[0] <= dx else None  # Σ₁ singular: use the data
+    factor = data_factor(c1) if c1.shape[0] <= dx else None  # Σ₁ singular: use the data
     diff = mu1 - mu2
     return float(diff @ diff + torch.trace(s1) + torch.trace(s2) - 2 * trace_sqrt_product(s1, s2, factor))

@@ -15,6 +15,7 @@ import torch
 from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.knn import exact_knn
 from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
+from ganeval.metrics.parallel import device_map
 from ganeval.metrics.slq import exact_heat_trace, lanczos, quadrature, slq_heat_trace
 from ganeval.metrics.validation import check_features, shape_of
 
@@ -210,9 +211,17 @@ def imd(
     else:
         px = py = None
     rng = _rng(seed)
+    if method == "slq":  # x's probes, then y's, drawn here so both traces can run at once
+        px = draw_probes(xt.shape[0], nv, rng, rademacher) if px is None else px
+        py = draw_probes(yt.shape[0], nv, rng, rademacher) if py is None else py
     knn_seed = int(seed) if isinstance(seed, (int, np.integer)) else 0
     opts = dict(m=m, nv=nv, normalization=normalization, method=method, rademacher=rademacher,
                 variance_reduction=variance_reduction)
-    hx = trace_from_graph(knn_graph(xt, k, knn, knn_seed), ts, seed=rng, probes=px, **opts)
-    hy = trace_from_graph(knn_graph(yt, k, knn, knn_seed), ts, seed=rng, probes=py, **opts)
+
+    def trace(job: tuple[torch.Tensor, ArrayLike | None]) -> np.ndarray:
+        return trace_from_graph(knn_graph(job[0], k, knn, knn_seed), ts, probes=job[1], **opts)
+
+    jobs = [(xt, px), (yt, py)]
+    # pynndescent runs one build at a time
+    hx, hy = device_map(trace, jobs, dev) if knn == "exact" else [trace(job) for job in jobs]
     return imd_from_traces(hx, hy, ts)

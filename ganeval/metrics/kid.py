@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Callable
+
 import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, as_tensor, resolve_device
-from ganeval.metrics.linalg import block_size
+from ganeval.metrics.linalg import gram_strip, matmul, strips
+from ganeval.metrics.parallel import run_jobs
 from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
 
 CHUNK_ELEMENTS = 1 << 24  # subsets per batched product: chunk × subset_size × D stays near 64 MB in float32
-KERNEL_MAX_BYTES = 1 << 29  # build a full kernel matrix (N×M) only up to this size
+KERNEL_MAX_BYTES = 1 << 29  # keep a set's kernel strips (for reuse across a pair) only up to this size
 
 
 def poly_kernel(g: torch.Tensor, gamma: float, coef0: float, degree: int) -> torch.Tensor:
@@ -59,42 +63,90 @@ def indicator(n: int, idx: np.ndarray, like: torch.Tensor) -> torch.Tensor:
     return ind.scatter_(0, torch.as_tensor(idx.T, device=like.device), 1.0)
 
 
-def offdiag_sums(upper: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
-    """Σ_{i≠j∈S} K[i, j] for each subset S of a symmetric kernel given by its strict upper triangle U
-    (zeros elsewhere, as `sym_kernel` makes it): 2·sᵀUs with the subsets' indicator vectors s."""
-    s = indicator(upper.shape[0], idx, upper)
-    return 2 * ((upper @ s) * s).sum(dim=0, dtype=torch.float64)
+KernelStrips = list[tuple[int, torch.Tensor]]  # (a, kernel of rows a..a+h against rows a..n, strictly upper)
 
 
-def kernel_block(upper: torch.Tensor, a: int, b: int, g: torch.Tensor, gamma: float, coef0: float, degree: int) -> None:
-    """Write the kernel of Gram block g = x[a:…] x[b:…]ᵀ (b ≥ a) into a strict-upper-triangle matrix."""
-    blk = upper[a : a + g.shape[0], b : b + g.shape[1]]
-    poly_kernel(blk.copy_(g), gamma, coef0, degree)
-    if a == b:
-        blk.triu_(1)
+def kernel_strip(g: torch.Tensor, gamma: float, coef0: float, degree: int, copy: bool = False) -> torch.Tensor:
+    """The kernel of a Gram strip g = x[a:e]·x[a:]ᵀ, its leading square block cut to the strict upper
+    triangle, so that the strips of a set hold each off-diagonal pair once (in place unless `copy`)."""
+    k = poly_kernel(g.clone() if copy else g, gamma, coef0, degree)
+    k[:, : k.shape[0]].triu_(1)
+    return k
 
 
-def cross_sums(kernel: torch.Tensor, ix: np.ndarray, iy: np.ndarray) -> torch.Tensor:
-    """Σ_{i∈Sx, j∈Sy} K[i, j] for each pair of subsets, as sxᵀ K sy."""
-    sx, sy = indicator(kernel.shape[0], ix, kernel), indicator(kernel.shape[1], iy, kernel)
-    return ((kernel @ sy) * sx).sum(dim=0, dtype=torch.float64)
+def strip_sums(k: torch.Tensor, a: int, s: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
+    """Σ_ij s[a+i]·k[i, j]·t[a'+j] for every subset column of the indicators s and t (t defaults to
+    s[a:], i.e. a kernel strip of one set), summed in float64 over rows."""
+    cols = s[a:] if t is None else t
+    return ((k @ cols) * s[a : a + k.shape[0]]).sum(dim=0, dtype=torch.float64)
 
 
-def use_full_kernel(nx: int, ny: int, subsets: int, subset_size: int, itemsize: int) -> bool:
-    """A full nx×ny kernel matrix pays off when it has no more entries than all subsets' blocks, and fits."""
-    return nx * ny <= subsets * subset_size**2 and nx * ny * itemsize <= KERNEL_MAX_BYTES
+Job = Callable[[], torch.Tensor]
 
 
-def sym_kernel(x: torch.Tensor, gamma: float, coef0: float, degree: int, block: int | None = None) -> torch.Tensor:
-    """The strict upper triangle (zeros elsewhere) of x's N×N kernel matrix, from upper-triangle Gram
-    blocks only: all that the off-diagonal subset sums need."""
-    n = x.shape[0]
-    block = block or block_size(n)
-    out = torch.zeros((n, n), dtype=x.dtype, device=x.device)
-    for a in range(0, n, block):
-        for b in range(a, n, block):
-            kernel_block(out, a, b, x[a : a + block] @ x[b : b + block].T, gamma, coef0, degree)
-    return out
+def offdiag_parts(strips: KernelStrips, n: int, idx: np.ndarray) -> list[Job]:
+    """Σ_{i≠j∈S} K[i, j] for each subset S from a set's kernel strips, as independent jobs (add up their
+    results): 2·sᵀUs with the subsets' indicator vectors s and U the strict upper triangle of the strips."""
+    s = indicator(n, idx, strips[0][1])
+    return [partial(lambda k, a: 2 * strip_sums(k, a, s), k, a) for a, k in strips]
+
+
+def sym_parts(x: torch.Tensor, idx: np.ndarray, gamma: float, coef0: float, degree: int, height: int | None = None) -> list[Job]:
+    """Σ_{i≠j∈S} k(x_i, x_j) for each subset S, as jobs over x's upper-triangle Gram strips (half the
+    product of the full kernel matrix), each strip reduced as soon as it is made."""
+    s = indicator(x.shape[0], idx, x)
+
+    def one(a: int, e: int) -> torch.Tensor:
+        return 2 * strip_sums(kernel_strip(gram_strip(x, a, e), gamma, coef0, degree), a, s)
+
+    return [partial(one, a, e) for a, e in strips(x.shape[0], x.device, height)]
+
+
+def cross_parts(
+    x: torch.Tensor, y: torch.Tensor, ix: np.ndarray, iy: np.ndarray, gamma: float, coef0: float, degree: int,
+    height: int | None = None,
+) -> list[Job]:
+    """Σ_{i∈Sx, j∈Sy} k(x_i, y_j) for each pair of subsets, as sxᵀ K sy over row strips of K = k(X, Y)
+    (never the whole matrix at once), one job per strip."""
+    sx, sy = indicator(x.shape[0], ix, x), indicator(y.shape[0], iy, y)
+
+    def one(a: int, e: int) -> torch.Tensor:
+        return strip_sums(poly_kernel(matmul(x[a:e], y.T), gamma, coef0, degree), a, sx, sy)
+
+    return [partial(one, a, e) for a, e in strips(x.shape[0], x.device, height)]
+
+
+def total(jobs: list[Job], device: torch.device) -> torch.Tensor:
+    """The sum of the jobs' results, run in parallel on CPU and added in a fixed order."""
+    return sum(run_jobs(jobs, device))
+
+
+def offdiag_sums(strips: KernelStrips, n: int, idx: np.ndarray) -> torch.Tensor:
+    """`offdiag_parts`, run and added up."""
+    return total(offdiag_parts(strips, n, idx), strips[0][1].device)
+
+
+def sym_sums(x: torch.Tensor, idx: np.ndarray, gamma: float, coef0: float, degree: int, height: int | None = None) -> torch.Tensor:
+    """`sym_parts`, run and added up."""
+    return total(sym_parts(x, idx, gamma, coef0, degree, height), x.device)
+
+
+def cross_sums(
+    x: torch.Tensor, y: torch.Tensor, ix: np.ndarray, iy: np.ndarray, gamma: float, coef0: float, degree: int,
+    height: int | None = None,
+) -> torch.Tensor:
+    """`cross_parts`, run and added up."""
+    return total(cross_parts(x, y, ix, iy, gamma, coef0, degree, height), x.device)
+
+
+def all_pairs_cheaper(nx: int, ny: int, subsets: int, subset_size: int) -> bool:
+    """Kernel entries of every pair (in strips) are no more than those of all subsets' own blocks."""
+    return nx * ny <= subsets * subset_size**2
+
+
+def strips_fit(n: int, itemsize: int) -> bool:
+    """A set's kernel strips (about half its N×N kernel) may be kept in memory."""
+    return n * n * itemsize // 2 <= KERNEL_MAX_BYTES
 
 
 def kid(
@@ -124,12 +176,12 @@ def kid(
     dtype = xt.dtype if xt.is_floating_point() else torch.float32
     xt, yt = xt.to(dtype), yt.to(dtype)
     g = 1.0 / dx if gamma is None else float(gamma)
-    if use_full_kernel(nx, ny, subsets, subset_size, xt.element_size()):
-        # fewer kernel entries in the full matrices than in all subsets' blocks: build them once
+    if all_pairs_cheaper(nx, ny, subsets, subset_size):
+        # fewer kernel entries over all pairs than in all subsets' blocks: each pair once, in strips
         values = mmd2_from_sums(
-            offdiag_sums(sym_kernel(xt, g, coef0, degree), ix),
-            offdiag_sums(sym_kernel(yt, g, coef0, degree), iy),
-            cross_sums(poly_kernel(xt @ yt.T, g, coef0, degree), ix, iy),
+            sym_sums(xt, ix, g, coef0, degree),
+            sym_sums(yt, iy, g, coef0, degree),
+            cross_sums(xt, yt, ix, iy, g, coef0, degree),
             subset_size,
         )
     else:

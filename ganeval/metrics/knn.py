@@ -1,9 +1,9 @@
 """Exact k-nearest-neighbour graphs by blocked matrix products (never an N×N matrix at once).
 
-Distances come from Gram blocks computed once per pair of row blocks (the upper triangle only, so the
-symmetric product costs about half of a general one). Rows whose k-th and (k+1)-th candidates are too
-close to tell apart in that precision are re-ranked by exact float64 distances with ties broken by the
-lower index, so the graph is deterministic, duplicates included.
+Distances come from Gram strips x[a:a+h]·x[a:]ᵀ (the upper triangle only, so the symmetric product
+costs about half of a general one), computed independently, on all cores on CPU. Rows whose k-th and
+(k+1)-th candidates are too close to tell apart in that precision are re-ranked by exact float64
+distances with ties broken by the lower index, so the graph is deterministic, duplicates included.
 """
 
 from __future__ import annotations
@@ -12,51 +12,95 @@ from typing import Callable
 
 import torch
 
-from ganeval.metrics.linalg import block_size
+from ganeval.metrics.linalg import gram_strip, strip_height
+from ganeval.metrics.parallel import device_map
 
-GramHook = Callable[[int, int, torch.Tensor], None]
-
-
-def _merge(best_d: torch.Tensor, best_i: torch.Tensor, d: torch.Tensor, i: torch.Tensor, kk: int):
-    """Keep the `kk` smallest of the running candidates and the new ones, row by row."""
-    cd = torch.cat([best_d, d], dim=1)
-    ci = torch.cat([best_i, i], dim=1)
-    top_d, pos = torch.topk(cd, kk, dim=1, largest=False, sorted=False)
-    return top_d, torch.gather(ci, 1, pos)
+GramHook = Callable[[int, torch.Tensor], None]
 
 
-def _candidates(x: torch.Tensor, kk: int, block: int, gram_hook: GramHook | None):
-    """Blocked Gram pass: the `kk` nearest candidates of every row by Gram-based squared distance."""
+def _strip(x: torch.Tensor, sq: torch.Tensor, a: int, e: int, kk: int, hook: GramHook | None,
+           bound: torch.Tensor | None):
+    """One Gram strip G = x[a:e]·x[a:]ᵀ. Returns the kk nearest candidates (distance, index) of rows a..e
+    among columns ≥ a, and the candidates it offers the later rows j ≥ e among rows a..e: the kk nearest
+    of each (kk×(n−e) arrays) when `bound` is None, else (distance, row j, index) of every pair within
+    the row's `bound` on its kk-th nearest distance (few: the bound comes from a first tall strip)."""
+    n = x.shape[0]
+    g = gram_strip(x, a, e)
+    if hook is not None:
+        hook(a, g)
+    keys = g.mul_(-2.0).add_(sq[None, a:])  # |x_j|² − 2 x_i·x_j: row i's distances less |x_i|², in place
+    keys[:, : e - a].fill_diagonal_(float("inf"))  # self excluded by index, not by distance
+    d_row, i_row = torch.topk(keys, min(kk, n - a), dim=1, largest=False, sorted=False)
+    d_row.add_(sq[a:e, None])
+    if e == n:
+        return d_row, i_row + a, None
+    right = keys[:, e - a :].add_(sq[a:e, None])  # full distances of rows a..e to the rows after them
+    if bound is None:
+        d_col, i_col = torch.topk(right, min(kk, e - a), dim=0, largest=False, sorted=False)
+        return d_row, i_row + a, (d_col.T, i_col.T + a)
+    ii, jj = torch.nonzero(right <= bound[None, e:], as_tuple=True)
+    return d_row, i_row + a, (right[ii, jj], jj + e, ii + a)
+
+
+def _first_per_row(d: torch.Tensor, rows: torch.Tensor, idx: torch.Tensor, n: int, kk: int):
+    """The kk smallest (distance, index) pairs of each row from a flat list, inf/−1 padded to n×kk."""
+    order = torch.argsort(d, stable=True)
+    order = order[torch.argsort(rows[order], stable=True)]
+    r = rows[order]
+    counts = torch.bincount(r, minlength=n)
+    pos = torch.arange(r.numel(), device=r.device) - (torch.cumsum(counts, 0) - counts)[r]
+    keep = pos < kk
+    out_d = torch.full((n, kk), float("inf"), dtype=d.dtype, device=d.device)
+    out_i = torch.full((n, kk), -1, dtype=torch.long, device=d.device)
+    out_d[r[keep], pos[keep]] = d[order][keep]
+    out_i[r[keep], pos[keep]] = idx[order][keep]
+    return out_d, out_i
+
+
+def _candidates(x: torch.Tensor, kk: int, height: int | None, gram_hook: GramHook | None):
+    """The `kk` nearest candidates of every row by Gram-based squared distance, from upper-triangle strips.
+
+    First two taller "head" strips (run at once) give every later row its kk nearest
+    among their rows, hence a bound on its kk-th nearest distance; the other strips (independent, in
+    parallel on CPU) then pass on only the pairs within that bound instead of a column-wise top-k,
+    which costs ~4× a row-wise one on CPU. Each pair's distance is computed once, so the bound holds for
+    the very numbers it filters.
+    """
     n = x.shape[0]
     sq = (x * x).sum(dim=1)
-    inf = torch.tensor(float("inf"), dtype=x.dtype, device=x.device)
-    best_d = torch.full((n, kk), float("inf"), dtype=x.dtype, device=x.device)
-    best_i = torch.full((n, kk), -1, dtype=torch.long, device=x.device)
-    starts = list(range(0, n, block))
-    for a in starts:
-        xa = x[a : a + block]
-        for b in starts:
-            if b < a:
-                continue
-            xb = x[b : b + block]
-            g = xa @ xb.T
-            if gram_hook is not None:
-                gram_hook(a, b, g)
-            dist = g.mul_(-2.0).add_(sq[None, b : b + block]).add_(sq[a : a + block, None])  # in place
-            if a == b:
-                dist.fill_diagonal_(inf)  # self excluded by index, not by distance
-            k_row = min(kk, dist.shape[1])
-            d_ab, i_ab = torch.topk(dist, k_row, dim=1, largest=False, sorted=False)
-            best_d[a : a + block], best_i[a : a + block] = _merge(
-                best_d[a : a + block], best_i[a : a + block], d_ab, i_ab + b, kk
-            )
-            if b != a:
-                k_col = min(kk, dist.shape[0])
-                d_ba, i_ba = torch.topk(dist.T, k_col, dim=1, largest=False, sorted=False)
-                best_d[b : b + block], best_i[b : b + block] = _merge(
-                    best_d[b : b + block], best_i[b : b + block], d_ba, i_ba + a, kk
-                )
-    return best_d, best_i, sq
+    h = strip_height(n, x.device) if height is None else height
+    # two heads of 2h rows whatever the worker count, so the strips (and KID's sums over them) are the same
+    heads = [(a, min(a + 2 * h, n)) for a in range(0, min(n, 4 * h), 2 * h)]
+    parts = heads + [(a, min(a + h, n)) for a in range(heads[-1][1], n, h)]
+    own_d = torch.full((n, kk), float("inf"), dtype=x.dtype, device=x.device)
+    own_i = torch.full((n, kk), -1, dtype=torch.long, device=x.device)
+    head_d = torch.full((n, len(heads), kk), float("inf"), dtype=x.dtype, device=x.device)
+    head_i = torch.full((n, len(heads), kk), -1, dtype=torch.long, device=x.device)
+    extras: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
+    bound: list[torch.Tensor | None] = [None]
+
+    def run(t: int) -> None:
+        a, e = parts[t]
+        d_row, i_row, col = _strip(x, sq, a, e, kk, gram_hook, bound[0])
+        own_d[a:e, : d_row.shape[1]], own_i[a:e, : i_row.shape[1]] = d_row, i_row
+        if col is not None and t < len(heads):
+            head_d[e:, t, : col[0].shape[1]], head_i[e:, t, : col[1].shape[1]] = col
+        elif col is not None:
+            extras.append(col)  # list.append is atomic: safe from the worker threads
+
+    device_map(run, range(len(heads)), x.device)
+    # a head's kk-th nearest among its rows bounds each later row's kk-th nearest distance
+    kth = head_d.amax(dim=2) if heads[0][1] - heads[0][0] >= kk else torch.full_like(head_d[:, :, 0], float("inf"))
+    bound[0] = kth.amin(dim=1)
+    device_map(run, range(len(heads), len(parts)), x.device)
+    pieces_d, pieces_i = [own_d, head_d.reshape(n, -1)], [own_i, head_i.reshape(n, -1)]
+    if extras:
+        extra_d, extra_i = _first_per_row(*(torch.cat(z) for z in zip(*extras)), n, kk)
+        pieces_d.append(extra_d)
+        pieces_i.append(extra_i)
+    all_d, all_i = torch.cat(pieces_d, dim=1), torch.cat(pieces_i, dim=1)
+    best_d, pos = torch.topk(all_d, kk, dim=1, largest=False, sorted=False)
+    return best_d, torch.gather(all_i, 1, pos), sq
 
 
 def _exact_sq_dist(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, chunk: int = 256) -> torch.Tensor:
@@ -95,19 +139,20 @@ def _full_rows(x: torch.Tensor, rows: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def exact_knn(
-    x: torch.Tensor, k: int, block: int | None = None, extra: int | None = None, gram_hook: GramHook | None = None
+    x: torch.Tensor, k: int, height: int | None = None, extra: int | None = None, gram_hook: GramHook | None = None
 ) -> torch.Tensor:
     """Indices (N×k, int64) of each row's k nearest other rows by Euclidean distance.
 
     The set is exact (the graph depends on nothing else): self is excluded by index and ties at the
-    k-th place go to the lower index. Within a row, neighbours are ordered by computed distance. `gram_hook(a, b, G)` sees every Gram
-    block G = x[a:a+B] @ x[b:b+B].T (b ≥ a) as it is made, so callers can reuse the products.
+    k-th place go to the lower index. Within a row, neighbours are ordered by computed distance.
+    `gram_hook(a, G)` sees every Gram strip G = x[a:a+h] @ x[a:].T as it is made (before it is
+    overwritten), so callers can reuse the products; on CPU it is called from several threads at once.
     """
     n = x.shape[0]
     if n < k + 1:
         raise ValueError(f"need at least k+1={k + 1} samples for a {k}-NN graph, got {n}")
     kk = min(n - 1, k + (extra if extra is not None else max(k, 4)))
-    approx_d, cand, sq = _candidates(x, kk, block or block_size(n), gram_hook)
+    approx_d, cand, sq = _candidates(x, kk, height, gram_hook)
     approx_d, order = torch.sort(approx_d, dim=1)
     cand = torch.gather(cand, 1, order)
     nbrs = cand[:, :k].clone()

@@ -28,10 +28,14 @@ def _normalize(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return w, b
 
 
-def _reorthogonalize(v: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """w minus its components along each probe's basis vectors v (nv×j×n), and those components."""
-    c = torch.bmm(v, w.unsqueeze(2))
-    return w - torch.bmm(v.transpose(1, 2), c).squeeze(2), c.squeeze(2)
+def _components(v: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """w's components along each probe's basis vectors v (nv×j×n): nv×j."""
+    return torch.bmm(v, w.unsqueeze(2)).squeeze(2)
+
+
+def _subtract(v: torch.Tensor, w: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """w minus its components c along the basis v."""
+    return w - torch.bmm(v.transpose(1, 2), c.unsqueeze(2)).squeeze(2)
 
 
 def lanczos(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -63,13 +67,13 @@ def lanczos(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torc
         if i == m - 1 or not bool((beta[:, i - 1] > BREAKDOWN).any()):
             break
         v = basis[:, : i + 1]
-        w, _ = _reorthogonalize(v, w - a[:, None] * qi)  # full re-orthogonalisation
-        w, beta[:, i] = _normalize(w)
+        w = w - a[:, None] * qi
+        w, beta[:, i] = _normalize(_subtract(v, w, _components(v, w)))  # full re-orthogonalisation
         for _ in range(100):  # repeat while the basis is not orthogonal to working precision
-            again, inner = _reorthogonalize(v, w)
-            if not bool((inner > ORTH_TOL).any()):
+            inner = _components(v, w)
+            if not bool((inner.abs() > ORTH_TOL).any()):
                 break
-            w, _ = _normalize(again)
+            w, _ = _normalize(_subtract(v, w, inner))
         basis[:, i + 1] = w
     return alpha, beta
 

@@ -8,32 +8,32 @@ A real set's state is shared by every generator compared against it in one run.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from typing import Any, Mapping
+from functools import partial
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, as_tensor, resolve_device
-from ganeval.metrics.fid import moments, square_root_factor, trace_sqrt_product
+from ganeval.metrics.fid import Factor, data_factor, moments, square_root_factor, trace_sqrt_product
 from ganeval.metrics.imd import check_imd_options, temperatures, draw_probes, imd_from_traces, knn_graph, trace_from_graph
 from ganeval.metrics.kid import (
-    block_sum,
-    cross_sums,
+    KernelStrips,
+    all_pairs_cheaper,
+    cross_parts,
     draw_subsets,
-    kernel_block,
+    kernel_strip,
     mmd2_from_sums,
-    offdiag_sums,
-    poly_kernel,
-    sym_kernel,
-    sym_offdiag_sum,
-    use_full_kernel,
+    mmd2_subsets,
+    offdiag_parts,
+    strips_fit,
+    sym_parts,
 )
 from ganeval.metrics.knn import exact_knn
+from ganeval.metrics.parallel import run_jobs
 from ganeval.metrics.validation import check_features, check_same_dim
 
-kid_module = importlib.import_module("ganeval.metrics.kid")
 METRIC_NAMES = ("imd", "fid", "kid")
 DEFAULTS: dict[str, dict[str, Any]] = {
     "imd": {"k": 5, "m": 10, "nv": 100, "normalization": "empty", "knn": "exact", "rademacher": False,
@@ -76,19 +76,18 @@ class SetState:
     mu: torch.Tensor | None = None
     sigma: torch.Tensor | None = None
     centred: torch.Tensor | None = None  # float64 centred rows, for FID's square-root factor
-    _factor: torch.Tensor | None = None
-    kernel: torch.Tensor | None = None  # KID kernel matrix (strict upper triangle), when small enough
+    _factor: Factor | None = None
+    kernel: KernelStrips | None = None  # KID kernel strips (strict upper triangle), when small enough
 
     @property
     def n(self) -> int:
         return int(self.x.shape[0])
 
-    def fid_factor(self) -> torch.Tensor:
+    def fid_factor(self) -> Factor:
         """B with BBᵀ = Σ for FID's tr √(Σ₁Σ₂), made once, on the first pair that needs it (the real
         side): the centred data over √(N−1) when N ≤ D, else the Cholesky factor."""
         if self._factor is None:
-            n, d = self.x.shape
-            self._factor = self.centred.T / (n - 1) ** 0.5 if n <= d else square_root_factor(self.sigma)
+            self._factor = data_factor(self.centred) if self.centred is not None else square_root_factor(self.sigma)
         return self._factor
 
 
@@ -101,52 +100,56 @@ def prepare_set(x: ArrayLike, metrics: Mapping[str, Mapping[str, Any]], device: 
     xt = xt if xt.is_floating_point() else xt.float()
     state = SetState(x=xt)
     kid_opts = metrics.get("kid")
-    fits = kid_opts is not None and n * n * xt.element_size() <= kid_module.KERNEL_MAX_BYTES
+    keep = (kid_opts is not None and all_pairs_cheaper(n, n, kid_opts["subsets"], kid_opts["subset_size"])
+            and strips_fit(n, xt.element_size()))
     if "imd" in metrics:
         o = metrics["imd"]
-        if o["knn"] == "exact" and fits:  # the k-NN search's Gram blocks give the kernel for free
-            kernel = torch.zeros((n, n), dtype=xt.dtype, device=dev)
+        if o["knn"] == "exact" and keep:  # the k-NN search's Gram strips give the KID kernel for free
+            kernel: KernelStrips = []
 
-            def hook(a: int, b: int, g: torch.Tensor) -> None:
-                kernel_block(kernel, a, b, g, 1.0 / d, kid_opts["coef0"], kid_opts["degree"])
+            def hook(a: int, g: torch.Tensor) -> None:
+                kernel.append((a, kernel_strip(g, 1.0 / d, kid_opts["coef0"], kid_opts["degree"], copy=True)))
 
             state.nbrs = exact_knn(xt, o["k"], gram_hook=hook)
-            state.kernel = kernel
+            state.kernel = sorted(kernel, key=lambda part: part[0])  # strips finish in any order
         else:
             state.nbrs = knn_graph(xt, o["k"], o["knn"])
-    if state.kernel is None and kid_opts is not None and use_full_kernel(n, n, kid_opts["subsets"], kid_opts["subset_size"], xt.element_size()):
-        state.kernel = sym_kernel(xt, 1.0 / d, kid_opts["coef0"], kid_opts["degree"])
     if "fid" in metrics:
-        # the covariance product in float32 for float32 features (FID moves by < 1e-8 relative)
-        state.mu, state.sigma, centred = moments(xt, dev, product_dtype=torch.promote_types(xt.dtype, torch.float32))
-        state.centred = centred if n <= d else None  # kept only where it is the cheaper factor
+        # the covariance product in float32 for float32 features (FID moves by < 1e-8 relative); the
+        # float64 centred data is kept only where it is the cheaper square-root factor (N ≤ D)
+        state.mu, state.sigma, state.centred = moments(
+            xt, dev, product_dtype=torch.promote_types(xt.dtype, torch.float32), keep_centred=n <= d
+        )
     return state
 
 
-def _kid(sx: SetState, sy: SetState, o: Mapping[str, Any], rng: np.random.Generator) -> torch.Tensor:
-    """MMD² of every KID subset: from full kernel matrices where they pay off (read through indicator
-    products), else from batched per-subset products."""
+def _kid_jobs(sx: SetState, sy: SetState, o: Mapping[str, Any], rng: np.random.Generator):
+    """KID's subsets (drawn from `rng` now) and its work as independent jobs, with the function that
+    turns their results into each subset's MMD²: sums over every pair's kernel once (kept strips, or
+    strips made now) where that is less arithmetic, else batched per-subset products."""
     m, c0, deg = o["subset_size"], o["coef0"], o["degree"]
     ix, iy = draw_subsets(sx.n, sy.n, o["subsets"], m, rng)
     gamma = 1.0 / sx.x.shape[1]
     dtype = torch.promote_types(sx.x.dtype, sy.x.dtype)
     x, y = sx.x.to(dtype), sy.x.to(dtype)
-    sxx = offdiag_sums(sx.kernel, ix) if sx.kernel is not None else None
-    syy = offdiag_sums(sy.kernel, iy) if sy.kernel is not None else None
-    sxy = None
-    if use_full_kernel(sx.n, sy.n, o["subsets"], m, x.element_size()):
-        sxy = cross_sums(poly_kernel(x @ y.T, gamma, c0, deg), ix, iy)
-    out = torch.empty(len(ix), dtype=torch.float64, device=x.device)
-    chunk = max(1, (1 << 24) // (m * x.shape[1]))
-    for s in range(0, len(ix), chunk):
-        part = slice(s, s + chunk)
-        a = x[torch.as_tensor(ix[part], device=x.device)] if sxx is None or sxy is None else None
-        b = y[torch.as_tensor(iy[part], device=x.device)] if syy is None or sxy is None else None
-        cxy = sxy[part] if sxy is not None else block_sum(poly_kernel(torch.bmm(a, b.transpose(1, 2)), gamma, c0, deg))
-        cxx = sxx[part] if sxx is not None else sym_offdiag_sum(a, gamma, c0, deg)
-        cyy = syy[part] if syy is not None else sym_offdiag_sum(b, gamma, c0, deg)
-        out[part] = mmd2_from_sums(cxx, cyy, cxy, m)
-    return out
+    if not all_pairs_cheaper(sx.n, sy.n, o["subsets"], m):
+        return [partial(mmd2_subsets, x, y, ix, iy, gamma, c0, deg)], lambda parts: parts[0]
+    xx = offdiag_parts(sx.kernel, sx.n, ix) if sx.kernel is not None else sym_parts(x, ix, gamma, c0, deg)
+    yy = offdiag_parts(sy.kernel, sy.n, iy) if sy.kernel is not None else sym_parts(y, iy, gamma, c0, deg)
+    xy = cross_parts(x, y, ix, iy, gamma, c0, deg)
+
+    def combine(parts: list[torch.Tensor]) -> torch.Tensor:
+        sxx, syy = sum(parts[: len(xx)]), sum(parts[len(xx) : len(xx) + len(yy)])
+        return mmd2_from_sums(sxx, syy, sum(parts[len(xx) + len(yy) :]), m)
+
+    return xx + yy + xy, combine
+
+
+def _fid(sx: SetState, sy: SetState) -> float:
+    """FID from the two sets' moments (the real side's square-root factor made once and kept)."""
+    diff = sx.mu - sy.mu
+    tr = trace_sqrt_product(sx.sigma, sy.sigma, sx.fid_factor())
+    return float(diff @ diff + torch.trace(sx.sigma) + torch.trace(sy.sigma) - 2 * tr)
 
 
 def score_pair(
@@ -157,9 +160,15 @@ def score_pair(
     device: str | torch.device | None = None,
 ) -> dict[str, float]:
     """Score one (real, generated) pair of prepared subsamples: IMD (probes for x then y drawn from
-    `rng`), FID, and KID (subsets drawn from `rng` after the probes). Returns {metric: value}."""
+    `rng`), FID, and KID (subsets drawn from `rng` after the probes). Returns {metric: value}.
+
+    Every metric's work is a list of independent jobs run together (in parallel on CPU: FID's
+    eigenproblem beside the two Lanczos runs and KID's strips), so no core waits on a small step."""
     metrics = resolve_metrics(metrics)
-    values: dict[str, float] = {}
+    jobs: dict[str, list[Callable[[], Any]]] = {}
+    if "fid" in metrics:
+        check_same_dim(sx.x.shape[1], sy.x.shape[1], "FID")
+        jobs["fid"] = [partial(_fid, sx, sy)]
     if "imd" in metrics:
         o = metrics["imd"]
         ts = temperatures(None)
@@ -167,15 +176,18 @@ def score_pair(
                     variance_reduction=o["variance_reduction"])
         px = draw_probes(sx.n, o["nv"], rng, o["rademacher"])
         py = draw_probes(sy.n, o["nv"], rng, o["rademacher"])
-        hx = trace_from_graph(sx.nbrs, ts, probes=px, **opts)
-        hy = trace_from_graph(sy.nbrs, ts, probes=py, **opts)
-        values["imd"] = imd_from_traces(hx, hy, ts)
-    if "fid" in metrics:
-        check_same_dim(sx.x.shape[1], sy.x.shape[1], "FID")
-        diff = sx.mu - sy.mu
-        tr = trace_sqrt_product(sx.sigma, sy.sigma, sx.fid_factor())
-        values["fid"] = float(diff @ diff + torch.trace(sx.sigma) + torch.trace(sy.sigma) - 2 * tr)
+        jobs["imd"] = [partial(trace_from_graph, s.nbrs, ts, probes=p, **opts) for s, p in ((sx, px), (sy, py))]
     if "kid" in metrics:
         check_same_dim(sx.x.shape[1], sy.x.shape[1], "KID")
-        values["kid"] = float(_kid(sx, sy, metrics["kid"], rng).mean())
-    return values
+        jobs["kid"], kid_combine = _kid_jobs(sx, sy, metrics["kid"], rng)
+    flat = [job for part in jobs.values() for job in part]
+    results = iter(run_jobs(flat, sx.x.device))
+    out = {name: [next(results) for _ in part] for name, part in jobs.items()}
+    values: dict[str, float] = {}
+    if "imd" in out:
+        values["imd"] = imd_from_traces(out["imd"][0], out["imd"][1], ts)
+    if "fid" in out:
+        values["fid"] = out["fid"][0]
+    if "kid" in out:
+        values["kid"] = float(kid_combine(out["kid"]).mean())
+    return {name: values[name] for name in metrics}

@@ -30,6 +30,12 @@ def check_features(a: ArrayLike, name: str, min_rows: int = 1) -> tuple[int, int
         raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
     if n < min_rows:
         raise ValueError(f"{name} has {n} samples but at least {min_rows} are needed; pass more samples")
+    if not (a.dtype.is_floating_point if isinstance(a, torch.Tensor) else a.dtype.kind == "f"):
+        return n, d  # integers are finite
+    with np.errstate(over="ignore", invalid="ignore"):
+        if bool(np.isfinite(float(a.sum()))):  # NaN and inf survive a sum: one fast pass clears clean data
+            return n, d
+    # a NaN/inf entry, or finite values whose sum overflowed: count the rows that are really bad
     finite = torch.isfinite(a).all(dim=1) if isinstance(a, torch.Tensor) else np.isfinite(a).all(axis=1)
     bad = int((~finite).sum())
     if bad:
