@@ -27,7 +27,8 @@ def moments(
     if product_dtype == torch.float64 or keep_centred:
         xt = as_tensor(x, device, torch.float64)
         mu = xt.mean(dim=0)
-        centred = xt - mu
+        fresh = xt.data_ptr() != (x.data_ptr() if isinstance(x, torch.Tensor) else x.__array_interface__["data"][0])
+        centred = xt.sub_(mu) if fresh else xt - mu  # centre in place when the float64 copy is ours
         sigma = syrk_t(centred.to(product_dtype)).to(torch.float64) / (xt.shape[0] - 1)
         return mu, sigma, centred if keep_centred else None
     xt = as_tensor(x, device)

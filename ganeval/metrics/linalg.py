@@ -62,10 +62,10 @@ def syrk_t(a: torch.Tensor) -> torch.Tensor:
 
         f = blas.dsyrk if a.dtype == torch.float64 else blas.ssyrk
         arr = np.ascontiguousarray(a.numpy())
-        # aᵀa of a C-ordered N×D array is the syrk of its Fortran-ordered D×N view, with no copy.
-        upper = f(1.0, arr.T, trans=0, lower=0)
-        upper = torch.from_numpy(np.ascontiguousarray(upper))
-        return torch.triu(upper) + torch.triu(upper, 1).T
+        # aᵀa of a C-ordered N×D array is the syrk of its Fortran-ordered D×N view, with no copy; the
+        # Fortran-ordered upper triangle it returns is, read in C order, the lower one (zeros above).
+        lower = torch.from_numpy(f(1.0, arr.T, trans=0, lower=0).T)
+        return lower + torch.tril(lower, -1).T
     return a.T @ a
 
 

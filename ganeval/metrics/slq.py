@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import torch
 
+from ganeval.metrics.linalg import matmul
+
 ORTH_TOL = 1e-5  # re-orthogonalise again while any inner product with the basis exceeds this
 BREAKDOWN = 1e-6  # a probe whose residual norm falls below this has exhausted its Krylov space
 
@@ -29,13 +31,14 @@ def _normalize(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _components(v: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """w's components along each probe's basis vectors v (nv×j×n): nv×j."""
-    return torch.bmm(v, w.unsqueeze(2)).squeeze(2)
+    """w's components along each probe's basis vectors v (nv×j×n): nv×j. (These batched matrix-vector
+    products are memory-bound; numpy's run ~3× faster than torch.bmm on CPU, see `linalg.matmul`.)"""
+    return matmul(v, w.unsqueeze(2)).squeeze(2)
 
 
 def _subtract(v: torch.Tensor, w: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     """w minus its components c along the basis v."""
-    return w - torch.bmm(v.transpose(1, 2), c.unsqueeze(2)).squeeze(2)
+    return w - matmul(c.unsqueeze(1), v).squeeze(1)
 
 
 def lanczos(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -48,7 +51,7 @@ def lanczos(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torc
     """
     n, nv = probes.shape
     q = (probes / torch.linalg.vector_norm(probes, dim=0, keepdim=True)).T.contiguous()
-    basis = torch.zeros((nv, m, n), dtype=q.dtype, device=q.device)
+    basis = torch.empty((nv, m, n), dtype=q.dtype, device=q.device)  # rows are read only once written
     alpha = torch.zeros((nv, m), dtype=q.dtype, device=q.device)
     beta = torch.zeros((nv, max(m - 1, 0)), dtype=q.dtype, device=q.device)
     basis[:, 0] = q
