@@ -23,7 +23,7 @@ def _strip(x: torch.Tensor, sq: torch.Tensor, a: int, e: int, kk: int, hook: Gra
     """One Gram strip G = x[a:e]·x[a:]ᵀ. Returns the kk nearest candidates (distance, index) of rows a..e
     among columns ≥ a, and the candidates it offers the later rows j ≥ e among rows a..e: the kk nearest
     of each (kk×(n−e) arrays) when `bound` is None, else (distance, row j, index) of every pair within
-    the row's `bound` on its kk-th nearest distance (few: the bound comes from a first tall strip)."""
+    the row's `bound` on its kk-th nearest distance (few: the bound comes from the head strips)."""
     n = x.shape[0]
     g = gram_strip(x, a, e)
     if hook is not None:

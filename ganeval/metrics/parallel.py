@@ -2,8 +2,8 @@
 
 Small ops (top-k, element-wise passes, 2048×2048 eigenproblems, Lanczos steps) scale poorly over threads,
 and OpenBLAS's spinning workers fight torch's when the two alternate. So on CPU ganeval runs independent
-pieces (Gram strips, the two sets of a pair, protocol runs) in Python threads with torch and BLAS held to
-one thread each. Every piece is then computed single-threaded whatever the worker count, so the numbers
+pieces (Gram strips, the two sets of an IMD call, the metrics' jobs when a pair is scored) in Python
+threads with torch and BLAS held to one thread each. Every piece is then computed single-threaded whatever the worker count, so the numbers
 do not depend on how many cores did the work.
 """
 
