@@ -89,6 +89,15 @@ def knn_graph(x: torch.Tensor, k: int, knn: str = "exact", seed: int = 0) -> tor
     return exact_knn(x, k)
 
 
+def _check_exact_size(a: ArrayLike, name: str, method: str) -> None:
+    """method='exact' builds a dense N×N Laplacian: refuse it above EXACT_MAX_N rows, before any work."""
+    n = shape_of(a, name)[0]
+    if method == "exact" and n > EXACT_MAX_N:
+        raise ValueError(
+            f"method='exact' builds a dense {n}×{n} Laplacian for {name}; use it for N ≤ {EXACT_MAX_N} or use method='slq'"
+        )
+
+
 def _features(x: ArrayLike, name: str, k: int, device: torch.device) -> torch.Tensor:
     check_features(x, name, min_rows=k + 2)
     xt = as_tensor(x, device)
@@ -152,9 +161,7 @@ def heat_trace(
     check_imd_options(k, m, nv, normalization, method, knn)
     ts = temperatures(t)
     dev = resolve_device(device, x)
-    n = shape_of(x, "x")[0]
-    if method == "exact" and n > EXACT_MAX_N:
-        raise ValueError(f"method='exact' builds a dense {n}×{n} Laplacian; use it for N ≤ {EXACT_MAX_N} or use method='slq'")
+    _check_exact_size(x, "x", method)
     xt = _features(x, "x", k, dev)
     knn_seed = seed if isinstance(seed, (int, np.integer)) else 0
     nbrs = knn_graph(xt, k, knn, seed=int(knn_seed))
@@ -200,8 +207,7 @@ def imd(
     ts = temperatures(t)
     dev = resolve_device(device, x, y)
     for name, a in (("x", x), ("y", y)):
-        if method == "exact" and shape_of(a, name)[0] > EXACT_MAX_N:
-            raise ValueError(f"method='exact' builds a dense Laplacian; use it for N ≤ {EXACT_MAX_N} or method='slq'")
+        _check_exact_size(a, name, method)
     xt = _features(x, "x", k, dev)
     yt = _features(y, "y", k, dev)
     if probes is not None:

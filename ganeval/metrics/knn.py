@@ -8,6 +8,7 @@ distances with ties broken by the lower index, so the graph is deterministic, du
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 import torch
@@ -77,11 +78,10 @@ def _candidates(x: torch.Tensor, kk: int, height: int | None, gram_hook: GramHoo
     head_d = torch.full((n, len(heads), kk), float("inf"), dtype=x.dtype, device=x.device)
     head_i = torch.full((n, len(heads), kk), -1, dtype=torch.long, device=x.device)
     extras: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
-    bound: list[torch.Tensor | None] = [None]
 
-    def run(t: int) -> None:
+    def run(t: int, bound: torch.Tensor | None = None) -> None:
         a, e = parts[t]
-        d_row, i_row, col = _strip(x, sq, a, e, kk, gram_hook, bound[0])
+        d_row, i_row, col = _strip(x, sq, a, e, kk, gram_hook, bound)
         own_d[a:e, : d_row.shape[1]], own_i[a:e, : i_row.shape[1]] = d_row, i_row
         if col is not None and t < len(heads):
             head_d[e:, t, : col[0].shape[1]], head_i[e:, t, : col[1].shape[1]] = col
@@ -91,8 +91,7 @@ def _candidates(x: torch.Tensor, kk: int, height: int | None, gram_hook: GramHoo
     device_map(run, range(len(heads)), x.device)
     # a head's kk-th nearest among its rows bounds each later row's kk-th nearest distance
     kth = head_d.amax(dim=2) if heads[0][1] - heads[0][0] >= kk else torch.full_like(head_d[:, :, 0], float("inf"))
-    bound[0] = kth.amin(dim=1)
-    device_map(run, range(len(heads), len(parts)), x.device)
+    device_map(partial(run, bound=kth.amin(dim=1)), range(len(heads), len(parts)), x.device)
     pieces_d, pieces_i = [own_d, head_d.reshape(n, -1)], [own_i, head_i.reshape(n, -1)]
     if extras:
         extra_d, extra_i = _first_per_row(*(torch.cat(z) for z in zip(*extras)), n, kk)
