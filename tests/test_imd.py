@@ -173,3 +173,11 @@ def test_gpu_matches_cpu() -> None:
     x, y = rng.standard_normal((2000, 64)).astype(np.float32), rng.standard_normal((2000, 64)).astype(np.float32)
     p = (rng.standard_normal((2000, 100)), rng.standard_normal((2000, 100)))
     assert imd(x, y, probes=p, device="cuda") == pytest.approx(imd(x, y, probes=p), rel=1e-6)
+
+
+def test_exact_method_refuses_large_sets_before_any_work() -> None:
+    big = np.zeros((10001, 2), dtype=np.float32)
+    with pytest.raises(ValueError, match="dense 10001×10001 Laplacian for y"):
+        imd(big[:50], big, method="exact")
+    with pytest.raises(ValueError, match="N ≤ 10000"):
+        heat_trace(big, method="exact")
