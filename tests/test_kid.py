@@ -93,9 +93,9 @@ def test_strip_sums_equal_direct_subset_sums(height: int) -> None:
     kxy = kid_module.poly_kernel(x @ y.T, 1 / 6, 1.0, 3)
     want_xx = [float(kxx[i][:, i].sum() - kxx[i, i].sum()) for i in ix]
     want_xy = [float(kxy[i][:, j].sum()) for i, j in zip(ix, iy)]
-    got_xx = kid_module.sym_sums(x, ix, 1 / 6, 1.0, 3, height=height)
-    got_xy = kid_module.cross_sums(x, y, ix, iy, 1 / 6, 1.0, 3, height=height)
+    got_xx = sum(job() for job in kid_module.sym_parts(x, ix, 1 / 6, 1.0, 3, height=height))
+    got_xy = sum(job() for job in kid_module.cross_parts(x, y, ix, iy, 1 / 6, 1.0, 3, height=height))
     np.testing.assert_allclose(got_xx.numpy(), want_xx, rtol=1e-12)
     np.testing.assert_allclose(got_xy.numpy(), want_xy, rtol=1e-12)
     strips = [(a, kid_module.kernel_strip(x[a : a + height] @ x[a:].T, 1 / 6, 1.0, 3)) for a in range(0, 50, height)]
-    np.testing.assert_allclose(kid_module.offdiag_sums(strips, 50, ix).numpy(), want_xx, rtol=1e-12)
+    np.testing.assert_allclose(sum(job() for job in kid_module.offdiag_parts(strips, 50, ix)).numpy(), want_xx, rtol=1e-12)

@@ -10,7 +10,8 @@ import pytest
 
 from ganeval.metrics import fid, imd, kid
 from ganeval.metrics.imd import draw_probes
-from ganeval.metrics.suite import prepare_set, resolve_metrics, score_pair
+from ganeval.metrics.registry import Metrics
+from ganeval.metrics.suite import prepare_set, score_pair
 
 kid_module = importlib.import_module("ganeval.metrics.kid")
 PER_SUBSET = {"imd": {"nv": 30}, "fid": {}, "kid": {"subsets": 7, "subset_size": 60}}
@@ -31,7 +32,7 @@ def test_score_pair_matches_public_functions(monkeypatch: pytest.MonkeyPatch, me
     run_rng = np.random.default_rng([0, 5])
     replay = copy.deepcopy(run_rng)
     sx, sy = prepare_set(x, metrics), prepare_set(y, metrics)
-    assert (sx.kernel is not None) == keep_kernel
+    assert (sx.stats["kid"].kernel is not None) == keep_kernel
     got = score_pair(sx, sy, run_rng, metrics)
     px, py = draw_probes(300, 30, replay), draw_probes(280, 30, replay)
     assert got["imd"] == pytest.approx(imd(x, y, nv=30, probes=(px, py)), rel=1e-12)
@@ -47,14 +48,14 @@ def test_rank_deficient_fid_and_reuse_of_real_state() -> None:
     assert score_pair(sx, prepare_set(z, {"fid": {}}), rng, {"fid": {}})["fid"] == pytest.approx(fid(x, z), rel=1e-8)
 
 
-def test_resolve_metrics_rejects_unknown() -> None:
-    assert resolve_metrics(["fid"]) == {"fid": {}}
+def test_metrics_reject_unknown_names_and_options() -> None:
+    assert Metrics(["fid"]) == {"fid": {}}
     with pytest.raises(ValueError, match="unknown metric 'is'"):
-        resolve_metrics(["is"])
+        Metrics(["is"])
     with pytest.raises(ValueError, match="unknown option"):
-        resolve_metrics({"imd": {"kk": 3}})
+        Metrics({"imd": {"kk": 3}})
     with pytest.raises(ValueError, match="normalization"):
-        resolve_metrics({"imd": {"normalization": "x"}})
+        Metrics({"imd": {"normalization": "x"}})
 
 
 def test_kid_alone_from_every_pair_matches_public_kid() -> None:
@@ -64,7 +65,7 @@ def test_kid_alone_from_every_pair_matches_public_kid() -> None:
     x, y = rng.random((300, 16)).astype(np.float32), (rng.random((280, 16)) * 1.2).astype(np.float32)
     metrics = {"kid": {"subsets": 30, "subset_size": 60}}
     sx, sy = prepare_set(x, metrics), prepare_set(y, metrics)
-    assert sx.kernel is None and sy.kernel is None
+    assert sx.stats["kid"].kernel is None and sy.stats["kid"].kernel is None
     got = score_pair(sx, sy, np.random.default_rng(9), metrics)["kid"]
     assert got == pytest.approx(kid(x, y, 30, 60, seed=np.random.default_rng(9))[0], rel=1e-5)
 

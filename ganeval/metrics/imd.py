@@ -7,7 +7,8 @@ results can be checked digit for digit against another implementation.
 
 from __future__ import annotations
 
-from typing import Sequence
+from functools import partial
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -16,6 +17,7 @@ from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.knn import exact_knn
 from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
 from ganeval.metrics.parallel import device_map
+from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, boolean, fan_out, integer, one_of, option, register_metric
 from ganeval.metrics.slq import exact_heat_trace, lanczos, quadrature, slq_heat_trace
 from ganeval.metrics.validation import check_features, shape_of
 
@@ -66,17 +68,23 @@ def normalize_trace(trace: np.ndarray, normalization: str, n: int, k: int, t: np
     raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
 
 
-def check_imd_options(k: int, m: int, nv: int, normalization: str, method: str, knn: str) -> None:
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k (neighbours per node) must be a positive integer, got {k!r}")
-    if m < 1 or nv < 1:
-        raise ValueError(f"m (Lanczos steps) and nv (probes) must be ≥ 1, got m={m}, nv={nv}")
-    if normalization not in NORMALIZATIONS:
-        raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
+OPTIONS = (
+    option("k", 5, integer(1), "nearest neighbours of the k-NN graph"),
+    option("m", 10, integer(1), "Lanczos steps"),
+    option("nv", 100, integer(1), "random probe vectors"),
+    option("normalization", "empty", one_of(*NORMALIZATIONS), "heat-trace normalisation"),
+    option("knn", "exact", one_of("exact", "approx"), "exact search, or approx (pynndescent) above ~50k rows"),
+    option("rademacher", False, boolean(), "Rademacher instead of Gaussian probes"),
+    option("variance_reduction", True, boolean(), "the control variate of the paper's appendix"),
+)
+DEFAULTS = {o.name: o.default for o in OPTIONS}
+
+
+def check_imd_options(method: str = "slq", **options: Any) -> None:
+    """Check the library functions' options against the option table, and the trace method."""
+    METRIC.resolve(options, where="")
     if method not in ("slq", "exact"):
         raise ValueError(f"method must be 'slq' or 'exact', got {method!r}")
-    if knn not in ("exact", "approx"):
-        raise ValueError(f"knn must be 'exact' or 'approx' (pynndescent), got {knn!r}")
 
 
 def knn_graph(x: torch.Tensor, k: int, knn: str = "exact", seed: int = 0) -> torch.Tensor:
@@ -141,15 +149,15 @@ def trace_from_graph(
 def heat_trace(
     x: ArrayLike,
     t: ArrayLike | None = None,
-    k: int = 5,
-    m: int = 10,
-    nv: int = 100,
+    k: int = DEFAULTS["k"],
+    m: int = DEFAULTS["m"],
+    nv: int = DEFAULTS["nv"],
     seed: Seed = 0,
-    normalization: str = "empty",
+    normalization: str = DEFAULTS["normalization"],
     method: str = "slq",
-    knn: str = "exact",
-    rademacher: bool = False,
-    variance_reduction: bool = True,
+    knn: str = DEFAULTS["knn"],
+    rademacher: bool = DEFAULTS["rademacher"],
+    variance_reduction: bool = DEFAULTS["variance_reduction"],
     probes: ArrayLike | None = None,
     device: str | torch.device | None = None,
 ) -> np.ndarray:
@@ -158,7 +166,8 @@ def heat_trace(
     `seed` is an int or a numpy Generator (advanced by the probe draw); `probes` (N×nv) overrides it.
     `method="exact"` uses a dense eigendecomposition (N ≤ 10 000): the ground truth for the estimate.
     """
-    check_imd_options(k, m, nv, normalization, method, knn)
+    check_imd_options(method, k=k, m=m, nv=nv, normalization=normalization, knn=knn, rademacher=rademacher,
+                      variance_reduction=variance_reduction)
     ts = temperatures(t)
     dev = resolve_device(device, x)
     _check_exact_size(x, "x", method)
@@ -183,18 +192,18 @@ def imd_from_traces(hx: ArrayLike, hy: ArrayLike, t: ArrayLike | None = None) ->
 def imd(
     x: ArrayLike,
     y: ArrayLike,
-    k: int = 5,
-    m: int = 10,
-    nv: int = 100,
+    k: int = DEFAULTS["k"],
+    m: int = DEFAULTS["m"],
+    nv: int = DEFAULTS["nv"],
     seed: Seed = 0,
-    normalization: str = "empty",
-    knn: str = "exact",
+    normalization: str = DEFAULTS["normalization"],
+    knn: str = DEFAULTS["knn"],
     probes: Sequence[ArrayLike] | None = None,
     device: str | torch.device | None = None,
     *,
     t: ArrayLike | None = None,
-    rademacher: bool = False,
-    variance_reduction: bool = True,
+    rademacher: bool = DEFAULTS["rademacher"],
+    variance_reduction: bool = DEFAULTS["variance_reduction"],
     method: str = "slq",
 ) -> float:
     """IMD between sample sets x (N×D) and y (M×D'); D may differ (the distance is intrinsic).
@@ -203,7 +212,8 @@ def imd(
     imd(x, y, seed=s) == imd_from_traces(heat_trace(x, seed=g), heat_trace(y, seed=g)) for
     g = numpy.random.default_rng(s). `probes=(Px, Py)` gives the starting vectors instead.
     """
-    check_imd_options(k, m, nv, normalization, method, knn)
+    check_imd_options(method, k=k, m=m, nv=nv, normalization=normalization, knn=knn, rademacher=rademacher,
+                      variance_reduction=variance_reduction)
     ts = temperatures(t)
     dev = resolve_device(device, x, y)
     for name, a in (("x", x), ("y", y)):
@@ -231,3 +241,32 @@ def imd(
     # pynndescent runs one build at a time
     hx, hy = device_map(trace, jobs, dev) if knn == "exact" else [trace(job) for job in jobs]
     return imd_from_traces(hx, hy, ts)
+
+
+def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None) -> torch.Tensor:
+    """The statistics stage: the set's k-NN graph (N×k indices); an exact search hands its Gram strips to `hooks`."""
+    if o["knn"] == "exact":
+        return exact_knn(x, o["k"], gram_hook=fan_out(hooks))
+    return knn_graph(x, o["k"], o["knn"])
+
+
+def _pair(gx: torch.Tensor, gy: torch.Tensor, o: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
+    """x's probes, then y's, drawn from `rng`; the two heat traces as jobs; the score from them."""
+    ts = default_t()
+    opts = dict(m=o["m"], nv=o["nv"], normalization=o["normalization"], rademacher=o["rademacher"],
+                variance_reduction=o["variance_reduction"])
+    probes = [draw_probes(g.shape[0], o["nv"], rng, o["rademacher"]) for g in (gx, gy)]
+    jobs = [partial(trace_from_graph, g, ts, probes=p, **opts) for g, p in zip((gx, gy), probes)]
+    return PairWork(jobs, lambda traces: imd_from_traces(traces[0], traces[1], ts))
+
+
+def _check_sample_size(sample_size: int, o: Mapping[str, Any]) -> None:
+    if o["k"] >= sample_size:
+        raise ValueError(f"metrics.imd.k={o['k']} must be below sample_size={sample_size}")
+
+
+METRIC = register_metric(Metric(
+    name="imd", options=OPTIONS, prepare=_prepare, pair=_pair, check_sample_size=_check_sample_size,
+    label="IMD", same_dim=False,
+    doc="Intrinsic Multi-scale Distance: heat-trace signatures of k-NN graphs compared at all scales",
+))

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
-from typing import Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -12,6 +13,7 @@ import torch
 from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.linalg import gram_strip, matmul, strips
 from ganeval.metrics.parallel import run_jobs
+from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, integer, option, real, register_metric
 from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
 
 CHUNK_ELEMENTS = 1 << 24  # subsets per batched product: chunk × subset_size × D stays near 64 MB in float32
@@ -116,29 +118,6 @@ def cross_parts(
     return [partial(one, a, e) for a, e in strips(x.shape[0], x.device, height)]
 
 
-def total(jobs: list[Job], device: torch.device) -> torch.Tensor:
-    """The sum of the jobs' results, run in parallel on CPU and added in a fixed order."""
-    return sum(run_jobs(jobs, device))
-
-
-def offdiag_sums(strips: KernelStrips, n: int, idx: np.ndarray) -> torch.Tensor:
-    """`offdiag_parts`, run and added up."""
-    return total(offdiag_parts(strips, n, idx), strips[0][1].device)
-
-
-def sym_sums(x: torch.Tensor, idx: np.ndarray, gamma: float, coef0: float, degree: int, height: int | None = None) -> torch.Tensor:
-    """`sym_parts`, run and added up."""
-    return total(sym_parts(x, idx, gamma, coef0, degree, height), x.device)
-
-
-def cross_sums(
-    x: torch.Tensor, y: torch.Tensor, ix: np.ndarray, iy: np.ndarray, gamma: float, coef0: float, degree: int,
-    height: int | None = None,
-) -> torch.Tensor:
-    """`cross_parts`, run and added up."""
-    return total(cross_parts(x, y, ix, iy, gamma, coef0, degree, height), x.device)
-
-
 def all_pairs_cheaper(nx: int, ny: int, subsets: int, subset_size: int) -> bool:
     """Kernel entries of every pair (in strips) are no more than those of all subsets' own blocks."""
     return nx * ny <= subsets * subset_size**2
@@ -149,24 +128,61 @@ def strips_fit(n: int, itemsize: int) -> bool:
     return n * n * itemsize // 2 <= KERNEL_MAX_BYTES
 
 
+OPTIONS = (
+    option("subsets", 100, integer(1), "KID subsets per run"),
+    option("subset_size", 1000, integer(2), "rows per subset (at most sample_size)"),
+    option("degree", 3, integer(1), "degree of the polynomial kernel (x·y/d + coef0)^degree"),
+    option("coef0", 1.0, real(), "constant of the polynomial kernel"),
+)
+DEFAULTS = {o.name: o.default for o in OPTIONS}
+
+
+@dataclass
+class KidStatistics:
+    """A set's KID statistics: its rows, and its kernel strips when they were kept (see `tap`)."""
+
+    x: torch.Tensor
+    kernel: KernelStrips | None = None
+
+
+def mmd2_work(
+    x: KidStatistics, y: KidStatistics, ix: np.ndarray, iy: np.ndarray, gamma: float, coef0: float, degree: int
+) -> tuple[list[Job], Callable[[list[torch.Tensor]], torch.Tensor]]:
+    """The value stage of KID as independent jobs, and the function that turns their results into each
+    subset's MMD²: every pair's kernel summed once (kept strips, or strips made now) where that is less
+    arithmetic than all subsets' own blocks, else batched per-subset products."""
+    subsets, m = ix.shape
+    nx, ny = x.x.shape[0], y.x.shape[0]
+    if not all_pairs_cheaper(nx, ny, subsets, m):
+        return [partial(mmd2_subsets, x.x, y.x, ix, iy, gamma, coef0, degree)], lambda parts: parts[0]
+    xx = offdiag_parts(x.kernel, nx, ix) if x.kernel is not None else sym_parts(x.x, ix, gamma, coef0, degree)
+    yy = offdiag_parts(y.kernel, ny, iy) if y.kernel is not None else sym_parts(y.x, iy, gamma, coef0, degree)
+    xy = cross_parts(x.x, y.x, ix, iy, gamma, coef0, degree)
+
+    def combine(parts: list[torch.Tensor]) -> torch.Tensor:
+        sxx, syy = sum(parts[: len(xx)]), sum(parts[len(xx) : len(xx) + len(yy)])
+        return mmd2_from_sums(sxx, syy, sum(parts[len(xx) + len(yy) :]), m)
+
+    return xx + yy + xy, combine
+
+
 def kid(
     x: ArrayLike,
     y: ArrayLike,
-    subsets: int = 100,
-    subset_size: int = 1000,
+    subsets: int = DEFAULTS["subsets"],
+    subset_size: int = DEFAULTS["subset_size"],
     seed: int | np.random.Generator = 0,
     device: str | torch.device | None = None,
     *,
-    degree: int = 3,
+    degree: int = DEFAULTS["degree"],
     gamma: float | None = None,
-    coef0: float = 1.0,
+    coef0: float = DEFAULTS["coef0"],
 ) -> tuple[float, float]:
     """KID of feature sets x (N×D) and y (M×D): (mean, std) of the unbiased MMD² over random subsets."""
     nx, dx = check_features(x, "x", min_rows=2)
     ny, dy = check_features(y, "y", min_rows=2)
     check_same_dim(dx, dy, "KID")
-    if subsets < 1:
-        raise ValueError(f"subsets must be ≥ 1, got {subsets}")
+    METRIC.resolve({"subsets": subsets, "subset_size": subset_size, "degree": degree, "coef0": coef0}, where="")
     check_subset_size(subset_size, nx, "x")
     check_subset_size(subset_size, ny, "y")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -174,18 +190,9 @@ def kid(
     dev = resolve_device(device, x, y)
     xt, yt = as_tensor(x, dev), as_tensor(y, dev)
     dtype = xt.dtype if xt.is_floating_point() else torch.float32
-    xt, yt = xt.to(dtype), yt.to(dtype)
     g = 1.0 / dx if gamma is None else float(gamma)
-    if all_pairs_cheaper(nx, ny, subsets, subset_size):
-        # fewer kernel entries over all pairs than in all subsets' blocks: each pair once, in strips
-        values = mmd2_from_sums(
-            sym_sums(xt, ix, g, coef0, degree),
-            sym_sums(yt, iy, g, coef0, degree),
-            cross_sums(xt, yt, ix, iy, g, coef0, degree),
-            subset_size,
-        )
-    else:
-        values = mmd2_subsets(xt, yt, ix, iy, g, coef0, degree)
+    jobs, combine = mmd2_work(KidStatistics(xt.to(dtype)), KidStatistics(yt.to(dtype)), ix, iy, g, coef0, degree)
+    values = combine(run_jobs(jobs, dev))
     return float(values.mean()), float(values.std(unbiased=False)) if subsets > 1 else 0.0
 
 
@@ -204,3 +211,39 @@ def mmd2_subsets(
         syy = sym_offdiag_sum(b, gamma, coef0, degree)
         out[s : s + chunk] = mmd2_from_sums(sxx, syy, sxy, m)
     return out
+
+
+def _tap(x: torch.Tensor, o: Mapping[str, Any]) -> GramTap | None:
+    """Keep the set's kernel strips from another metric's Gram strips when KID will sum over every pair
+    and the strips (about half an N×N kernel) fit in memory."""
+    n, d = x.shape
+    if not (all_pairs_cheaper(n, n, o["subsets"], o["subset_size"]) and strips_fit(n, x.element_size())):
+        return None
+    return GramTap(partial(kernel_strip, gamma=1.0 / d, coef0=o["coef0"], degree=o["degree"], copy=True))
+
+
+def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None) -> KidStatistics:
+    return KidStatistics(x, tap.collected() if tap is not None else None)
+
+
+def _pair(a: KidStatistics, b: KidStatistics, o: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
+    ix, iy = draw_subsets(a.x.shape[0], b.x.shape[0], o["subsets"], o["subset_size"], rng)
+    dtype = torch.promote_types(a.x.dtype, b.x.dtype)
+    x, y = KidStatistics(a.x.to(dtype), a.kernel), KidStatistics(b.x.to(dtype), b.kernel)
+    jobs, combine = mmd2_work(x, y, ix, iy, 1.0 / a.x.shape[1], o["coef0"], o["degree"])
+    return PairWork(jobs, lambda results: float(combine(results).mean()))
+
+
+def _check_sample_size(sample_size: int, o: Mapping[str, Any]) -> None:
+    if o["subset_size"] > sample_size:
+        raise ValueError(
+            f"metrics.kid.subset_size={o['subset_size']} exceeds sample_size={sample_size}: "
+            "lower metrics.kid.subset_size or raise sample_size"
+        )
+
+
+METRIC = register_metric(Metric(
+    name="kid", options=OPTIONS, prepare=_prepare, pair=_pair, tap=_tap, check_sample_size=_check_sample_size,
+    label="KID×10³", label_tex=r"KID $\times 10^3$", scale=1e3,
+    doc="unbiased MMD² with the cubic polynomial kernel over random subsets (Bińkowski et al.)",
+))

@@ -1,0 +1,216 @@
+"""Metrics by name: each metric's option table (names, defaults, checks) and its two stages.
+
+A metric is scored per run in two stages, as torch-fidelity splits FID into features → statistics →
+value: `prepare` turns one subsample's features into the metric's statistics (a real subsample's are
+shared by every generator scored against it), and `pair` turns two sets' statistics and the run's
+random generator into independent jobs plus the function that makes the value from their results.
+Metrics are prepared and drawn from the run's generator in registration order (IMD, FID, KID), so
+a set's Gram strips, computed by IMD's exact k-NN search, can feed KID's kernel (`tap`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+import torch
+
+GramHook = Callable[[int, torch.Tensor], None]
+Job = Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a metric: its default, what a valid value is (`check`, described by `expected`)."""
+
+    name: str
+    default: Any
+    check: Callable[[Any], bool]
+    expected: str
+    doc: str = ""
+
+    def validate(self, where: str, value: Any) -> None:
+        """Raise ValueError naming the option (after the prefix `where`), what it must be and what it got."""
+        if not self.check(value):
+            raise ValueError(f"{where}{self.name} must be {self.expected}, got {value!r}")
+
+
+def integer(low: int) -> tuple[Callable[[Any], bool], str]:
+    """A check for integers ≥ `low` (bools and floats are refused, not truncated)."""
+    def check(v: Any) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= low
+
+    return check, f"an integer ≥ {low}"
+
+
+def one_of(*values: Any) -> tuple[Callable[[Any], bool], str]:
+    """A check for one of a few allowed values."""
+    return (lambda v: isinstance(v, str) and v in values), "one of " + ", ".join(repr(v) for v in values)
+
+
+def boolean() -> tuple[Callable[[Any], bool], str]:
+    """A check for true/false (not strings or numbers that merely look like them)."""
+    return (lambda v: isinstance(v, (bool, np.bool_))), "true or false"
+
+
+def real() -> tuple[Callable[[Any], bool], str]:
+    """A check for finite real numbers."""
+    def check(v: Any) -> bool:
+        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
+
+    return check, "a finite number"
+
+
+def option(name: str, default: Any, rule: tuple[Callable[[Any], bool], str], doc: str = "") -> Option:
+    """An Option from a (check, expected) rule such as `integer(1)`."""
+    return Option(name, default, rule[0], rule[1], doc)
+
+
+@dataclass
+class PairWork:
+    """A pair's work as independent jobs (run together with other metrics' jobs, in parallel on CPU),
+    and the function that turns their results, in order, into the metric's value."""
+
+    jobs: list[Job]
+    finish: Callable[[list[Any]], float]
+
+
+class GramTap:
+    """Collects what a metric makes of a set's Gram strips x[a:e]·x[a:]ᵀ while another metric computes them."""
+
+    def __init__(self, make: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        self.make = make
+        self.parts: list[tuple[int, torch.Tensor]] = []
+
+    def __call__(self, a: int, g: torch.Tensor) -> None:
+        self.parts.append((a, self.make(g)))  # list.append is atomic: safe from worker threads
+
+    def collected(self) -> list[tuple[int, torch.Tensor]] | None:
+        """The parts by starting row (strips finish in any order), or None when nothing computed strips."""
+        return sorted(self.parts, key=lambda part: part[0]) if self.parts else None
+
+
+def fan_out(hooks: Sequence[GramHook]) -> GramHook | None:
+    """One hook that calls every hook of `hooks` (None when there are none, so no strip is kept)."""
+    if not hooks:
+        return None
+
+    def hook(a: int, g: torch.Tensor) -> None:
+        for h in hooks:
+            h(a, g)
+
+    return hook
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A registered metric: option table, stages, and how tables label it.
+
+    prepare(x, options, hooks, tap) -> statistics of one subsample x (a float tensor); `hooks` are
+    other metrics' Gram taps to call with any Gram strip of x it computes, `tap` its own (or None).
+    pair(stats_x, stats_y, options, rng) -> PairWork; draws its random choices from `rng` now.
+    """
+
+    name: str
+    options: tuple[Option, ...]
+    prepare: Callable[[torch.Tensor, Mapping[str, Any], Sequence[GramHook], GramTap | None], Any]
+    pair: Callable[[Any, Any, Mapping[str, Any], np.random.Generator], PairWork]
+    tap: Callable[[torch.Tensor, Mapping[str, Any]], GramTap | None] | None = None
+    check_sample_size: Callable[[int, Mapping[str, Any]], None] | None = None
+    label: str = ""
+    label_tex: str = ""
+    scale: float = 1.0  # tables show value × scale (KID×10³)
+    same_dim: bool = True  # both sets must live in one feature space
+    doc: str = ""
+    defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "defaults", {o.name: o.default for o in self.options})
+        if not self.label:
+            object.__setattr__(self, "label", self.name.upper())
+        if not self.label_tex:
+            object.__setattr__(self, "label_tex", self.label)
+
+    def resolve(self, given: Mapping[str, Any] | None, where: str | None = None) -> dict[str, Any]:
+        """The defaults completed by `given`; unknown names and invalid values raise ValueError naming
+        the option as `where` + name (default `metrics.<metric>.`, as in configs)."""
+        given = dict(given or {})
+        unknown = set(given) - set(self.defaults)
+        if unknown:
+            names = ", ".join(repr(u) for u in sorted(unknown))
+            raise ValueError(f"{self.name}: unknown option {names}; options are {sorted(self.defaults) or 'none'}")
+        out = {**self.defaults, **given}
+        for o in self.options:
+            o.validate(f"metrics.{self.name}." if where is None else where, out[o.name])
+        return out
+
+
+REGISTRY: dict[str, Metric] = {}
+
+
+def register_metric(metric: Metric) -> Metric:
+    """Make `metric` selectable by its name (in `evaluate`, configs and tables); a taken name raises."""
+    if metric.name in REGISTRY:
+        raise ValueError(f"a metric named {metric.name!r} is already registered")
+    REGISTRY[metric.name] = metric
+    return metric
+
+
+def metric_names() -> tuple[str, ...]:
+    """The registered metrics, in registration order."""
+    return tuple(REGISTRY)
+
+
+def get_metric(name: str) -> Metric:
+    """The metric registered as `name`; ValueError listing the others."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown metric {name!r}; available: {', '.join(REGISTRY)}")
+    return REGISTRY[name]
+
+
+class Metrics(Mapping[str, dict[str, Any]]):
+    """Chosen metrics with resolved options (name -> options, in the order asked for), validated once.
+
+    `ordered()` gives them in registration order, the order in which sets are prepared and the run's
+    random draws are made, so the numbers do not depend on the order the user lists metrics in.
+    """
+
+    def __init__(self, metrics: Iterable[str] | Mapping[str, Mapping[str, Any] | None] | str) -> None:
+        if isinstance(metrics, Metrics):
+            self._opts: dict[str, dict[str, Any]] = {k: dict(v) for k, v in metrics.items()}
+            return
+        if isinstance(metrics, str):
+            metrics = (metrics,)
+        if not isinstance(metrics, Mapping):
+            metrics = {name: None for name in metrics}
+        if not metrics:
+            raise ValueError(f"choose at least one metric of {metric_names()}")
+        self._opts = {str(name): get_metric(str(name)).resolve(opts) for name, opts in metrics.items()}
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        return self._opts[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._opts)
+
+    def __len__(self) -> int:
+        return len(self._opts)
+
+    def __repr__(self) -> str:
+        return f"Metrics({self._opts!r})"
+
+    def ordered(self) -> list[tuple[Metric, dict[str, Any]]]:
+        """(metric, options) in registration order."""
+        return [(m, self._opts[m.name]) for m in REGISTRY.values() if m.name in self._opts]
+
+    def check_sample_size(self, sample_size: int) -> None:
+        """Raise ValueError when a metric's options cannot work on subsamples of `sample_size` rows."""
+        for metric, opts in self.ordered():
+            if metric.check_sample_size is not None:
+                metric.check_sample_size(sample_size, opts)
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        """Plain name -> options (for records and hashing)."""
+        return {k: dict(v) for k, v in self._opts.items()}
