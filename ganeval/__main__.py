@@ -30,43 +30,10 @@ def config_dir() -> Path:
     )
 
 
-def make_context(cfg: Any) -> Any:
-    """Resolve the run's name, results_dir, device and config hash (fails early on bad values)."""
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-    from omegaconf import OmegaConf
-
-    from ganeval.experiments.common import Context, config_hash
-    from ganeval.protocol import resolve_device_name
-
-    hc = HydraConfig.get()
-    name = hc.runtime.choices.get("experiment") or "custom"
-    if cfg.results_dir:
-        results_dir = Path(str(cfg.results_dir))
-    elif hc.mode == RunMode.MULTIRUN:
-        results_dir = Path(hc.runtime.output_dir)  # each sweep job in its own job directory
-    else:
-        results_dir = Path("results") / name
-    device = resolve_device_name(cfg.device)
-    if int(cfg.workers) > 1 and device != "cpu":
-        raise ValueError(f"workers={cfg.workers} needs device=cpu; set workers=1 on a GPU")
-    for key in ("runs", "sample_size", "workers", "batch_size"):
-        if int(cfg[key]) < 1:
-            raise ValueError(f"{key} must be at least 1, got {cfg[key]}")
-    config = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(config, dict)
-    config["device"] = device
-    ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=device, config=config,
-                  config_hash=config_hash(config),
-                  choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
-    ctx.extra["overrides"] = list(hc.overrides.task)
-    ctx.extra["command"] = "ganeval " + " ".join(hc.overrides.task)
-    return ctx
-
-
 def run_app(cfg: Any) -> Any:
     """Run the experiment `cfg.task` names; return its summary DataFrame."""
     from ganeval.experiments import get_task
+    from ganeval.experiments.pipeline import make_context
 
     task = get_task(str(cfg.task))
     ctx = make_context(cfg)

@@ -30,6 +30,20 @@ def resolve_device(device: str | torch.device | None, *arrays: ArrayLike) -> tor
     return torch.device("cpu")
 
 
+def resolve_device_name(device: str | None) -> str:
+    """A device name from a config: None/""/"auto" -> "cuda" when available, else "cpu"; others are checked."""
+    if device in (None, "", "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    name = str(device)
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device={name!r} but CUDA is not available here; use device=cpu")
+    try:
+        torch.device(name)
+    except RuntimeError as e:
+        raise ValueError(f"device={name!r} is not a device torch knows ({e}); use cpu, cuda or cuda:N") from None
+    return name
+
+
 def as_tensor(a: ArrayLike, device: torch.device, dtype: torch.dtype | None = None) -> torch.Tensor:
     """Convert a numpy array or tensor to a tensor on `device` (no copy when nothing changes)."""
     t = a if isinstance(a, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(a))

@@ -101,7 +101,12 @@ def test_changed_config_refused_and_overwrite(arrays, tmp_path) -> None:  # type
         (["sample_size=350"], "sample_size=350 is larger than the generated pool"),
         (["generator.path=/nonexistent/fake.npy"], "does not exist"),
         (["metrics.kid.subset_size=500"], "metrics.kid.subset_size=500 exceeds sample_size"),
-        (["workers=0"], "workers must be at least 1"),
+        (["workers=0"], "workers must be an integer ≥ 1"),
+        (["runs=2.5"], "runs must be an integer ≥ 1, got 2.5"),
+        (["seed=1.5"], "seed must be an integer ≥ 0"),
+        (["overwrite=no"], "overwrite must be true or false, got 'no'"),
+        (["metrics.imd.k=true"], "metrics.imd.k must be an integer ≥ 1, got True"),
+        (["metrics.kid.subset_size=1"], "metrics.kid.subset_size must be an integer ≥ 2"),
     ],
 )
 def test_config_that_cannot_work_fails_before_work(arrays, tmp_path, extra, match) -> None:  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ from apphelp import compose_config
 from ganeval.__main__ import config_dir
 from ganeval.experiments import TASKS
 from ganeval.experiments.gan_table import dataset_specs
-from ganeval.protocol import normalize_metrics
+from ganeval.metrics import Metrics
 
 CONFIGS = config_dir()
 OFFLINE_DATA = {"digits", "patches", "sphere", "swiss_roll", "torus"}
@@ -108,7 +108,7 @@ def test_gan_options_instantiate(name: str) -> None:
 @pytest.mark.parametrize("name", _options("metrics"))
 def test_metric_options_are_valid(name: str) -> None:
     cfg = compose_config([f"metrics={name}"])
-    opts = normalize_metrics(OmegaConf.to_container(cfg.metrics))  # type: ignore[arg-type]
+    opts = Metrics(OmegaConf.to_container(cfg.metrics))  # type: ignore[arg-type]
     assert "imd" in opts
 
 
@@ -125,7 +125,7 @@ def test_launchers_compose_and_local_instantiates() -> None:
 def test_experiments_compose_and_validate(name: str) -> None:
     cfg = compose_config([f"experiment={name}"])
     assert cfg.task in TASKS
-    opts = normalize_metrics(OmegaConf.to_container(cfg.metrics))  # type: ignore[arg-type]
+    opts = Metrics(OmegaConf.to_container(cfg.metrics))  # type: ignore[arg-type]
     if "kid" in opts and name != "heat_traces":
         assert opts["kid"]["subset_size"] <= cfg.sample_size  # the defaults must be runnable
     if cfg.task == "gan_table" and name != "benchmark":

@@ -85,8 +85,9 @@ def test_blur_sweep_tiny(tmp_path) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.slow
 def test_heat_traces_tiny(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    fast = [o for o in FAST if "kid" not in o]  # heat traces use the metrics=imd group
     s = run_inprocess(["experiment=heat_traces", "runs=3", "sample_size=150", "n_t=8", "datasets.patches.n=300",
-                       *FAST, *_dirs(tmp_path)])
+                       *fast, *_dirs(tmp_path)])
     assert set(s.data) == {"digits", "patches"} and len(s) == 16
     t = s[s.data == "digits"]["t"].to_numpy()
     np.testing.assert_allclose(t[[0, -1]], [1.0, 100.0])

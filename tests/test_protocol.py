@@ -10,8 +10,8 @@ import pytest
 
 from ganeval import evaluate
 from ganeval.metrics import fid, imd, kid
-from ganeval.protocol import evaluate_detailed, normalize_metrics
-from ganeval.runstore import ConfigMismatchError
+from ganeval.metrics import Metrics
+from ganeval.protocol import ConfigMismatchError, evaluate_detailed
 
 METRICS = {"imd": {"nv": 10, "m": 8}, "fid": {}, "kid": {"subsets": 5, "subset_size": 30}}
 N = 60
@@ -34,7 +34,7 @@ def _call(real, fake, **kw):  # type: ignore[no-untyped-def]
 def test_run_draws_follow_the_documented_protocol() -> None:
     real, a, _ = _sets()
     ev = _call(real, a)
-    opts = normalize_metrics(METRICS)
+    opts = Metrics(METRICS)
     for r in range(3):
         rng = np.random.default_rng([7, r])
         x = real[rng.choice(len(real), N, replace=False)]
@@ -124,7 +124,7 @@ def test_changed_config_is_refused_then_overwritten(tmp_path) -> None:
         ({"metrics": {"kid": {"subset_size": 100}}}, "metrics.kid.subset_size=100 exceeds sample_size"),
         ({"metrics": {"imd": {"kk": 3}}}, "unknown option 'kk'"),
         ({"metrics": ("imd", "is")}, "unknown metric 'is'"),
-        ({"runs": 0}, "runs must be at least 1"),
+        ({"runs": 0}, "runs must be an integer ≥ 1"),
         ({"confidence": 99}, "confidence must lie strictly between 0 and 1"),
     ],
 )
@@ -136,7 +136,7 @@ def test_bad_input_is_refused_before_work(kw, match) -> None:  # type: ignore[no
 
 def test_feature_shape_checks() -> None:
     real, a, _ = _sets()
-    with pytest.raises(ValueError, match="same extractor"):
+    with pytest.raises(ValueError, match="has 4 features but the real set has 6"):
         _call(real, a[:, :4])
     with pytest.raises(ValueError, match="N×D feature array"):
         _call(real[0], a)

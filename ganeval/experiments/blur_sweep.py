@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import common
-from ganeval.protocol import Block, check_sizes
+from ganeval.experiments import pipeline
+from ganeval.protocol import Block
 from ganeval.summary import summarize_runs
 
 log = logging.getLogger("ganeval")
@@ -29,12 +29,11 @@ def to_rgb(images: np.ndarray) -> np.ndarray:
     return images
 
 
-def run(ctx: common.Context) -> pd.DataFrame:
+def run(ctx: pipeline.Context) -> pd.DataFrame:
     """Blur, extract, score every σ and the reference pair, write summary (raw and normalised) and blur.png."""
     from ganeval.data import gaussian_blur
 
     cfg = ctx.cfg
-    metrics = common.metric_options(cfg)
     sigmas = [float(s) for s in cfg.sigmas]
     if not sigmas or min(sigmas) < 0:
         raise ValueError(f"sigmas must be a non-empty list of σ ≥ 0, got {sigmas}")
@@ -45,28 +44,28 @@ def run(ctx: common.Context) -> pd.DataFrame:
     prep = to_rgb if cfg.get("color", True) else (lambda a: a)
 
     with ctx.stage("load data"):
-        real = prep(common.load_data(cfg.data, "data"))
-        a = prep(common.load_data(cfg.reference.a, "reference.a"))
-        b = prep(common.load_data(cfg.reference.b, "reference.b"))
-        second = prep(common.load_data(cfg.second, "second")) if cfg.get("second") is not None else None
+        real = prep(pipeline.load_data(cfg.data, "data"))
+        a = prep(pipeline.load_data(cfg.reference.a, "reference.a"))
+        b = prep(pipeline.load_data(cfg.reference.b, "reference.b"))
+        second = prep(pipeline.load_data(cfg.second, "second")) if cfg.get("second") is not None else None
     if real.ndim != 4 or real.dtype != np.uint8:
         raise ValueError(f"data must be uint8 N×C×H×W images to blur, got {real.dtype} {real.shape}")
     sizes = {f"data ({name})": len(real), f"reference.a ({ref_a})": len(a), f"reference.b ({ref_b})": len(b)}
     if second is not None:
         sizes[f"second ({second_name})"] = len(second)
-    check_sizes(int(cfg.sample_size), sizes, metrics)
-    extractor = common.make_extractor(ctx)
+    ctx.settings.check_pools(sizes)
+    extractor = pipeline.make_extractor(ctx)
 
     with ctx.stage("features"):
-        real_f = common.features(ctx, real, extractor, name)
+        real_f = pipeline.features(ctx, real, extractor, name)
         fakes: list[tuple[dict[str, Any], np.ndarray]] = []
         for s in sigmas:
             blurred = gaussian_blur(real, s, device=ctx.device)
-            fakes.append(({"role": "blur", "model": name, "sigma": s}, common.features(ctx, blurred, extractor, f"{name} σ={s}")))
+            fakes.append(({"role": "blur", "model": name, "sigma": s}, pipeline.features(ctx, blurred, extractor, f"{name} σ={s}")))
         if second is not None:
-            fakes.append(({"role": "second", "model": second_name, "sigma": np.nan}, common.features(ctx, second, extractor, second_name)))
-        a_f = common.features(ctx, a, extractor, ref_a)
-        b_f = common.features(ctx, b, extractor, ref_b)
+            fakes.append(({"role": "second", "model": second_name, "sigma": np.nan}, pipeline.features(ctx, second, extractor, second_name)))
+        a_f = pipeline.features(ctx, a, extractor, ref_a)
+        b_f = pipeline.features(ctx, b, extractor, ref_b)
     for what, f in (("reference.a", a_f), ("reference.b", b_f)):
         if f.shape[1] != real_f.shape[1]:
             raise ValueError(f"{what} has {f.shape[1]} features, data {real_f.shape[1]}: give the sets one image "
@@ -75,10 +74,10 @@ def run(ctx: common.Context) -> pd.DataFrame:
         Block(real_f, fakes, {"data": name}),
         Block(a_f, [({"role": "reference", "model": ref_b, "sigma": np.nan}, b_f)], {"data": ref_a}),
     ]
-    rows = common.score(ctx, blocks, metrics)
-    summary = normalized_summary(rows, float(cfg.confidence), int(cfg.sample_size))
-    common.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False, metrics=metrics)
-    if cfg.plots:
+    rows = pipeline.score(ctx, blocks)
+    summary = normalized_summary(rows, ctx.settings.confidence, ctx.settings.sample_size)
+    pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)
+    if pipeline.strict_bool(cfg, "plots"):
         from ganeval import plots
 
         plots.plot_blur(blur_curves(summary, name, second_name, sigmas), ctx.results_dir / "blur.png")

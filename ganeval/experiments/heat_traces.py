@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import common
-from ganeval.protocol import SharedArray, as_array, check_sizes, run_loop
+from ganeval.experiments import pipeline
+from ganeval.protocol import Settings, as_array, run_loop, share
+from ganeval.protocol.draws import draw_rows, run_generator
 from ganeval.stats import t_interval
 
 
@@ -24,34 +25,26 @@ class HeatTraceTask:
 
     sets: dict[str, Any]
     t: np.ndarray
-    sample_size: int
-    imd: dict[str, Any]
-    seed: int
-    device: str
+    settings: Settings
 
     def __call__(self, r: int) -> list[dict[str, Any]]:
         from ganeval.metrics import heat_trace
 
+        s = self.settings
         rows: list[dict[str, Any]] = []
         for name, feats in self.sets.items():
             x = as_array(feats)
-            rng = np.random.default_rng([self.seed, r])
-            sub = np.asarray(x[rng.choice(len(x), self.sample_size, replace=False)])
-            o = self.imd
-            h = heat_trace(sub, t=self.t, k=o["k"], m=o["m"], nv=o["nv"], seed=rng, normalization=o["normalization"],
-                           knn=o["knn"], rademacher=o["rademacher"], device=self.device)
+            rng = run_generator(s.seed, r)
+            sub = np.asarray(x[draw_rows(len(x), s.sample_size, rng)])
+            h = heat_trace(sub, t=self.t, seed=rng, device=s.device, **s.metrics["imd"])
             rows += [{"run": r, "data": name, "t": float(t), "metric": "heat_trace", "value": float(v)}
                      for t, v in zip(self.t, h)]
         return rows
 
     def shared(self, tmpdir: str) -> "HeatTraceTask":
         """A copy whose arrays are memory-mapped `.npy` files under `tmpdir` (for worker processes)."""
-        sets = {}
-        for i, (name, a) in enumerate(self.sets.items()):
-            path = os.path.join(tmpdir, f"h{i}.npy")
-            np.save(path, np.ascontiguousarray(as_array(a)))
-            sets[name] = SharedArray(path)
-        return HeatTraceTask(sets, self.t, self.sample_size, self.imd, self.seed, self.device)
+        sets = {name: share(a, os.path.join(tmpdir, f"h{i}.npy")) for i, (name, a) in enumerate(self.sets.items())}
+        return HeatTraceTask(sets, self.t, self.settings)
 
 
 def t_grid(cfg: Any) -> np.ndarray:
@@ -71,35 +64,31 @@ def summarize_traces(rows: pd.DataFrame, confidence: float, sample_size: int) ->
     return pd.DataFrame(out)
 
 
-def run(ctx: common.Context) -> pd.DataFrame:
+def run(ctx: pipeline.Context) -> pd.DataFrame:
     """Extract each dataset's features, estimate its heat traces over runs, write summary and heat_traces.png."""
     from ganeval.experiments.blur_sweep import to_rgb
 
-    cfg = ctx.cfg
-    metrics = common.metric_options(cfg)
-    if "imd" not in metrics:
+    cfg, settings = ctx.cfg, ctx.settings
+    if "imd" not in settings.metrics:
         raise ValueError("heat_traces needs metrics.imd (its k, m, nv, normalization, knn options)")
     ts = t_grid(cfg)
     if not cfg.get("datasets"):
         raise ValueError("heat_traces needs datasets: add some with +data@datasets.NAME=OPTION")
     prep = to_rgb if cfg.get("color", True) else (lambda a: a)
     with ctx.stage("load data"):
-        data = {str(k): prep(common.load_data(v, f"datasets.{k}")) for k, v in cfg.datasets.items()}
-    check_sizes(int(cfg.sample_size), {f"datasets.{k}": len(v) for k, v in data.items()}, {"imd": metrics["imd"]})
-    extractor = common.make_extractor(ctx)
+        data = {str(k): prep(pipeline.load_data(v, f"datasets.{k}")) for k, v in cfg.datasets.items()}
+    settings.check_pools({f"datasets.{k}": len(v) for k, v in data.items()})
+    extractor = pipeline.make_extractor(ctx)
     with ctx.stage("features"):
-        feats = {k: common.features(ctx, v, extractor, k) for k, v in data.items()}
-    task = HeatTraceTask(feats, ts, int(cfg.sample_size), metrics["imd"], int(cfg.seed), ctx.device)
-    identity = {"config_hash": ctx.config_hash}
-    from ganeval.common import stable_hash
-
+        feats = {k: pipeline.features(ctx, v, extractor, k) for k, v in data.items()}
+    task = HeatTraceTask(feats, ts, settings)
     with ctx.stage("runs"):
-        rows = run_loop(task, int(cfg.runs), ctx.results_dir, stable_hash(identity), identity,
-                        bool(cfg.overwrite), int(cfg.workers), bool(cfg.progress), desc="heat traces")
-    summary = summarize_traces(rows, float(cfg.confidence), int(cfg.sample_size))
-    common.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False, metrics=metrics)
-    if cfg.plots:
+        rows = run_loop(task, settings, ctx.results_dir, {"config_hash": ctx.config_hash},
+                        pipeline.strict_bool(cfg, "overwrite"), desc="heat traces")
+    summary = summarize_traces(rows, settings.confidence, settings.sample_size)
+    pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)
+    if pipeline.strict_bool(cfg, "plots"):
         from ganeval import plots
 
-        plots.plot_heat_traces(summary, ctx.results_dir / "heat_traces.png", metrics["imd"]["normalization"])
+        plots.plot_heat_traces(summary, ctx.results_dir / "heat_traces.png", settings.metrics["imd"]["normalization"])
     return summary

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import common
-from ganeval.protocol import Block, check_sizes
+from ganeval.experiments import pipeline
+from ganeval.protocol import Block
 from ganeval.summary import compare_runs, summarize_runs
 
 log = logging.getLogger("ganeval")
@@ -43,36 +43,33 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, a: str, b: str) -> 
     return pd.DataFrame(out)
 
 
-def run(ctx: common.Context) -> pd.DataFrame:
+def run(ctx: pipeline.Context) -> pd.DataFrame:
     """Train both GANs, sample, score, and write the table, hole fractions, verdict and torus.png."""
     cfg = ctx.cfg
-    metrics = common.metric_options(cfg)
     gens = dict(cfg.generators)
     if len(gens) != 2 or any("train" not in g for g in gens.values()):
         raise ValueError("torus needs exactly two generators with train specs (e.g. generators.good / generators.bad)")
     R, r = float(cfg.data.R), float(cfg.data.r)
     with ctx.stage("load data"):
-        real = common.load_data(cfg.data, "data").astype(np.float32)
+        real = pipeline.load_data(cfg.data, "data").astype(np.float32)
     if real.ndim != 2 or real.shape[1] != 3:
         raise ValueError(f"torus needs N×3 points as data, got shape {real.shape}")
-    n_gen = common.n_generated(cfg)
-    check_sizes(int(cfg.sample_size), {"the real pool (data.n)": len(real),
-                                       "the generated pool (n_generated)": n_gen}, metrics)
-    for name, spec in gens.items():
-        common.check_train_spec(real, _plain(spec.train), f"generators.{name}")
+    n_gen = pipeline.n_generated(cfg)
+    ctx.settings.check_pools({"the real pool (data.n)": len(real), "the generated pool (n_generated)": n_gen})
+    plans = {name: pipeline.plan_generator(ctx, real, spec, f"generators.{name}") for name, spec in gens.items()}
     pools: dict[str, np.ndarray] = {}
-    for name, spec in gens.items():
-        gen = common.train_generator(ctx, real, _plain(spec.train), "torus", name)
-        pools[name] = common.generated_pool(ctx, gen, name).astype(np.float32)
-    rows = common.score(ctx, [Block(real, [({"model": k}, v) for k, v in pools.items()], {"data": "torus"})], metrics)
-    summary = summarize_runs(rows, float(cfg.confidence), int(cfg.sample_size))
-    comparison = compare_runs(rows, float(cfg.confidence))
+    for name, plan in plans.items():
+        gen = pipeline.realise_generator(ctx, real, plan, "torus", name)
+        pools[name] = pipeline.generated_pool(ctx, gen, name).astype(np.float32)
+    rows = pipeline.score(ctx, [Block(real, [({"model": k}, v) for k, v in pools.items()], {"data": "torus"})])
+    summary = summarize_runs(rows, ctx.settings.confidence, ctx.settings.sample_size)
+    comparison = compare_runs(rows, ctx.settings.confidence)
     fractions = {"real": hole_fraction(real, R, r), **{k: hole_fraction(v, R, r) for k, v in pools.items()}}
     a, b = list(pools)
     v = verdict(summary, comparison, a, b)
     ctx.extra["hole_fraction"] = fractions
     ctx.extra["verdict"] = v.to_dict(orient="records")
-    common.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name), metrics=metrics)
+    pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name))
     from ganeval import reports
 
     reports.write_csv(v, ctx.results_dir / "verdict.csv")
@@ -86,17 +83,10 @@ def run(ctx: common.Context) -> pd.DataFrame:
 
     atomic_write_text(ctx.results_dir / "verdict.md", "\n".join(lines) + "\n")
     log.info("\n".join(lines))
-    if cfg.plots:
+    if pipeline.strict_bool(cfg, "plots"):
         from ganeval import plots
 
         plots.plot_points_3d({"real": real, **{f"{k} ({fractions[k]:.1%} in hole)": p for k, p in pools.items()}},
                              ctx.results_dir / "torus.png")
     return summary
 
-
-def _plain(node: Any) -> dict[str, Any]:
-    from omegaconf import OmegaConf
-
-    out = OmegaConf.to_container(node, resolve=True)
-    assert isinstance(out, dict)
-    return out

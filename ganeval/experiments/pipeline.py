@@ -1,7 +1,8 @@
-"""Steps every experiment shares: the run context, data and features, generators (trained or given), scoring, writing.
+"""The pipeline every experiment runs: config -> context (settings validated once) -> data and features ->
+generators (trained or given) -> protocol runs -> results.
 
-Only this pipeline layer reads configs: it instantiates the data, features and generator groups and hands
-plain arrays to `ganeval.protocol`.
+Only this layer reads configs: it instantiates the data, features and generator groups and hands plain
+arrays and one `Settings` object to `ganeval.protocol`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import stable_hash
+from ganeval.protocol import Settings
 
 log = logging.getLogger("ganeval")
 
@@ -37,6 +39,7 @@ class Context:
     device: str
     config: dict[str, Any]  # resolved config as plain containers
     config_hash: str
+    settings: Settings
     choices: dict[str, str] = field(default_factory=dict)  # Hydra's group choices, e.g. {"data": "digits"}
     stage_seconds: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -54,6 +57,36 @@ class Context:
             log.info("%s done in %.1f s", name, dt)
 
 
+def make_context(cfg: Any) -> Context:
+    """The run's context from a composed config: name, results_dir, settings, config hash; bad values fail here."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    hc = HydraConfig.get()
+    name = hc.runtime.choices.get("experiment") or "custom"
+    if cfg.results_dir:
+        results_dir = Path(str(cfg.results_dir))
+    elif hc.mode == RunMode.MULTIRUN:
+        results_dir = Path(hc.runtime.output_dir)  # each sweep job in its own job directory
+    else:
+        results_dir = Path("results") / name
+    settings = settings_from_config(cfg)
+    for key in ("overwrite", "plots"):
+        strict_bool(cfg, key)
+    if isinstance(cfg.batch_size, bool) or not isinstance(cfg.batch_size, int) or cfg.batch_size < 1:
+        raise ValueError(f"batch_size must be an integer ≥ 1, got {cfg.batch_size!r}")
+    config = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(config, dict)
+    config["device"] = settings.device
+    ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=str(settings.device), config=config,
+                  config_hash=config_hash(config), settings=settings,
+                  choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
+    ctx.extra["overrides"] = list(hc.overrides.task)
+    ctx.extra["command"] = "ganeval " + " ".join(hc.overrides.task)
+    return ctx
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
     """Hash of the resolved config without the keys that change no number (NON_NUMERIC_KEYS)."""
     return stable_hash({k: v for k, v in config.items() if k not in NON_NUMERIC_KEYS})
@@ -65,14 +98,23 @@ def n_generated(cfg: Any) -> int:
     return int(n) if n is not None else 2 * int(cfg.sample_size)
 
 
-def metric_options(cfg: Any) -> dict[str, dict[str, Any]]:
-    """The metrics group as name -> options, completed and checked by the protocol."""
+def strict_bool(cfg: Any, key: str) -> bool:
+    """A true/false config value; anything else (e.g. the string "no", which is truthy) raises."""
+    value = cfg.get(key)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return value
+
+
+def settings_from_config(cfg: Any) -> Settings:
+    """The protocol settings of a composed config, validated (before any data is loaded)."""
     from omegaconf import OmegaConf
 
-    from ganeval.protocol import normalize_metrics
-
     raw = OmegaConf.to_container(cfg.metrics, resolve=True) if cfg.get("metrics") is not None else {}
-    return normalize_metrics({k: (v or {}) for k, v in dict(raw).items()})  # type: ignore[union-attr]
+    metrics = {k: (v or {}) for k, v in dict(raw).items()}  # type: ignore[union-attr]
+    return Settings(runs=cfg.runs, sample_size=cfg.sample_size, metrics=metrics, seed=cfg.seed,
+                    confidence=cfg.confidence, device=cfg.device, workers=cfg.workers,
+                    progress=strict_bool(cfg, "progress"))
 
 
 # --------------------------------------------------------------------------- data and features
@@ -97,10 +139,7 @@ def load_data(node: Any, what: str) -> np.ndarray:
 
 def make_extractor(ctx: Context) -> Any:
     """Instantiate the features group to an extractor, checking weights before any expensive step."""
-    from ganeval.features import get_extractor
-
-    node = ctx.cfg.features
-    ex = instantiate(node) if "_target_" in node else get_extractor(str(node.get("name", node)))
+    ex = instantiate(ctx.cfg.features)
     ex.identity()  # resolves weights now: a missing file fails here, before training or extraction
     ctx.extra["extractor"] = ex.identity()
     return ex
@@ -112,7 +151,7 @@ def features(ctx: Context, images: np.ndarray, extractor: Any, what: str) -> np.
 
     feats, info = extract_with_info(
         images, extractor, batch_size=int(ctx.cfg.batch_size), device=ctx.device,
-        cache_dir=str(ctx.cfg.cache_dir) if ctx.cfg.cache_dir else None, progress=bool(ctx.cfg.progress),
+        cache_dir=str(ctx.cfg.cache_dir) if ctx.cfg.cache_dir else None, progress=ctx.settings.progress,
     )
     log.info("features of %s: %s%s", what, feats.shape, " (cached)" if info.get("cache_hit") else "")
     return feats
@@ -153,11 +192,11 @@ def train_generator(ctx: Context, real: np.ndarray, spec: Mapping[str, Any], dat
     spec = dict(spec)
     if ctx.cfg.get("train_epochs") is not None:
         spec["epochs"] = int(ctx.cfg.train_epochs)
-    spec.setdefault("seed", int(ctx.cfg.seed))
+    spec.setdefault("seed", ctx.settings.seed)
     key = stable_hash({"data": data, "model": model, **spec}, 10)
     out_dir = Path(str(ctx.cfg.models_dir)) / data / f"{model}-{key}"
     with ctx.stage(f"train {data}/{model}"):
-        path = train(real, out_dir=out_dir, device=ctx.device, progress=bool(ctx.cfg.progress), **spec)
+        path = train(real, out_dir=out_dir, device=ctx.device, progress=ctx.settings.progress, **spec)
     return checkpoint_generator(path)
 
 
@@ -168,25 +207,30 @@ def checkpoint_generator(path: str | Path) -> Any:
     return CheckpointGenerator(path=str(path))
 
 
-def build_generators(ctx: Context, real: np.ndarray, specs: Mapping[str, Any], data: str, validate_only: bool = False) -> dict[str, Any]:
-    """name -> generator object: `{train: {...}}` specs are trained, others instantiated from the generator group."""
-    out: dict[str, Any] = {}
-    for name, spec in specs.items():
-        if spec is None:
-            continue
-        if "train" in spec:
-            from omegaconf import OmegaConf
+def plan_generator(ctx: Context, real: np.ndarray, node: Any, what: str) -> Any:
+    """A generator node, checked but not run: the `{train: ...}` spec as a plain dict (checked), or the
+    instantiated generator (validated)."""
+    if "train" in node:
+        spec = plain(node.train)
+        check_train_spec(real, spec, what)
+        return spec
+    gen = instantiate(node)
+    if hasattr(gen, "validate"):
+        gen.validate()
+    return gen
 
-            plain = OmegaConf.to_container(spec.train, resolve=True) if not isinstance(spec.train, dict) else spec.train
-            check_train_spec(real, plain, f"{data}/{name}")  # type: ignore[arg-type]
-            if validate_only:
-                continue
-            out[name] = train_generator(ctx, real, plain, data, name)  # type: ignore[arg-type]
-        else:
-            gen = instantiate(spec)
-            if hasattr(gen, "validate"):
-                gen.validate()
-            out[name] = gen
+
+def realise_generator(ctx: Context, real: np.ndarray, plan: Any, data: str, model: str) -> Any:
+    """The generator object of a plan: trained (or resumed, or reused) for a train spec."""
+    return train_generator(ctx, real, plan, data, model) if isinstance(plan, dict) else plan
+
+
+def plain(node: Any) -> dict[str, Any]:
+    """A config node as plain containers (resolved)."""
+    from omegaconf import OmegaConf
+
+    out = node if isinstance(node, dict) else OmegaConf.to_container(node, resolve=True)
+    assert isinstance(out, dict)
     return out
 
 
@@ -194,18 +238,12 @@ def generated_pool(ctx: Context, gen: Any, name: str) -> np.ndarray:
     """Draw the generator's pool once (seeded): `n_generated` samples, or all of a samples file."""
     n = pool_size(ctx, gen)
     with ctx.stage(f"sample {name}"):
-        return np.asarray(gen.sample(n, seed=int(ctx.cfg.seed), batch_size=int(ctx.cfg.batch_size), device=ctx.device))
+        return np.asarray(gen.sample(n, seed=ctx.settings.seed, batch_size=int(ctx.cfg.batch_size), device=ctx.device))
 
 
 def pool_size(ctx: Context, gen: Any) -> int:
-    """`n_generated`, except for a samples generator, whose pool is the samples given."""
-    for attr in ("n_samples", "__len__"):
-        if hasattr(gen, attr):
-            try:
-                return int(getattr(gen, attr)() if attr == "__len__" else getattr(gen, attr))
-            except TypeError:
-                continue
-    return n_generated(ctx.cfg)
+    """`n_generated`, except for a samples generator, whose pool is the samples given (its length)."""
+    return len(gen) if hasattr(gen, "__len__") else n_generated(ctx.cfg)
 
 
 def generator_identity(gen: Any) -> dict[str, Any]:
@@ -214,34 +252,30 @@ def generator_identity(gen: Any) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- scoring and writing
-def score(ctx: Context, blocks: list[Any], metrics: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def score(ctx: Context, blocks: list[Any]) -> pd.DataFrame:
     """Run the protocol over `blocks` into results_dir/runs.csv (resumable) and return the per-run rows."""
     from ganeval.protocol import run_blocks
 
     with ctx.stage("runs"):
-        rows = run_blocks(
-            blocks, runs=int(ctx.cfg.runs), sample_size=int(ctx.cfg.sample_size), metrics=metrics,
-            seed=int(ctx.cfg.seed), device=ctx.device, results_dir=ctx.results_dir,
-            identity={"config_hash": ctx.config_hash}, overwrite=bool(ctx.cfg.overwrite),
-            workers=int(ctx.cfg.workers), progress=bool(ctx.cfg.progress),
-        )
-    ctx.extra["seconds_per_run"] = ctx.stage_seconds["runs"] / max(1, int(ctx.cfg.runs))
+        rows = run_blocks(blocks, ctx.settings, ctx.results_dir, {"config_hash": ctx.config_hash},
+                          strict_bool(ctx.cfg, "overwrite"))
+    ctx.extra["seconds_per_run"] = ctx.stage_seconds["runs"] / ctx.settings.runs
     return rows
 
 
 def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
-          tables: bool = True, metrics: dict[str, dict[str, Any]] | None = None) -> None:
+          tables: bool = True) -> None:
     """Write summary.csv/.json, comparison.csv, the tables and (if plots) summary.png into results_dir."""
     from ganeval import plots, reports
 
     extra = dict(ctx.extra)
-    if metrics and "imd" in metrics:
-        extra["knn"] = metrics["imd"]["knn"]
+    if "imd" in ctx.settings.metrics:
+        extra["knn"] = ctx.settings.metrics["imd"]["knn"]
     extra["experiment"] = ctx.name
-    extra["runs"] = int(ctx.cfg.runs)
-    record = reports.summary_record(summary, ctx.config, ctx.config_hash, int(ctx.cfg.seed), ctx.device,
+    extra["runs"] = ctx.settings.runs
+    record = reports.summary_record(summary, ctx.config, ctx.config_hash, ctx.settings.seed, ctx.device,
                                     ctx.stage_seconds, extra)
     reports.write_results(ctx.results_dir, summary, comparison, record, title=title, tables=tables)
-    if ctx.cfg.plots and tables:
+    if strict_bool(ctx.cfg, "plots") and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title)
     log.info("results in %s", ctx.results_dir)

@@ -62,11 +62,3 @@ def write_runs(results_dir: str | Path, rows: pd.DataFrame) -> Path:
     text = rows.to_csv(index=False)
     atomic_write_text(path, text)
     return path
-
-
-def read_runs(results_dir: str | Path) -> pd.DataFrame:
-    """Read `runs.csv` from `results_dir`."""
-    path = Path(results_dir) / RUNS_FILE
-    if not path.exists():
-        raise ValueError(f"results_dir has no {RUNS_FILE}: {path} (run the experiment first)")
-    return pd.read_csv(path, keep_default_na=False, na_values=[""])

@@ -1,0 +1,156 @@
+"""The protocol as library calls: `run_blocks` (many real pools and generators) and `evaluate`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ganeval.protocol.loop import run_loop
+from ganeval.protocol.settings import DEFAULT_METRICS, Settings
+from ganeval.protocol.task import Block, MetricTask, SharedArray
+
+
+def as_features(name: str, a: Any) -> np.ndarray:
+    """`a` as an N×D numpy array (a memory map stays mapped; integers become float32); ValueError otherwise."""
+    try:
+        import torch
+
+        if isinstance(a, torch.Tensor):
+            a = a.detach().cpu().numpy()
+    except ImportError:  # pragma: no cover
+        pass
+    arr = np.asarray(a)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be an N×D feature array, got shape {arr.shape}; extract features first")
+    if not np.issubdtype(arr.dtype, np.floating):
+        arr = arr.astype(np.float32)
+    return arr
+
+
+def array_identity(a: Any) -> dict[str, Any]:
+    """Shape, dtype and content hash of an array: what a stored run depends on."""
+    import hashlib
+
+    arr = np.ascontiguousarray(as_features("array", a))
+    return {"shape": list(arr.shape), "dtype": str(arr.dtype), "sha256": hashlib.sha256(arr.data).hexdigest()[:16]}
+
+
+def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
+    """The blocks with their pools as N×D arrays of one dimension per block, each large enough for a subsample."""
+    if not blocks:
+        raise ValueError("blocks is empty: give at least one real set with one generated set")
+    sizes: dict[str, int] = {}
+    out = []
+    for i, b in enumerate(blocks):
+        real = b.real if isinstance(b.real, SharedArray) else as_features(f"real set {b.groups or i}", b.real)
+        sizes[f"the real pool {b.groups or i}"] = len(real)
+        if not b.fakes:
+            raise ValueError(f"block {b.groups or i} has no generated set")
+        fakes = []
+        for g, f in b.fakes:
+            f = as_features(f"generated set {g}", f)
+            if f.shape[1] != real.shape[1]:
+                raise ValueError(
+                    f"generated set {g} has {f.shape[1]} features but the real set has {real.shape[1]}: "
+                    "score both with one feature extractor at one image size"
+                )
+            sizes[f"the generated pool {g or ''}".strip()] = len(f)
+            fakes.append((g, f))
+        out.append(Block(real, fakes, dict(b.groups)))
+    settings.check_pools(sizes)
+    return out
+
+
+def run_blocks(
+    blocks: Sequence[Block],
+    settings: Settings,
+    results_dir: str | Path | None = None,
+    identity: dict[str, Any] | None = None,
+    overwrite: bool = False,
+) -> pd.DataFrame:
+    """Run the protocol over `blocks` and return the long-form per-run rows (resumable through `results_dir`).
+
+    A results directory is keyed by the settings' identity plus `identity` (what the numbers depend on
+    besides the settings, e.g. the resolved config); when None, the arrays' content hashes are used.
+    """
+    blocks = check_blocks(blocks, settings)
+    full_identity = settings.identity()
+    if results_dir is not None:
+        if identity is None:
+            identity = {"blocks": [
+                {"groups": b.groups, "real": array_identity(b.real),
+                 "fakes": [{"groups": g, **array_identity(f)} for g, f in b.fakes]}
+                for b in blocks
+            ]}
+        full_identity = {**full_identity, "data": identity}
+    return run_loop(MetricTask(blocks, settings), settings, results_dir, full_identity, overwrite)
+
+
+@dataclass
+class Evaluation:
+    """Everything one protocol call produced: the summary, the per-run rows and the paired model differences."""
+
+    summary: pd.DataFrame
+    runs: pd.DataFrame
+    comparison: pd.DataFrame
+    wall_time_s: float
+
+
+def evaluate_detailed(
+    real: Any,
+    fake: Any,
+    runs: int = 100,
+    sample_size: int = 10000,
+    metrics: Iterable[str] | Mapping[str, Mapping[str, Any] | None] = DEFAULT_METRICS,
+    seed: int = 0,
+    confidence: float = 0.99,
+    device: str | None = None,
+    results_dir: str | Path | None = None,
+    overwrite: bool = False,
+    workers: int = 1,
+    progress: bool = True,
+) -> Evaluation:
+    """`evaluate`, returning the per-run rows and the paired comparison of models too."""
+    from ganeval.summary import compare_runs, summarize_runs
+
+    settings = Settings(runs, sample_size, metrics, seed, confidence, device, workers, progress)
+    fakes = fake if isinstance(fake, Mapping) else {"fake": fake}
+    if not fakes:
+        raise ValueError("fake is an empty dict: give at least one generated set")
+    block = Block(real, [({"model": str(name)}, arr) for name, arr in fakes.items()])
+    t0 = time.perf_counter()
+    rows = run_blocks([block], settings, results_dir, None, overwrite)
+    summary = summarize_runs(rows, settings.confidence, settings.sample_size)
+    comparison = compare_runs(rows, settings.confidence) if len(fakes) > 1 else pd.DataFrame()
+    return Evaluation(summary, rows, comparison, time.perf_counter() - t0)
+
+
+def evaluate(
+    real: Any,
+    fake: Any,
+    runs: int = 100,
+    sample_size: int = 10000,
+    metrics: Iterable[str] | Mapping[str, Mapping[str, Any] | None] = DEFAULT_METRICS,
+    seed: int = 0,
+    confidence: float = 0.99,
+    device: str | None = None,
+    results_dir: str | Path | None = None,
+    overwrite: bool = False,
+    workers: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Score generated features against real ones over `runs` random subsamples; one row per model and metric.
+
+    `fake` is an N×D array or a dict name -> array (several generators, paired on the real subsample).
+    Columns: model, metric, mean, std, ci_low, ci_high, half_width, n_runs, sample_size, confidence.
+    With `results_dir`, runs are saved there as they finish and a stopped call resumes
+    (see `evaluate_detailed` for the per-run rows and the paired comparison).
+    """
+    return evaluate_detailed(
+        real, fake, runs, sample_size, metrics, seed, confidence, device, results_dir, overwrite, workers, progress
+    ).summary

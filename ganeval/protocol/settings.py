@@ -1,0 +1,76 @@
+"""The protocol's settings: one frozen object, validated once where it is made, that everything downstream takes.
+
+Its `identity()` (sample size, metric options, seed, device kind) is what a stored run's numbers depend
+on besides the data; the run count is left out, since more runs extend a results directory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from ganeval.common import resolve_device_name
+from ganeval.metrics.registry import Metrics, boolean, integer
+
+DEFAULT_METRICS = ("imd", "fid", "kid")
+
+
+def _check(name: str, value: Any, rule: tuple[Any, str]) -> None:
+    check, expected = rule
+    if not check(value):
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Runs, subsample size, metrics with their options, seed, confidence level, device and CPU workers.
+
+    Run r draws with `numpy.random.default_rng([seed, r])`; `metrics` may be names, name -> options,
+    or a `Metrics`; `device` None/"auto" means CUDA when available, else CPU.
+    """
+
+    runs: int = 100
+    sample_size: int = 10000
+    metrics: Metrics | Mapping[str, Mapping[str, Any] | None] | Iterable[str] = DEFAULT_METRICS
+    seed: int = 0
+    confidence: float = 0.99
+    device: str | None = None
+    workers: int = 1
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        _check("runs", self.runs, integer(1))
+        _check("sample_size", self.sample_size, integer(2))
+        _check("seed", self.seed, integer(0))
+        _check("workers", self.workers, integer(1))
+        _check("progress", self.progress, boolean())
+        conf = self.confidence
+        if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 < float(conf) < 1.0:
+            raise ValueError(f"confidence must lie strictly between 0 and 1 (e.g. 0.99), got {conf!r}")
+        try:
+            metrics = Metrics(self.metrics)
+        except ValueError as e:
+            raise ValueError(f"metrics: {e}") from None
+        metrics.check_sample_size(int(self.sample_size))
+        device = resolve_device_name(self.device)
+        if self.workers > 1 and device != "cpu":
+            raise ValueError(f"workers={self.workers} needs device=cpu (a GPU runs one run at a time); set workers=1")
+        for name, value in (("runs", int(self.runs)), ("sample_size", int(self.sample_size)), ("seed", int(self.seed)),
+                            ("workers", int(self.workers)), ("confidence", float(conf)), ("metrics", metrics),
+                            ("device", device)):
+            object.__setattr__(self, name, value)
+
+    def check_pools(self, sizes: Mapping[str, int]) -> None:
+        """Refuse, naming the pool, any pool with fewer rows than `sample_size` (nothing is shrunk silently)."""
+        for name, n in sizes.items():
+            if self.sample_size > n:
+                raise ValueError(
+                    f"sample_size={self.sample_size} is larger than {name} ({n} rows): lower sample_size "
+                    "or give that pool more rows"
+                )
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that change the numbers of a run (not the run count: more runs extend a store)."""
+        assert isinstance(self.metrics, Metrics)
+        return {"sample_size": self.sample_size, "metrics": self.metrics.as_dict(), "seed": self.seed,
+                "device": str(self.device).split(":")[0]}
