@@ -57,12 +57,24 @@ class Context:
             log.info("%s done in %.1f s", name, dt)
 
 
+def import_plugins(modules: Any) -> None:
+    """Import the modules named in `plugins`, so the metrics and extractors they register can be chosen."""
+    import importlib
+
+    for name in modules:
+        try:
+            importlib.import_module(str(name))
+        except ImportError as e:
+            raise ValueError(f"plugins: cannot import {name!r} ({e}); is it on PYTHONPATH?") from None
+
+
 def make_context(cfg: Any) -> Context:
     """The run's context from a composed config: name, results_dir, settings, config hash; bad values fail here."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
     from omegaconf import OmegaConf
 
+    import_plugins(cfg.get("plugins") or [])
     hc = HydraConfig.get()
     name = hc.runtime.choices.get("experiment") or "custom"
     if cfg.results_dir:
@@ -79,6 +91,7 @@ def make_context(cfg: Any) -> Context:
     config = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(config, dict)
     config["device"] = settings.device
+    config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
     ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=str(settings.device), config=config,
                   config_hash=config_hash(config), settings=settings,
                   choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
@@ -111,7 +124,7 @@ def settings_from_config(cfg: Any) -> Settings:
     from omegaconf import OmegaConf
 
     raw = OmegaConf.to_container(cfg.metrics, resolve=True) if cfg.get("metrics") is not None else {}
-    metrics = {k: (v or {}) for k, v in dict(raw).items()}  # type: ignore[union-attr]
+    metrics = {k: (v or {}) for k, v in dict(raw).items() if v is not None}  # type: ignore[union-attr]  # null: not chosen
     return Settings(runs=cfg.runs, sample_size=cfg.sample_size, metrics=metrics, seed=cfg.seed,
                     confidence=cfg.confidence, device=cfg.device, workers=cfg.workers,
                     progress=strict_bool(cfg, "progress"))

@@ -7,9 +7,12 @@ imported in registration order: IMD (whose exact k-NN search makes the Gram stri
 from ganeval.metrics.imd import heat_trace, imd, imd_from_traces
 from ganeval.metrics.fid import fid, frechet_distance
 from ganeval.metrics.kid import kid
-from ganeval.metrics.registry import Metric, Metrics, Option, PairWork, get_metric, metric_names, register_metric
+from ganeval.metrics.registry import (
+    Metric, Metrics, Option, PairWork, function_metric, get_metric, metric_names, option, register_metric,
+)
 
 __all__ = [
     "fid", "frechet_distance", "kid", "heat_trace", "imd", "imd_from_traces",
-    "Metric", "Metrics", "Option", "PairWork", "get_metric", "metric_names", "register_metric",
+    "Metric", "Metrics", "Option", "PairWork", "function_metric", "get_metric", "metric_names", "option",
+    "register_metric",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -145,6 +146,16 @@ class Metric:
         for o in self.options:
             o.validate(f"metrics.{self.name}." if where is None else where, out[o.name])
         return out
+
+
+def function_metric(name: str, fn: Callable[..., float], options: Sequence[Option] = (), **kw: Any) -> Metric:
+    """A metric computed straight from the two subsamples, fn(x, y, rng, **options) -> float (x, y: float
+    tensors); `rng` is a Generator of its own, drawn from the run's, so its draws never mix with others'."""
+    def pair(x: torch.Tensor, y: torch.Tensor, opts: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
+        own = np.random.default_rng(int(rng.integers(2**63)))
+        return PairWork([partial(fn, x, y, own, **opts)], lambda results: float(results[0]))
+
+    return Metric(name, tuple(options), prepare=lambda x, opts, hooks, tap: x, pair=pair, **kw)
 
 
 REGISTRY: dict[str, Metric] = {}
