@@ -59,8 +59,8 @@ def make_context(cfg: Any) -> Any:
     ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=device, config=config,
                   config_hash=config_hash(config),
                   choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
-    ctx.extra["overrides"] = list(hc.overrides.task)
-    ctx.extra["command"] = "ganeval " + " ".join(hc.overrides.task)
+    ctx.record.overrides = list(hc.overrides.task)
+    ctx.record.command = "ganeval " + " ".join(hc.overrides.task)
     return ctx
 
 

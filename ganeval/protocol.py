@@ -368,10 +368,9 @@ def evaluate_detailed(
     progress: bool = True,
 ) -> Evaluation:
     """`evaluate`, returning the per-run rows and the paired comparison of models too."""
-    from ganeval.stats import _check_confidence
-    from ganeval.summary import compare_runs, summarize_runs
+    from ganeval.results import check_confidence, compare_runs, summarize_runs
 
-    _check_confidence(confidence)
+    check_confidence(confidence)
     fakes = fake if isinstance(fake, Mapping) else {"fake": fake}
     if not fakes:
         raise ValueError("fake is an empty dict: give at least one generated set")

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ganeval.experiments import common
 from ganeval.protocol import Block, check_sizes
-from ganeval.summary import summarize_runs
+from ganeval.results import summarize_runs
 
 log = logging.getLogger("ganeval")
 
@@ -79,7 +79,7 @@ def run(ctx: common.Context) -> pd.DataFrame:
     summary = normalized_summary(rows, float(cfg.confidence), int(cfg.sample_size))
     common.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False, metrics=metrics)
     if cfg.plots:
-        from ganeval import plots
+        from ganeval.results import plots
 
         plots.plot_blur(blur_curves(summary, name, second_name, sigmas), ctx.results_dir / "blur.png")
     return summary

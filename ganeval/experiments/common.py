@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import stable_hash
+from ganeval.results import RunRecord
 
 log = logging.getLogger("ganeval")
 
@@ -39,7 +40,12 @@ class Context:
     config_hash: str
     choices: dict[str, str] = field(default_factory=dict)  # Hydra's group choices, e.g. {"data": "digits"}
     stage_seconds: dict[str, float] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
+
+    def __post_init__(self) -> None:
+        """Start the run record with what the context knows; the steps and `write` fill in the rest."""
+        self.record = RunRecord(config_hash=self.config_hash, config=self.config, seed=int(self.cfg.seed),
+                                device=self.device, experiment=self.name, runs=int(self.cfg.runs))
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -102,7 +108,7 @@ def make_extractor(ctx: Context) -> Any:
     node = ctx.cfg.features
     ex = instantiate(node) if "_target_" in node else get_extractor(str(node.get("name", node)))
     ex.identity()  # resolves weights now: a missing file fails here, before training or extraction
-    ctx.extra["extractor"] = ex.identity()
+    ctx.record.extractor = ex.identity()
     return ex
 
 
@@ -225,23 +231,19 @@ def score(ctx: Context, blocks: list[Any], metrics: dict[str, dict[str, Any]]) -
             identity={"config_hash": ctx.config_hash}, overwrite=bool(ctx.cfg.overwrite),
             workers=int(ctx.cfg.workers), progress=bool(ctx.cfg.progress),
         )
-    ctx.extra["seconds_per_run"] = ctx.stage_seconds["runs"] / max(1, int(ctx.cfg.runs))
+    ctx.record.seconds_per_run = ctx.stage_seconds["runs"] / max(1, int(ctx.cfg.runs))
     return rows
 
 
 def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
           tables: bool = True, metrics: dict[str, dict[str, Any]] | None = None) -> None:
     """Write summary.csv/.json, comparison.csv, the tables and (if plots) summary.png into results_dir."""
-    from ganeval import plots, reports
+    from ganeval.results import plots, write_results
 
-    extra = dict(ctx.extra)
     if metrics and "imd" in metrics:
-        extra["knn"] = metrics["imd"]["knn"]
-    extra["experiment"] = ctx.name
-    extra["runs"] = int(ctx.cfg.runs)
-    record = reports.summary_record(summary, ctx.config, ctx.config_hash, int(ctx.cfg.seed), ctx.device,
-                                    ctx.stage_seconds, extra)
-    reports.write_results(ctx.results_dir, summary, comparison, record, title=title, tables=tables)
+        ctx.record.knn = metrics["imd"]["knn"]
+    ctx.record.set_results(summary, ctx.stage_seconds)
+    write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables)
     if ctx.cfg.plots and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title)
     log.info("results in %s", ctx.results_dir)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ganeval.experiments import common
 from ganeval.protocol import Block, check_sizes
-from ganeval.summary import compare_runs, summarize_runs
+from ganeval.results import compare_runs, summarize_runs
 
 log = logging.getLogger("ganeval")
 GIVEN = "__generator__"
@@ -79,7 +79,8 @@ def run(ctx: common.Context) -> pd.DataFrame:
 
     # 2. generators, pools and features
     blocks = []
-    ctx.extra["generators"] = {}
+    generators: dict[str, dict[str, Any]] = {}
+    ctx.record.generators = generators
     for name, s in specs.items():
         with ctx.stage("features"):
             real_f = common.features(ctx, reals[name], extractor, f"{name} (real)")
@@ -88,7 +89,7 @@ def run(ctx: common.Context) -> pd.DataFrame:
             gen = given[name].get(model)
             if gen is None:
                 gen = common.train_generator(ctx, reals[name], _plain(node.train), name, model)
-            ctx.extra["generators"][f"{name}/{model}"] = common.generator_identity(gen)
+            generators[f"{name}/{model}"] = common.generator_identity(gen)
             pool = common.generated_pool(ctx, gen, f"{name}/{model}")
             with ctx.stage("features"):
                 fakes.append(({"model": model}, common.features(ctx, pool, extractor, f"{name}/{model}")))

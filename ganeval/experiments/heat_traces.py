@@ -15,7 +15,7 @@ import pandas as pd
 
 from ganeval.experiments import common
 from ganeval.protocol import SharedArray, as_array, check_sizes, run_loop
-from ganeval.stats import t_interval
+from ganeval.results import t_interval
 
 
 @dataclass
@@ -99,7 +99,7 @@ def run(ctx: common.Context) -> pd.DataFrame:
     summary = summarize_traces(rows, float(cfg.confidence), int(cfg.sample_size))
     common.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False, metrics=metrics)
     if cfg.plots:
-        from ganeval import plots
+        from ganeval.results import plots
 
         plots.plot_heat_traces(summary, ctx.results_dir / "heat_traces.png", metrics["imd"]["normalization"])
     return summary
