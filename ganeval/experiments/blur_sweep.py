@@ -17,7 +17,7 @@ import pandas as pd
 
 from ganeval.experiments import pipeline
 from ganeval.protocol import Block
-from ganeval.summary import summarize_runs
+from ganeval.results import summarize_runs
 
 log = logging.getLogger("ganeval")
 
@@ -78,7 +78,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     summary = normalized_summary(rows, ctx.settings.confidence, ctx.settings.sample_size)
     pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)
     if pipeline.strict_bool(cfg, "plots"):
-        from ganeval import plots
+        from ganeval.results import plots
 
         plots.plot_blur(blur_curves(summary, name, second_name, sigmas), ctx.results_dir / "blur.png")
     return summary

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ganeval.experiments import pipeline
 from ganeval.protocol import Block
-from ganeval.summary import compare_runs, summarize_runs
+from ganeval.results import compare_runs, summarize_runs
 
 log = logging.getLogger("ganeval")
 
@@ -79,14 +79,15 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
 
     # 2. generators, pools and features
     blocks = []
-    ctx.extra["generators"] = {}
+    generators: dict[str, dict[str, Any]] = {}
+    ctx.record.generators = generators
     for name, models in plans.items():
         with ctx.stage("features"):
             real_f = pipeline.features(ctx, reals[name], extractor, f"{name} (real)")
         fakes = []
         for model, plan in models.items():
             gen = pipeline.realise_generator(ctx, reals[name], plan, name, model)
-            ctx.extra["generators"][f"{name}/{model}"] = pipeline.generator_identity(gen)
+            generators[f"{name}/{model}"] = pipeline.generator_identity(gen)
             pool = pipeline.generated_pool(ctx, gen, f"{name}/{model}")
             with ctx.stage("features"):
                 fakes.append(({"model": model}, pipeline.features(ctx, pool, extractor, f"{name}/{model}")))

@@ -16,7 +16,7 @@ import pandas as pd
 from ganeval.experiments import pipeline
 from ganeval.protocol import Settings, as_array, run_loop, share
 from ganeval.protocol.draws import draw_rows, run_generator
-from ganeval.stats import t_interval
+from ganeval.results import t_interval
 
 
 @dataclass
@@ -88,7 +88,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     summary = summarize_traces(rows, settings.confidence, settings.sample_size)
     pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)
     if pipeline.strict_bool(cfg, "plots"):
-        from ganeval import plots
+        from ganeval.results import plots
 
         plots.plot_heat_traces(summary, ctx.results_dir / "heat_traces.png", settings.metrics["imd"]["normalization"])
     return summary

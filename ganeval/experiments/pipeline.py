@@ -19,6 +19,7 @@ import pandas as pd
 
 from ganeval.common import stable_hash
 from ganeval.protocol import Settings
+from ganeval.results import RunRecord
 
 log = logging.getLogger("ganeval")
 
@@ -42,7 +43,12 @@ class Context:
     settings: Settings
     choices: dict[str, str] = field(default_factory=dict)  # Hydra's group choices, e.g. {"data": "digits"}
     stage_seconds: dict[str, float] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
+
+    def __post_init__(self) -> None:
+        """Start the run record with what the context knows; the steps and `write` fill in the rest."""
+        self.record = RunRecord(config_hash=self.config_hash, config=self.config, seed=self.settings.seed,
+                                device=self.device, experiment=self.name, runs=self.settings.runs)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -95,8 +101,8 @@ def make_context(cfg: Any) -> Context:
     ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=str(settings.device), config=config,
                   config_hash=config_hash(config), settings=settings,
                   choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
-    ctx.extra["overrides"] = list(hc.overrides.task)
-    ctx.extra["command"] = "ganeval " + " ".join(hc.overrides.task)
+    ctx.record.overrides = list(hc.overrides.task)
+    ctx.record.command = "ganeval " + " ".join(hc.overrides.task)
     return ctx
 
 
@@ -154,7 +160,7 @@ def make_extractor(ctx: Context) -> Any:
     """Instantiate the features group to an extractor, checking weights before any expensive step."""
     ex = instantiate(ctx.cfg.features)
     ex.identity()  # resolves weights now: a missing file fails here, before training or extraction
-    ctx.extra["extractor"] = ex.identity()
+    ctx.record.extractor = ex.identity()
     return ex
 
 
@@ -272,23 +278,19 @@ def score(ctx: Context, blocks: list[Any]) -> pd.DataFrame:
     with ctx.stage("runs"):
         rows = run_blocks(blocks, ctx.settings, ctx.results_dir, {"config_hash": ctx.config_hash},
                           strict_bool(ctx.cfg, "overwrite"))
-    ctx.extra["seconds_per_run"] = ctx.stage_seconds["runs"] / ctx.settings.runs
+    ctx.record.seconds_per_run = ctx.stage_seconds["runs"] / ctx.settings.runs
     return rows
 
 
 def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
           tables: bool = True) -> None:
     """Write summary.csv/.json, comparison.csv, the tables and (if plots) summary.png into results_dir."""
-    from ganeval import plots, reports
+    from ganeval.results import plots, write_results
 
-    extra = dict(ctx.extra)
     if "imd" in ctx.settings.metrics:
-        extra["knn"] = ctx.settings.metrics["imd"]["knn"]
-    extra["experiment"] = ctx.name
-    extra["runs"] = ctx.settings.runs
-    record = reports.summary_record(summary, ctx.config, ctx.config_hash, ctx.settings.seed, ctx.device,
-                                    ctx.stage_seconds, extra)
-    reports.write_results(ctx.results_dir, summary, comparison, record, title=title, tables=tables)
+        ctx.record.knn = ctx.settings.metrics["imd"]["knn"]
+    ctx.record.set_results(summary, ctx.stage_seconds)
+    write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables)
     if strict_bool(ctx.cfg, "plots") and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title)
     log.info("results in %s", ctx.results_dir)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ganeval.experiments import pipeline
 from ganeval.protocol import Block
-from ganeval.summary import compare_runs, summarize_runs
+from ganeval.results import compare_runs, summarize_runs, write_csv
 
 log = logging.getLogger("ganeval")
 
@@ -67,12 +67,10 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     fractions = {"real": hole_fraction(real, R, r), **{k: hole_fraction(v, R, r) for k, v in pools.items()}}
     a, b = list(pools)
     v = verdict(summary, comparison, a, b)
-    ctx.extra["hole_fraction"] = fractions
-    ctx.extra["verdict"] = v.to_dict(orient="records")
+    ctx.record.hole_fraction = fractions
+    ctx.record.verdict = v.to_dict(orient="records")
     pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name))
-    from ganeval import reports
-
-    reports.write_csv(v, ctx.results_dir / "verdict.csv")
+    write_csv(v, ctx.results_dir / "verdict.csv")
     lines = [f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
              + ", ".join(f"{k} {f:.3f}" for k, f in fractions.items()) + "."]
     for _, row in v.iterrows():
@@ -84,7 +82,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     atomic_write_text(ctx.results_dir / "verdict.md", "\n".join(lines) + "\n")
     log.info("\n".join(lines))
     if pipeline.strict_bool(cfg, "plots"):
-        from ganeval import plots
+        from ganeval.results import plots
 
         plots.plot_points_3d({"real": real, **{f"{k} ({fractions[k]:.1%} in hole)": p for k, p in pools.items()}},
                              ctx.results_dir / "torus.png")

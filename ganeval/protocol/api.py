@@ -116,7 +116,7 @@ def evaluate_detailed(
     progress: bool = True,
 ) -> Evaluation:
     """`evaluate`, returning the per-run rows and the paired comparison of models too."""
-    from ganeval.summary import compare_runs, summarize_runs
+    from ganeval.results import compare_runs, summarize_runs
 
     settings = Settings(runs, sample_size, metrics, seed, confidence, device, workers, progress)
     fakes = fake if isinstance(fake, Mapping) else {"fake": fake}

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Mapping
 
 from ganeval.common import resolve_device_name
 from ganeval.metrics.registry import Metrics, boolean, integer
+from ganeval.results.intervals import check_confidence
 
 DEFAULT_METRICS = ("imd", "fid", "kid")
 
@@ -44,9 +45,7 @@ class Settings:
         _check("seed", self.seed, integer(0))
         _check("workers", self.workers, integer(1))
         _check("progress", self.progress, boolean())
-        conf = self.confidence
-        if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 < float(conf) < 1.0:
-            raise ValueError(f"confidence must lie strictly between 0 and 1 (e.g. 0.99), got {conf!r}")
+        check_confidence(self.confidence)
         try:
             metrics = Metrics(self.metrics)
         except ValueError as e:
@@ -56,7 +55,7 @@ class Settings:
         if self.workers > 1 and device != "cpu":
             raise ValueError(f"workers={self.workers} needs device=cpu (a GPU runs one run at a time); set workers=1")
         for name, value in (("runs", int(self.runs)), ("sample_size", int(self.sample_size)), ("seed", int(self.seed)),
-                            ("workers", int(self.workers)), ("confidence", float(conf)), ("metrics", metrics),
+                            ("workers", int(self.workers)), ("confidence", float(self.confidence)), ("metrics", metrics),
                             ("device", device)):
             object.__setattr__(self, name, value)
 

@@ -8,14 +8,21 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ganeval.stats import paired_comparison, t_interval
+from ganeval.results.intervals import paired_comparison, t_interval
 
 SUMMARY_STATS = ("mean", "std", "ci_low", "ci_high", "half_width", "n_runs")
+PROTOCOL_COLUMNS = ("sample_size", "confidence")
 
 
 def group_columns(rows: pd.DataFrame) -> list[str]:
     """The group columns of long-form rows: every column except run, metric and value."""
     return [c for c in rows.columns if c not in ("run", "metric", "value")]
+
+
+def summary_group_columns(summary: pd.DataFrame) -> list[str]:
+    """The group columns of a summary (what tables and plots label by): all but metric, statistics and protocol."""
+    skip = {"metric", *SUMMARY_STATS, *PROTOCOL_COLUMNS}
+    return [c for c in summary.columns if c not in skip]
 
 
 def _groupby(rows: pd.DataFrame, keys: Sequence[str]):  # type: ignore[no-untyped-def]

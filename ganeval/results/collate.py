@@ -8,31 +8,21 @@ named. The overrides that differ between jobs become extra group columns (e.g. `
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import pandas as pd
 
-from ganeval import reports
+from ganeval.results.files import write_csv
+from ganeval.results.record import RunRecord
+from ganeval.results.tables import write_tables
 
 
-def protocol_of(record: dict[str, Any]) -> dict[str, Any]:
-    """What makes two jobs' numbers comparable: sample size, confidence, extractor, metric options, kNN."""
-    cfg = record.get("config", {})
-    return {
-        "sample_size": cfg.get("sample_size"),
-        "confidence": cfg.get("confidence"),
-        "extractor": record.get("extractor"),
-        "metrics": cfg.get("metrics"),
-        "knn": record.get("knn"),
-    }
-
-
-def _override_dict(record: dict[str, Any]) -> dict[str, str]:
+def _override_dict(record: RunRecord) -> dict[str, str]:
+    """The job's Hydra overrides as key -> value (group prefixes + and ~ dropped)."""
     out = {}
-    for o in record.get("overrides", []):
+    for o in record.overrides or []:
         if "=" in o:
             k, v = o.split("=", 1)
             out[k.lstrip("+~")] = v
@@ -53,10 +43,10 @@ def find_jobs(root: str | Path) -> list[Path]:
 def collate(root: str | Path) -> pd.DataFrame:
     """Merged summary of every job under `root`; ValueError when the jobs' protocols differ."""
     jobs = find_jobs(root)
-    records = [json.loads((j / "summary.json").read_text()) for j in jobs]
-    base = protocol_of(records[0])
+    records = [RunRecord.read(j / "summary.json") for j in jobs]
+    base = records[0].protocol()
     for job, rec in zip(jobs[1:], records[1:]):
-        p = protocol_of(rec)
+        p = rec.protocol()
         diff = [k for k in base if base[k] != p[k]]
         if diff:
             detail = "; ".join(f"{k}: {base[k]!r} in {jobs[0].name} vs {p[k]!r} in {job.name}" for k in diff)
@@ -91,8 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ganeval-collate: {e}", file=sys.stderr)
         return 2
     out = Path(args.out or args.dir)
-    reports.write_csv(merged, out / "summary.csv")
-    reports.write_tables(merged, out, title=f"Collated from {args.dir}")
+    write_csv(merged, out / "summary.csv")
+    write_tables(merged, out, title=f"Collated from {args.dir}")
     print(f"collated {merged.shape[0]} rows from {args.dir} into {out}/summary.csv, table.md, table.tex")
     return 0
 

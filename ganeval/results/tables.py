@@ -1,4 +1,4 @@
-"""Result files of an experiment: summary.csv/.json, comparison.csv and the paper-style table.md/.tex.
+"""The paper-style tables of a summary: cells, Markdown, LaTeX, and table.md/.tex.
 
 Tables follow the paper's GAN table: rows IMD, KID×10³, FID; one column per (dataset, model);
 `mean ± half-width` of the confidence interval; the model with the lowest mean per dataset in bold.
@@ -6,74 +6,26 @@ Tables follow the paper's GAN table: rows IMD, KID×10³, FID; one column per (d
 
 from __future__ import annotations
 
-import json
-import platform
-from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ganeval.common import atomic_write_text
-from ganeval.stats import COVERAGE_NOTE
+from ganeval.results.intervals import COVERAGE_NOTE
+from ganeval.results.summary import PROTOCOL_COLUMNS, summary_group_columns
 
-METRIC_LABELS = {"imd": ("IMD", 1.0), "kid": ("KID×10³", 1e3), "fid": ("FID", 1.0)}
-METRIC_LABELS_TEX = {"imd": "IMD", "kid": r"KID $\times 10^3$", "fid": "FID"}
-METRIC_ORDER = ("imd", "kid", "fid")
-PROTOCOL_COLUMNS = ("sample_size", "confidence")
+METRIC_ORDER = ("imd", "kid", "fid")  # the paper's rows; other metrics follow by name
 
 
-def package_versions() -> dict[str, str]:
-    """Versions of the packages that produce the numbers (and Python's)."""
-    out = {"python": platform.python_version()}
-    for pkg in ("ganeval", "torch", "numpy", "scipy", "pandas", "hydra-core", "pynndescent"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
+def metric_label(name: str) -> tuple[str, float, str]:
+    """(label, scale, LaTeX label) of a metric, as its registry entry gives them (KID shows as KID×10³);
+    a name the registry does not know shows as itself."""
+    from ganeval.metrics.registry import REGISTRY
 
-
-def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
-    """Write a DataFrame as CSV atomically (full float precision)."""
-    atomic_write_text(path, df.to_csv(index=False))
-    return Path(path)
-
-
-def write_json(obj: Mapping[str, Any], path: str | Path) -> Path:
-    """Write a JSON document atomically (sorted keys, non-JSON values as strings)."""
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-    return Path(path)
-
-
-def summary_record(
-    summary: pd.DataFrame,
-    config: Mapping[str, Any],
-    config_hash: str,
-    seed: int,
-    device: str,
-    stage_seconds: Mapping[str, float],
-    extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The summary.json document: what the numbers are, how they were made and what the intervals cover."""
-    return {
-        "interval_covers": COVERAGE_NOTE,
-        "config_hash": config_hash,
-        "config": dict(config),
-        "seed": int(seed),
-        "device": device,
-        "packages": package_versions(),
-        "stage_seconds": {k: round(float(v), 3) for k, v in stage_seconds.items()},
-        **dict(extra or {}),
-        "results": json.loads(summary.to_json(orient="records")),
-    }
-
-
-# --------------------------------------------------------------------------- tables
-def _columns(summary: pd.DataFrame) -> list[str]:
-    skip = {"metric", "mean", "std", "ci_low", "ci_high", "half_width", "n_runs", *PROTOCOL_COLUMNS}
-    return [c for c in summary.columns if c not in skip]
+    m = REGISTRY.get(name)
+    return (m.label, m.scale, m.label_tex) if m is not None else (name, 1.0, _tex_escape(name))
 
 
 def _fmt(v: Any) -> str:
@@ -99,14 +51,14 @@ def table_cells(summary: pd.DataFrame, model_column: str = "model", digits: int 
     of their dataset (the other group columns).
     """
     check_one_protocol(summary)
-    cols = _columns(summary)
+    cols = summary_group_columns(summary)
     groups = list(dict.fromkeys(tuple(r) for r in summary[cols].itertuples(index=False, name=None))) if cols else [()]
     metrics = [m for m in METRIC_ORDER if m in set(summary.metric)] + sorted(
         set(summary.metric) - set(METRIC_ORDER)
     )
     cells: dict[tuple, dict[str, tuple[float, float]]] = {}
     for _, row in summary.iterrows():
-        scale = METRIC_LABELS.get(row.metric, (row.metric, 1.0))[1]
+        scale = metric_label(row.metric)[1]
         key = tuple(row[c] for c in cols)
         cells.setdefault(key, {})[row.metric] = (row["mean"] * scale, row["half_width"] * scale)
     best: set[tuple[str, tuple]] = set()
@@ -146,7 +98,7 @@ def table_markdown(summary: pd.DataFrame, title: str = "", digits: int = 2) -> s
         lines += [f"### {title}", ""]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for m in t.index:
-        label = METRIC_LABELS.get(m, (m, 1.0))[0]
+        label = metric_label(m)[0]
         cells = [f"**{t.loc[m, g]}**" if (m, g) in t.attrs["best"] else t.loc[m, g] for g in t.columns]
         lines.append("| " + " | ".join([label] + cells) + " |")
     p = summary.iloc[0]
@@ -206,7 +158,7 @@ def table_latex(summary: pd.DataFrame, caption: str = "", digits: int = 2) -> st
                 mean = rf"\mathbf{{{mean}}}" if (m, g) in t.attrs["best"] else mean
                 text = f"${mean} \\pm {half}$"
             cells.append(text)
-        lines.append(METRIC_LABELS_TEX.get(m, _tex_escape(m)) + " & " + " & ".join(cells) + r" \\")
+        lines.append(metric_label(m)[2] + " & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
 
@@ -217,21 +169,3 @@ def write_tables(summary: pd.DataFrame, out_dir: str | Path, title: str = "") ->
     atomic_write_text(out / "table.md", table_markdown(summary, title))
     atomic_write_text(out / "table.tex", table_latex(summary, title))
     return [out / "table.md", out / "table.tex"]
-
-
-def write_results(
-    out_dir: str | Path,
-    summary: pd.DataFrame,
-    comparison: pd.DataFrame | None,
-    record: Mapping[str, Any],
-    title: str = "",
-    tables: bool = True,
-) -> list[Path]:
-    """Write summary.csv, summary.json, comparison.csv (when given) and the tables into `out_dir`."""
-    out = Path(out_dir)
-    paths = [write_csv(summary, out / "summary.csv"), write_json(record, out / "summary.json")]
-    if comparison is not None and len(comparison):
-        paths.append(write_csv(comparison, out / "comparison.csv"))
-    if tables:
-        paths += write_tables(summary, out, title)
-    return paths

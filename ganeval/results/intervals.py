@@ -18,8 +18,10 @@ COVERAGE_NOTE = (
 )
 
 
-def _check_confidence(confidence: float) -> None:
-    if not 0.0 < float(confidence) < 1.0:
+def check_confidence(confidence: float) -> None:
+    """Refuse a confidence level outside (0, 1) before any work, saying what a valid one looks like."""
+    number = isinstance(confidence, (int, float, np.integer, np.floating)) and not isinstance(confidence, bool)
+    if not number or not 0.0 < float(confidence) < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1 (e.g. 0.99), got {confidence!r}")
 
 
@@ -34,7 +36,7 @@ def t_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.99) -
 
     With one value the std and interval are NaN (an interval needs at least two runs).
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     x = np.asarray(values, dtype=np.float64).ravel()
     if x.size == 0:
         raise ValueError("values is empty: an interval needs at least one run")
@@ -65,7 +67,7 @@ def paired_comparison(
     `a[i]` and `b[i]` must come from the same run; the interval excludes 0 when the models differ
     at this confidence level.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     xa = np.asarray(a, dtype=np.float64).ravel()
     xb = np.asarray(b, dtype=np.float64).ravel()
     if xa.shape != xb.shape:

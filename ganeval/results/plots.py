@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import atomic_write_bytes
+from ganeval.results.summary import summary_group_columns
 
 LABELS = {"imd": "IMD", "fid": "FID", "kid": "KID"}
 
@@ -34,8 +35,7 @@ def _save(fig: Any, path: str | Path) -> Path:
 def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "") -> Path:
     """One panel per metric: each group's mean with its confidence interval as an error bar."""
     plt = _plt()
-    skip = {"metric", "mean", "std", "ci_low", "ci_high", "half_width", "n_runs", "sample_size", "confidence"}
-    cols = [c for c in summary.columns if c not in skip]
+    cols = summary_group_columns(summary)
     metrics = list(dict.fromkeys(summary.metric))
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.4), squeeze=False)
     for ax, m in zip(axes[0], metrics):

@@ -1,0 +1,53 @@
+"""What becomes of the per-run numbers: intervals, summaries, tables, the run record, result files, plots.
+
+- `intervals`: Student-t interval of a mean, paired-t difference, what an interval covers.
+- `summary`: per-run rows -> summary per group and metric, paired comparisons of models.
+- `tables`: the paper-style table (cells, Markdown, LaTeX) and table.md/.tex.
+- `record`: `RunRecord`, the summary.json written and read by the same dataclass.
+- `files`: atomic CSV/JSON writers and an experiment's whole set of result files.
+- `plots`: PNG figures of results.
+- `collate`: `ganeval-collate`, a sweep's jobs merged into one summary and table (import from the module).
+"""
+
+from __future__ import annotations
+
+from ganeval.results.files import json_text, write_csv, write_json, write_results
+from ganeval.results.intervals import COVERAGE_NOTE, check_confidence, paired_comparison, t_interval
+from ganeval.results.plots import plot_blur, plot_heat_traces, plot_points_3d, plot_summary
+from ganeval.results.record import RunRecord, package_versions
+from ganeval.results.summary import compare_runs, group_columns, summarize_runs, summary_group_columns
+from ganeval.results.tables import (
+    metric_label,
+    check_one_protocol,
+    table_cells,
+    table_latex,
+    table_markdown,
+    write_tables,
+)
+
+__all__ = [
+    "COVERAGE_NOTE",
+    "metric_label",
+    "RunRecord",
+    "check_confidence",
+    "check_one_protocol",
+    "compare_runs",
+    "group_columns",
+    "json_text",
+    "package_versions",
+    "paired_comparison",
+    "plot_blur",
+    "plot_heat_traces",
+    "plot_points_3d",
+    "plot_summary",
+    "summarize_runs",
+    "summary_group_columns",
+    "t_interval",
+    "table_cells",
+    "table_latex",
+    "table_markdown",
+    "write_csv",
+    "write_json",
+    "write_results",
+    "write_tables",
+]

@@ -1,0 +1,50 @@
+"""Result files written atomically: CSV frames, JSON documents, and an experiment's whole set of result files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+import pandas as pd
+
+from ganeval.common import atomic_write_text
+from ganeval.results.tables import write_tables
+
+if TYPE_CHECKING:
+    from ganeval.results.record import RunRecord
+
+
+def json_text(obj: Mapping[str, Any]) -> str:
+    """A JSON document as ganeval writes it: indented, sorted keys, non-JSON values as strings, final newline."""
+    return json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write a DataFrame as CSV atomically (full float precision)."""
+    atomic_write_text(path, df.to_csv(index=False))
+    return Path(path)
+
+
+def write_json(obj: Mapping[str, Any], path: str | Path) -> Path:
+    """Write a JSON document atomically (see `json_text`)."""
+    atomic_write_text(path, json_text(obj))
+    return Path(path)
+
+
+def write_results(
+    out_dir: str | Path,
+    summary: pd.DataFrame,
+    comparison: pd.DataFrame | None,
+    record: RunRecord,
+    title: str = "",
+    tables: bool = True,
+) -> list[Path]:
+    """Write summary.csv, summary.json, comparison.csv (when given) and the tables into `out_dir`."""
+    out = Path(out_dir)
+    paths = [write_csv(summary, out / "summary.csv"), record.write(out / "summary.json")]
+    if comparison is not None and len(comparison):
+        paths.append(write_csv(comparison, out / "comparison.csv"))
+    if tables:
+        paths += write_tables(summary, out, title)
+    return paths
