@@ -58,9 +58,10 @@ def pool3_like(
     for c, start in enumerate(range(0, n, _CHUNK)):
         stop = min(start + _CHUNK, n)
         rng = np.random.default_rng([seed, distribution_seed, c])
-        z = rng.standard_normal((_CHUNK, rank), dtype=np.float32)[: stop - start]
+        z = rng.standard_normal((_CHUNK, rank), dtype=np.float32)
         e = rng.standard_normal((_CHUNK, d), dtype=np.float32)[: stop - start]
-        block = z @ loadings
+        # the whole chunk's product, then its rows: BLAS rounds a product of another height differently
+        block = (z @ loadings)[: stop - start]
         block += offset
         block += e * noise
         np.maximum(block, 0.0, out=block)
