@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ganeval.common import stable_hash
+from ganeval.hashing import array_identity, stable_hash
 
 log = logging.getLogger("ganeval")
 
@@ -268,14 +268,6 @@ def _sorted(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- public entry points
-def array_identity(a: Any) -> dict[str, Any]:
-    """Shape, dtype and content hash of an array: what a stored run depends on."""
-    import hashlib
-
-    arr = np.ascontiguousarray(_as_features("array", a))
-    return {"shape": list(arr.shape), "dtype": str(arr.dtype), "sha256": hashlib.sha256(arr.data).hexdigest()[:16]}
-
-
 def protocol_identity(
     sample_size: int, metrics: Mapping[str, Mapping[str, Any]], seed: int, device: str
 ) -> dict[str, Any]:
@@ -332,8 +324,8 @@ def run_blocks(
         if identity is None:
             identity = {
                 "blocks": [
-                    {"groups": b.groups, "real": array_identity(b.real),
-                     "fakes": [{"groups": g, **array_identity(f)} for g, f in b.fakes]}
+                    {"groups": b.groups, "real": array_identity(as_array(b.real), 16),
+                     "fakes": [{"groups": g, **array_identity(f, 16)} for g, f in b.fakes]}
                     for b in blocks
                 ]
             }

@@ -73,7 +73,7 @@ def summarize_traces(rows: pd.DataFrame, confidence: float, sample_size: int) ->
 
 def run(ctx: common.Context) -> pd.DataFrame:
     """Extract each dataset's features, estimate its heat traces over runs, write summary and heat_traces.png."""
-    from ganeval.experiments.blur_sweep import to_rgb
+    from ganeval.data.images import to_rgb
 
     cfg = ctx.cfg
     metrics = common.metric_options(cfg)
@@ -91,7 +91,7 @@ def run(ctx: common.Context) -> pd.DataFrame:
         feats = {k: common.features(ctx, v, extractor, k) for k, v in data.items()}
     task = HeatTraceTask(feats, ts, int(cfg.sample_size), metrics["imd"], int(cfg.seed), ctx.device)
     identity = {"config_hash": ctx.config_hash}
-    from ganeval.common import stable_hash
+    from ganeval.hashing import stable_hash
 
     with ctx.stage("runs"):
         rows = run_loop(task, int(cfg.runs), ctx.results_dir, stable_hash(identity), identity,

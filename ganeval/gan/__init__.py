@@ -15,7 +15,6 @@ from ganeval.gan.generators import (
     CheckpointGenerator,
     ModuleGenerator,
     SampleGenerator,
-    as_uint8_images,
 )
 from ganeval.gan.training import model_dir, train
 
@@ -28,7 +27,6 @@ __all__ = [
     "GanConfig",
     "ModuleGenerator",
     "SampleGenerator",
-    "as_uint8_images",
     "build",
     "build_generator",
     "gan_config",
