@@ -16,7 +16,7 @@ from ganeval.gan.generators import (
     ModuleGenerator,
     SampleGenerator,
 )
-from ganeval.gan.training import model_dir, train
+from ganeval.gan.training import train
 
 __all__ = [
     "ARCHITECTURES",
@@ -32,7 +32,6 @@ __all__ = [
     "gan_config",
     "get_architecture",
     "load_checkpoint",
-    "model_dir",
     "paper_setup",
     "train",
 ]

@@ -194,11 +194,6 @@ def train(
     return ckpt_path
 
 
-def model_dir(data: str, gan: str, root: str | Path = "models") -> Path:
-    """Where a training of `gan` on dataset `data` keeps its checkpoint by convention: root/data/gan."""
-    return Path(root) / data / gan
-
-
 # --------------------------------------------------------------------------------------------------
 # Steps
 # --------------------------------------------------------------------------------------------------
