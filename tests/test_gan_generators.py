@@ -134,6 +134,12 @@ def test_module_generator_accepts_a_module_with_4d_latents_and_01_range() -> Non
     with torch.no_grad():
         expected = np.rint(net(latent(6, (5, 1, 1), 0)).numpy() * 255).astype(np.uint8)
     assert np.array_equal(a, expected)
+    # weights held in memory are named by their content
+    before = g.identity()["weights_sha256"]
+    assert len(before) == 8 and before == g.identity()["weights_sha256"]
+    with torch.no_grad():
+        net[0].bias.add_(1)
+    assert g.identity()["weights_sha256"] != before
 
 
 def test_module_generator_bad_inputs(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from ganeval.data.images import as_uint8_images, to_uint8
 from ganeval.gan.architectures import build_generator
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.sampling import generate, latent
-from ganeval.hashing import sha256_file, sha256_folder
+from ganeval.hashing import sha256_file, sha256_folder, state_dict_sha256
 
 
 class _Base:
@@ -242,6 +242,8 @@ class ModuleGenerator(_Base):
             ident["kwargs"] = {str(k): v for k, v in self.module_spec.items() if not str(k).startswith("_")}
         if self.state_dict_path is not None:
             ident["state_dict"] = _file_identity(self.state_dict_path)
+        elif isinstance(self.module_spec, nn.Module):  # weights held in memory: name them by their content
+            ident["weights_sha256"] = state_dict_sha256(self.module_spec.state_dict(), 8)
         return ident
 
 
