@@ -1,14 +1,12 @@
-"""Small helpers shared by every layer: device resolution, array conversion, hashing, atomic writes.
+"""Small helpers shared by every layer: device resolution, array conversion, atomic writes.
 
-This is the one ganeval module that `metrics`, `features`, `data` and `gan` may import.
+With `ganeval.hashing`, the ganeval modules that `metrics`, `features`, `data` and `gan` may import.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -48,22 +46,6 @@ def as_tensor(a: ArrayLike, device: torch.device, dtype: torch.dtype | None = No
     """Convert a numpy array or tensor to a tensor on `device` (no copy when nothing changes)."""
     t = a if isinstance(a, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(a))
     return t.to(device=device, dtype=dtype or t.dtype)
-
-
-def sha256_file(path: str | os.PathLike, prefix: int | None = None) -> str:
-    """SHA-256 of a file's bytes (hex), optionally cut to its first `prefix` characters."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    digest = h.hexdigest()
-    return digest[:prefix] if prefix else digest
-
-
-def stable_hash(obj: Any, length: int = 16) -> str:
-    """Hash of a JSON-serialisable object with sorted keys: the identity of a config."""
-    text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
 @contextlib.contextmanager

@@ -8,42 +8,11 @@ from urllib.error import URLError
 
 import numpy as np
 import pytest
-import torch
 
 import ganeval.data as gd
 from ganeval.data import DatasetNotFoundError
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-
-
-# --------------------------------------------------------------------------- to_uint8
-def test_to_uint8_maps_range_rounds_and_clips() -> None:
-    x = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0], dtype=np.float32)
-    # (x + 1) * 127.5 = [-127.5, 0, 63.75, 127.5, 191.25, 255, 510] -> round half to even, clip
-    assert gd.to_uint8(x).tolist() == [0, 0, 64, 128, 191, 255, 255]
-    assert gd.to_uint8(np.array([0.0, 0.2, 1.0]), value_range=(0, 1)).tolist() == [0, 51, 255]
-
-
-def test_to_uint8_torch_matches_numpy_and_roundtrips() -> None:
-    rng = np.random.default_rng(0)
-    u = rng.integers(0, 256, (4, 3, 5, 5), dtype=np.uint8)
-    f = u.astype(np.float32) / 127.5 - 1.0
-    np.testing.assert_array_equal(gd.to_uint8(f), u)
-    np.testing.assert_array_equal(gd.to_uint8(torch.from_numpy(f)), u)
-    noisy = rng.uniform(-1.2, 1.2, (3, 3, 4, 4)).astype(np.float32)
-    np.testing.assert_array_equal(gd.to_uint8(torch.from_numpy(noisy)), gd.to_uint8(noisy))
-    out = gd.to_uint8(torch.from_numpy(f))
-    assert isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.shape == u.shape
-    assert gd.to_uint8(u) is u  # uint8 passes through
-
-
-def test_to_uint8_rejects_bad_input() -> None:
-    with pytest.raises(ValueError, match="NaN"):
-        gd.to_uint8(np.array([0.0, np.nan]))
-    with pytest.raises(ValueError, match="value_range"):
-        gd.to_uint8(np.zeros(3), value_range=(1, 1))
-    with pytest.raises(ValueError, match="dtype"):
-        gd.to_uint8(np.array(["a"]))
 
 
 # --------------------------------------------------------------------------- torchvision sets

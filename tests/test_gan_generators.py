@@ -14,7 +14,6 @@ from ganeval.gan import (
     CheckpointGenerator,
     ModuleGenerator,
     SampleGenerator,
-    as_uint8_images,
     build_generator,
     train,
 )
@@ -135,6 +134,12 @@ def test_module_generator_accepts_a_module_with_4d_latents_and_01_range() -> Non
     with torch.no_grad():
         expected = np.rint(net(latent(6, (5, 1, 1), 0)).numpy() * 255).astype(np.uint8)
     assert np.array_equal(a, expected)
+    # weights held in memory are named by their content
+    before = g.identity()["weights_sha256"]
+    assert len(before) == 8 and before == g.identity()["weights_sha256"]
+    with torch.no_grad():
+        net[0].bias.add_(1)
+    assert g.identity()["weights_sha256"] != before
 
 
 def test_module_generator_bad_inputs(tmp_path: Path) -> None:
@@ -257,14 +262,6 @@ def test_bad_sample_requests(tmp_path: Path, n: int, seed: int, batch_size: int)
     np.save(tmp_path / "s.npy", np.zeros((3, 1, 4, 4), np.uint8))
     with pytest.raises(ValueError, match="must be an int"):
         SampleGenerator(tmp_path / "s.npy").sample(n, seed, batch_size)
-
-
-def test_as_uint8_images_layouts() -> None:
-    x = np.arange(2 * 3 * 4 * 5, dtype=np.uint8).reshape(2, 3, 4, 5)
-    assert np.array_equal(as_uint8_images(x.transpose(0, 2, 3, 1), "t"), x)
-    assert as_uint8_images(np.zeros((2, 4, 4)), "t").shape == (2, 1, 4, 4)
-    with pytest.raises(ValueError, match="t: images must be uint8 or float"):
-        as_uint8_images(np.zeros((2, 1, 4, 4), np.int32), "t")
 
 
 # ------------------------------------------------------------------------------------------------

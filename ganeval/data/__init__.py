@@ -1,11 +1,10 @@
-"""Data sources (real datasets, embedded images, synthetic manifolds, folders, arrays) and perturbations.
+"""Data sources (real datasets, embedded images, synthetic manifolds, folders, arrays), perturbations, image rules.
 
 Every source is a plain function returning a numpy array: images uint8 N×C×H×W, points float32 N×D.
 """
 
 from __future__ import annotations
 
-from ganeval.data.convert import to_uint8
 from ganeval.data.datasets import (
     DatasetNotFoundError,
     celeba,
@@ -17,6 +16,7 @@ from ganeval.data.datasets import (
 )
 from ganeval.data.embedded import digits, patches
 from ganeval.data.files import array, folder, list_images
+from ganeval.data.images import to_uint8
 from ganeval.data.manifolds import sphere, swiss_roll, torus
 from ganeval.data.perturb import blur_radius, gaussian_blur
 

@@ -22,16 +22,10 @@ from ganeval.results import summarize_runs
 log = logging.getLogger("ganeval")
 
 
-def to_rgb(images: np.ndarray) -> np.ndarray:
-    """Gray N×1×H×W images repeated to 3 channels (others unchanged), so unlike datasets share a layout."""
-    if images.ndim == 4 and images.shape[1] == 1:
-        return np.repeat(images, 3, axis=1)
-    return images
-
-
 def run(ctx: pipeline.Context) -> pd.DataFrame:
     """Blur, extract, score every σ and the reference pair, write summary (raw and normalised) and blur.png."""
     from ganeval.data import gaussian_blur
+    from ganeval.data.images import to_rgb
 
     cfg = ctx.cfg
     sigmas = [float(s) for s in cfg.sigmas]

@@ -66,7 +66,7 @@ def summarize_traces(rows: pd.DataFrame, confidence: float, sample_size: int) ->
 
 def run(ctx: pipeline.Context) -> pd.DataFrame:
     """Extract each dataset's features, estimate its heat traces over runs, write summary and heat_traces.png."""
-    from ganeval.experiments.blur_sweep import to_rgb
+    from ganeval.data.images import to_rgb
 
     cfg, settings = ctx.cfg, ctx.settings
     if "imd" not in settings.metrics:

@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import pandas as pd
 
-from ganeval.common import stable_hash
+from ganeval.hashing import stable_hash
 from ganeval.protocol import Settings
 from ganeval.results import RunRecord
 

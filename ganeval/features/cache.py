@@ -7,7 +7,6 @@ and treated as a miss; writes are atomic, so a crash never leaves a half-written
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -16,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ganeval.common import atomic_np_save, stable_hash
+from ganeval.common import atomic_np_save
+from ganeval.hashing import array_checksum, stable_hash
 
 log = logging.getLogger(__name__)
 CACHE_FORMAT = 1
@@ -32,13 +32,6 @@ def cache_path(cache_dir: str | os.PathLike, key: str) -> Path:
     return Path(cache_dir) / f"{key}.npz"
 
 
-def features_checksum(features: np.ndarray) -> str:
-    """SHA-256 of the features' bytes, shape and dtype."""
-    h = hashlib.sha256(np.ascontiguousarray(features).data)
-    h.update(json.dumps([list(features.shape), str(features.dtype)]).encode())
-    return h.hexdigest()
-
-
 def load_cached(path: str | os.PathLike, n: int | None = None) -> np.ndarray | None:
     """The cached features at `path`, or None when absent or invalid (an invalid file is logged)."""
     path = Path(path)
@@ -48,7 +41,7 @@ def load_cached(path: str | os.PathLike, n: int | None = None) -> np.ndarray | N
         with np.load(path, allow_pickle=False) as z:
             feats = np.array(z["features"])
             checksum = str(z["checksum"])
-        if checksum != features_checksum(feats):
+        if checksum != array_checksum(feats):
             raise ValueError("checksum mismatch")
         if feats.ndim != 2 or (n is not None and feats.shape[0] != n):
             raise ValueError(f"features of shape {feats.shape}, expected {n} rows")
@@ -63,6 +56,6 @@ def save_cached(path: str | os.PathLike, features: np.ndarray, meta: dict[str, A
     atomic_np_save(
         path,
         features=features,
-        checksum=np.array(features_checksum(features)),
+        checksum=np.array(array_checksum(features)),
         meta=np.array(json.dumps(meta, sort_keys=True, default=str)),
     )

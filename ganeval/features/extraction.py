@@ -13,9 +13,11 @@ import numpy as np
 import torch
 
 from ganeval.common import resolve_device
+from ganeval.data.images import check_unit_range
 from ganeval.features import cache as fcache
 from ganeval.features.base import Extractor, get_extractor
-from ganeval.features.sources import ContentHasher, Source, make_source
+from ganeval.features.sources import Source, make_source
+from ganeval.hashing import StreamHasher
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,7 @@ def _compute(
     source: Source,
     ex: Extractor,
     device: torch.device,
-    hasher: ContentHasher | None,
+    hasher: StreamHasher | None,
     progress: bool,
 ) -> np.ndarray:
     """Run the extractor over every batch (hashing the raw batches with `hasher` if given)."""
@@ -139,18 +141,15 @@ def extract_with_info(
         if source.array.shape[0] == 0:
             raise ValueError("images is empty: no images to extract features from")
         if ex.images and source.array.is_floating_point():
-            lo, hi = source.array.aminmax()
-            if bool(lo < 0) or bool(hi > 1) or bool(torch.isnan(source.array).any()):
-                raise ValueError("float images must lie in [0, 1]; convert with "
-                                 "ganeval.data.to_uint8(images, value_range=...)")
+            check_unit_range(source.array)
     identity = ex.identity()  # resolves weights (Inception) before any expensive step
     info: dict[str, Any] = {"extractor": identity, "cache_hit": False, "cache_file": None}
     t0 = time.perf_counter()
     use_cache = cache_dir is not None and ex.cacheable
-    hasher: ContentHasher | None = None
+    hasher: StreamHasher | None = None
     path = None
     if use_cache and source.reiterable:
-        hasher = ContentHasher()
+        hasher = StreamHasher()
         for b in source.batches():
             hasher.update(b)
         content = hasher.hexdigest()
@@ -163,9 +162,9 @@ def extract_with_info(
             return cached, info
         # a re-iterated stream is hashed again while computing: a dataset that yields different
         # images on each pass (random sampling) must not store features under the first pass's key
-        hasher = ContentHasher() if source.array is None else None
+        hasher = StreamHasher() if source.array is None else None
     elif use_cache:
-        hasher = ContentHasher()  # one-shot stream: hash while computing, then store
+        hasher = StreamHasher()  # one-shot stream: hash while computing, then store
     feats = _compute(source, ex, dev, hasher, progress)
     if use_cache:
         if hasher is not None:

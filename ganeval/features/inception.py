@@ -16,8 +16,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ganeval.common import sha256_file
-from ganeval.features.base import Extractor, images_to_float, register
+from ganeval.data.images import images_to_float, to_rgb
+from ganeval.features.base import Extractor, register
+from ganeval.hashing import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -270,9 +271,7 @@ class InceptionExtractor(Extractor):
         if self._model is None or self._device != batch.device:
             self.setup(batch.device)
         assert self._model is not None
-        x = images_to_float(batch)
-        if x.shape[1] == 1:
-            x = x.expand(-1, 3, -1, -1)
+        x = to_rgb(images_to_float(batch))
         if self.resize:
             x = F.interpolate(x, size=(RESIZE, RESIZE), mode="bilinear", align_corners=False)
         elif min(x.shape[-2:]) < 75:

@@ -7,7 +7,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ganeval.features.base import Extractor, images_to_float, register
+from ganeval.data.images import images_to_float, to_rgb
+from ganeval.features.base import Extractor, register
 
 
 @register("pixels")
@@ -28,8 +29,8 @@ class PixelsExtractor(Extractor):
 
     def __call__(self, batch: torch.Tensor) -> torch.Tensor:
         x = images_to_float(batch)
-        if self.channels == 3 and x.shape[1] == 1:
-            x = x.expand(-1, 3, -1, -1)
+        if self.channels == 3:
+            x = to_rgb(x)
         elif self.channels == 1 and x.shape[1] == 3:
             x = x.mean(dim=1, keepdim=True)
         if self.size is not None and tuple(x.shape[-2:]) != (self.size, self.size):

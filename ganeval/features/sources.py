@@ -1,14 +1,12 @@
-"""Turn any supported image input into batches of CPU/device tensors, and hash its content.
+"""Turn any supported image input into batches of CPU/device tensors.
 
 Inputs: a numpy array or torch tensor (the whole set), a torch `Dataset` (items are images or
-(image, ...) tuples; decoded by DataLoader workers), or an iterable of batches (streamed). The content
-hash depends only on the bytes, the per-item shape and the dtype, not on how the set is batched.
+(image, ...) tuples; decoded by DataLoader workers), or an iterable of batches (streamed). Their content
+is hashed by `ganeval.hashing.StreamHasher`, the same however the set is batched.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -60,33 +58,6 @@ def _as_batch(b: Any) -> torch.Tensor:
     raise ValueError(
         f"each streamed batch must be an array or tensor (or an (images, labels) pair), got {type(b).__name__}"
     )
-
-
-class ContentHasher:
-    """Incremental SHA-256 over batches: bytes in order, then the item shape, dtype and count."""
-
-    def __init__(self) -> None:
-        self._h = hashlib.sha256()
-        self.n = 0
-        self.item_shape: tuple[int, ...] | None = None
-        self.dtype: str | None = None
-
-    def update(self, batch: torch.Tensor | np.ndarray) -> None:
-        a = batch.detach().cpu().numpy() if isinstance(batch, torch.Tensor) else np.asarray(batch)
-        shape, dtype = tuple(a.shape[1:]), str(a.dtype)
-        if self.item_shape is None:
-            self.item_shape, self.dtype = shape, dtype
-        elif (shape, dtype) != (self.item_shape, self.dtype):
-            raise ValueError(
-                f"batches disagree: items of shape {shape} {dtype} after {self.item_shape} {self.dtype}"
-            )
-        self._h.update(np.ascontiguousarray(a).data)
-        self.n += a.shape[0]
-
-    def hexdigest(self) -> str:
-        h = self._h.copy()
-        h.update(json.dumps([self.n, self.item_shape, self.dtype]).encode())
-        return h.hexdigest()
 
 
 @dataclass

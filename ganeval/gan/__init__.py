@@ -15,9 +15,8 @@ from ganeval.gan.generators import (
     CheckpointGenerator,
     ModuleGenerator,
     SampleGenerator,
-    as_uint8_images,
 )
-from ganeval.gan.training import model_dir, train
+from ganeval.gan.training import train
 
 __all__ = [
     "ARCHITECTURES",
@@ -28,13 +27,11 @@ __all__ = [
     "GanConfig",
     "ModuleGenerator",
     "SampleGenerator",
-    "as_uint8_images",
     "build",
     "build_generator",
     "gan_config",
     "get_architecture",
     "load_checkpoint",
-    "model_dir",
     "paper_setup",
     "train",
 ]

@@ -17,11 +17,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from ganeval.common import resolve_device, sha256_file
-from ganeval.data import to_uint8
+from ganeval.common import resolve_device
+from ganeval.data.images import as_uint8_images, to_uint8
 from ganeval.gan.architectures import build_generator
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.sampling import generate, latent
+from ganeval.hashing import sha256_file, sha256_folder, state_dict_sha256
+
 
 class _Base:
     """Shared argument checks and error wording of every generator source."""
@@ -51,6 +53,7 @@ class _Base:
 
 
 def _file_identity(path: Path) -> dict[str, Any]:
+    """A generator file's path and SHA-256 (first 8 hex; None while the file is missing)."""
     return {"path": str(path), "sha256": sha256_file(path, 8) if path.is_file() else None}
 
 
@@ -239,6 +242,8 @@ class ModuleGenerator(_Base):
             ident["kwargs"] = {str(k): v for k, v in self.module_spec.items() if not str(k).startswith("_")}
         if self.state_dict_path is not None:
             ident["state_dict"] = _file_identity(self.state_dict_path)
+        elif isinstance(self.module_spec, nn.Module):  # weights held in memory: name them by their content
+            ident["weights_sha256"] = state_dict_sha256(self.module_spec.state_dict(), 8)
         return ident
 
 
@@ -395,51 +400,8 @@ class SampleGenerator(_Base):
         if self.path.is_file():
             ident["sha256"] = sha256_file(self.path, 8)
         elif self.path.is_dir():
-            ident.update(_folder_identity(self.path))
+            from ganeval.data import list_images
+
+            files = list_images(self.path)
+            ident.update(files=len(files), sha256=sha256_folder(self.path, files, 8))
         return ident
-
-
-def _folder_identity(path: Path) -> dict[str, Any]:
-    """Number of image files and a SHA-256 (first 8 hex) over their relative paths and bytes."""
-    import hashlib
-
-    from ganeval.data import list_images
-
-    files = list_images(path)
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.relative_to(path).as_posix().encode() + b"\0")
-        h.update(f.read_bytes())
-    return {"files": len(files), "sha256": h.hexdigest()[:8]}
-
-
-def as_uint8_images(a: np.ndarray, what: str, n: int | None = None) -> np.ndarray:
-    """Bring images in any common layout (N×H×W, N×H×W×C, N×C×H×W) to uint8 N×C×H×W.
-
-    uint8 is kept; floats must lie in [0, 1]; anything else is a ValueError naming `what`.
-    """
-    if n is not None and (a.ndim < 3 or len(a) != n):
-        raise ValueError(
-            f"{what}: expected {n} images (N×H×W, N×H×W×C or N×C×H×W), got an array of shape {a.shape}"
-        )
-    if a.ndim == 3:
-        a = a[:, None]
-    elif a.ndim == 4:
-        if a.shape[1] in (1, 3):
-            pass
-        elif a.shape[-1] in (1, 3):
-            a = a.transpose(0, 3, 1, 2)
-        else:
-            raise ValueError(f"{what}: cannot find a channel axis of size 1 or 3 in images of shape {a.shape}")
-    else:
-        raise ValueError(f"{what}: expected images N×H×W, N×H×W×C or N×C×H×W, got shape {a.shape}")
-    if a.dtype == np.uint8:
-        return np.ascontiguousarray(a)
-    if not np.issubdtype(a.dtype, np.floating):
-        raise ValueError(f"{what}: images must be uint8 or float in [0, 1], got dtype {a.dtype}")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{what}: images contain NaN or inf")
-    lo, hi = float(a.min()), float(a.max())
-    if lo < -1e-6 or hi > 1 + 1e-6:
-        raise ValueError(f"{what}: float images must lie in [0, 1], got values in [{lo:.4g}, {hi:.4g}]")
-    return to_uint8(a, value_range=(0.0, 1.0))

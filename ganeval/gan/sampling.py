@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ganeval.data import to_uint8
+from ganeval.data.images import to_uint8
 
 
 def latent(n: int, latent_shape: Sequence[int], seed: int) -> torch.Tensor:

@@ -8,7 +8,6 @@ sees exactly the batches the uninterrupted run would have seen.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import random
@@ -20,12 +19,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ganeval.common import atomic_torch_save, atomic_write_text, resolve_device, stable_hash
+from ganeval.common import atomic_torch_save, atomic_write_text, resolve_device
 from ganeval.gan import plots
 from ganeval.gan.architectures import build, get_architecture, resolve_arch_kwargs
 from ganeval.gan.checkpoint import FORMAT, VERSION, capture_rng, checkpoint_config, load_checkpoint, restore_rng
 from ganeval.gan.config import GanConfig, gan_config
 from ganeval.gan.sampling import generate, latent
+from ganeval.hashing import array_identity, stable_hash
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def train(
         "gan": cfg.to_dict(),
         "batch_size": int(batch_size),
         "seed": int(seed),
-        "data": _fingerprint(x),
+        "data": array_identity(x),  # shape, dtype, SHA-256: resume only on the same data
     }
     config_hash = stable_hash(run_config)
     ckpt_path = out_dir / CHECKPOINT_NAME
@@ -194,11 +194,6 @@ def train(
     return ckpt_path
 
 
-def model_dir(data: str, gan: str, root: str | Path = "models") -> Path:
-    """Where a training of `gan` on dataset `data` keeps its checkpoint by convention: root/data/gan."""
-    return Path(root) / data / gan
-
-
 # --------------------------------------------------------------------------------------------------
 # Steps
 # --------------------------------------------------------------------------------------------------
@@ -299,16 +294,6 @@ def _check_inputs(
     if len(x) < batch_size:
         raise ValueError(f"batch_size={batch_size} is larger than the data ({len(x)} rows); lower batch_size")
     return x, resolve_arch_kwargs(arch, kw)
-
-
-def _fingerprint(x: np.ndarray) -> dict[str, Any]:
-    """Shape, dtype and SHA-256 of the training data: part of the config hash."""
-    h = hashlib.sha256()
-    flat = np.ascontiguousarray(x).reshape(-1).view(np.uint8)
-    step = 1 << 26
-    for i in range(0, flat.size, step):
-        h.update(memoryview(flat[i : i + step]))
-    return {"shape": list(x.shape), "dtype": str(x.dtype), "sha256": h.hexdigest()}
 
 
 def _prepare_data(x: np.ndarray, gen: nn.Module, dev: torch.device) -> torch.Tensor:

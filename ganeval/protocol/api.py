@@ -12,7 +12,8 @@ import pandas as pd
 
 from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
-from ganeval.protocol.task import Block, MetricTask, SharedArray
+from ganeval.hashing import array_identity
+from ganeval.protocol.task import Block, MetricTask, SharedArray, as_array
 
 
 def as_features(name: str, a: Any) -> np.ndarray:
@@ -30,14 +31,6 @@ def as_features(name: str, a: Any) -> np.ndarray:
     if not np.issubdtype(arr.dtype, np.floating):
         arr = arr.astype(np.float32)
     return arr
-
-
-def array_identity(a: Any) -> dict[str, Any]:
-    """Shape, dtype and content hash of an array: what a stored run depends on."""
-    import hashlib
-
-    arr = np.ascontiguousarray(as_features("array", a))
-    return {"shape": list(arr.shape), "dtype": str(arr.dtype), "sha256": hashlib.sha256(arr.data).hexdigest()[:16]}
 
 
 def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
@@ -83,8 +76,8 @@ def run_blocks(
     if results_dir is not None:
         if identity is None:
             identity = {"blocks": [
-                {"groups": b.groups, "real": array_identity(b.real),
-                 "fakes": [{"groups": g, **array_identity(f)} for g, f in b.fakes]}
+                {"groups": b.groups, "real": array_identity(as_array(b.real), 16),
+                 "fakes": [{"groups": g, **array_identity(f, 16)} for g, f in b.fakes]}
                 for b in blocks
             ]}
         full_identity = {**full_identity, "data": identity}

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ganeval.common import stable_hash
+from ganeval.hashing import stable_hash
 from ganeval.protocol import store
 from ganeval.protocol.settings import Settings
 

@@ -1,0 +1,134 @@
+"""Content hashing: the one place that turns configs, files, folders, arrays and tensors into SHA-256 hex.
+
+Every key that guards reuse is made here (config hashes, feature-cache keys and checksums, the training
+data fingerprint, generator file/folder identities, stored-run identities), so the byte rules are
+written once. Values are part of what is on disk: changing a rule orphans existing caches,
+checkpoints and results. Importable by every layer (numpy, torch and the standard library only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import torch
+
+_CHUNK = 1 << 24  # bytes fed to SHA-256 at a time: bounded extra memory for huge arrays and files
+
+
+def _cut(digest: str, length: int | None) -> str:
+    """The first `length` hex characters of `digest` (all of it when `length` is None)."""
+    return digest[:length] if length else digest
+
+
+def _numpy(a: np.ndarray | torch.Tensor) -> np.ndarray:
+    """A numpy view (or CPU copy) of an array or tensor, whose bytes are what gets hashed."""
+    return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+
+
+def _update_array(h: Any, a: np.ndarray) -> None:
+    """Feed the array's bytes in C order (a copy only if it is not C-contiguous) to `h`."""
+    flat = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    for i in range(0, flat.size, _CHUNK):
+        h.update(memoryview(flat[i : i + _CHUNK]))
+
+
+def _update_file(h: Any, path: str | os.PathLike) -> None:
+    """Feed a file's bytes to `h` in chunks."""
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            h.update(chunk)
+
+
+def stable_hash(obj: Any, length: int = 16) -> str:
+    """Hash of a JSON-serialisable object with sorted keys (others by str()): the identity of a config."""
+    text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
+    return _cut(hashlib.sha256(text.encode()).hexdigest(), length)
+
+
+def sha256_file(path: str | os.PathLike, length: int | None = None) -> str:
+    """SHA-256 of a file's bytes (a checkpoint, weights or samples file), cut to `length` hex characters."""
+    h = hashlib.sha256()
+    _update_file(h, path)
+    return _cut(h.hexdigest(), length)
+
+
+def sha256_folder(root: str | os.PathLike, files: Iterable[str | os.PathLike], length: int | None = None) -> str:
+    """SHA-256 over `files` under `root` sorted by relative path: each relative name, a NUL byte, its bytes."""
+    base = Path(root)
+    named = sorted((Path(f).relative_to(base).as_posix(), Path(f)) for f in files)
+    h = hashlib.sha256()
+    for name, f in named:
+        h.update(name.encode() + b"\0")
+        _update_file(h, f)
+    return _cut(h.hexdigest(), length)
+
+
+def array_identity(a: np.ndarray | torch.Tensor, length: int | None = None) -> dict[str, Any]:
+    """Shape, dtype and SHA-256 of an array's C-order bytes: what data-dependent results are keyed on."""
+    arr = _numpy(a)
+    h = hashlib.sha256()
+    _update_array(h, arr)
+    return {"shape": list(arr.shape), "dtype": str(arr.dtype), "sha256": _cut(h.hexdigest(), length)}
+
+
+def array_checksum(a: np.ndarray | torch.Tensor) -> str:
+    """SHA-256 of an array's bytes followed by its shape and dtype: one hex string that checks a stored array."""
+    arr = _numpy(a)
+    h = hashlib.sha256()
+    _update_array(h, arr)
+    h.update(json.dumps([list(arr.shape), str(arr.dtype)]).encode())
+    return h.hexdigest()
+
+
+def state_dict_sha256(state: Mapping[str, Any], length: int | None = None) -> str:
+    """SHA-256 of a state dict in key order: each tensor's name, shape, dtype and bytes (other entries as JSON).
+
+    What identifies weights held in memory, the way `sha256_file` identifies a weights file.
+    """
+    h = hashlib.sha256()
+    for name in sorted(state):
+        value = state[name]
+        if not isinstance(value, torch.Tensor):
+            h.update(json.dumps([name, value], sort_keys=True, default=str).encode())
+            continue
+        t = value.detach().cpu().contiguous()
+        h.update(json.dumps([name, list(t.shape), str(t.dtype)]).encode())
+        _update_array(h, t.reshape(-1).view(torch.uint8).numpy())  # raw bytes: numpy has no bfloat16
+    return _cut(h.hexdigest(), length)
+
+
+class StreamHasher:
+    """Incremental SHA-256 over the batches of one set: bytes in order, then the count, item shape and dtype.
+
+    The digest depends only on the content, not on how it was split into batches.
+    """
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256()
+        self.n = 0
+        self.item_shape: tuple[int, ...] | None = None
+        self.dtype: str | None = None
+
+    def update(self, batch: np.ndarray | torch.Tensor) -> None:
+        """Add a batch (N×…); every batch must have the first one's item shape and dtype."""
+        a = _numpy(batch)
+        shape, dtype = tuple(a.shape[1:]), str(a.dtype)
+        if self.item_shape is None:
+            self.item_shape, self.dtype = shape, dtype
+        elif (shape, dtype) != (self.item_shape, self.dtype):
+            raise ValueError(
+                f"batches disagree: items of shape {shape} {dtype} after {self.item_shape} {self.dtype}"
+            )
+        _update_array(self._h, a)
+        self.n += a.shape[0]
+
+    def hexdigest(self) -> str:
+        """The digest of everything added so far (more batches may still be added)."""
+        h = self._h.copy()
+        h.update(json.dumps([self.n, self.item_shape, self.dtype]).encode())
+        return h.hexdigest()
