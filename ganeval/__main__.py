@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,8 @@ log = logging.getLogger("ganeval")
 
 
 def config_dir() -> Path:
-    """The `configs/` directory: $GANEVAL_CONFIG_DIR, else the one next to the package (source checkout)."""
-    env = os.environ.get("GANEVAL_CONFIG_DIR")
-    if env:
-        return Path(env).resolve()
-    here = Path(__file__).resolve().parent
-    for cand in (here.parent / "configs", here / "configs"):
-        if (cand / "config.yaml").exists():
-            return cand
-    raise FileNotFoundError(
-        "ganeval cannot find its configs/ directory; set GANEVAL_CONFIG_DIR to the repository's configs/"
-    )
+    """The Hydra config directory shipped inside the package (`ganeval/configs/`)."""
+    return Path(__file__).resolve().parent / "configs"
 
 
 def make_context(cfg: Any) -> Any:
@@ -76,7 +66,7 @@ def run_app(cfg: Any) -> Any:
 
 
 def main() -> None:
-    """Console entry point: compose configs/config.yaml with the command line and run the experiment."""
+    """Console entry point: compose ganeval/configs/config.yaml with the command line and run the experiment."""
     import hydra
     from hydra.errors import InstantiationException
 

@@ -270,7 +270,7 @@ def test_as_uint8_images_layouts() -> None:
 # ------------------------------------------------------------------------------------------------
 # configs
 # ------------------------------------------------------------------------------------------------
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "ganeval" / "configs"
 
 
 def _compose(group: str, option: str, overrides: list[str]):  # -> DictConfig
