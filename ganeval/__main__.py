@@ -55,14 +55,19 @@ def make_context(cfg: Any) -> Any:
 
 
 def run_app(cfg: Any) -> Any:
-    """Run the experiment `cfg.task` names; return its summary DataFrame."""
-    from ganeval.experiments import get_task
+    """Instantiate the config's `run_experiment` node and call it with the run's context; return its summary."""
+    from hydra.utils import instantiate
 
-    task = get_task(str(cfg.task))
+    if cfg.get("run_experiment") is None:
+        options = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
+        raise ValueError("the config has no run_experiment node (what runs); pick an experiment with "
+                         f"experiment={'|'.join(options)}, or set run_experiment={{_target_: "
+                         "ganeval.experiments.gan_table.run, _partial_: true}")
+    run = instantiate(cfg.run_experiment)
     ctx = make_context(cfg)
-    log.info("experiment %s (task %s) -> %s on %s, config %s", ctx.name, cfg.task, ctx.results_dir,
+    log.info("experiment %s (%s) -> %s on %s, config %s", ctx.name, cfg.run_experiment._target_, ctx.results_dir,
              ctx.device, ctx.config_hash)
-    return task(ctx)
+    return run(ctx)
 
 
 def main() -> None:

@@ -11,7 +11,6 @@ from omegaconf import OmegaConf
 
 from apphelp import compose_config
 from ganeval.__main__ import config_dir
-from ganeval.experiments import TASKS
 from ganeval.experiments.gan_table import dataset_specs
 from ganeval.protocol import normalize_metrics
 
@@ -36,7 +35,8 @@ def test_every_group_has_its_options() -> None:
 
 def test_root_config_defaults() -> None:
     cfg = compose_config([])
-    assert cfg.hydra.runtime.choices.experiment == "quickstart" and cfg.task == "gan_table"
+    assert cfg.hydra.runtime.choices.experiment == "quickstart"
+    assert cfg.run_experiment._target_ == "ganeval.experiments.gan_table.run"
     for key, value in {"runs": 100, "sample_size": 1000, "confidence": 0.99, "seed": 0, "device": None,
                        "results_dir": None, "cache_dir": ".cache/ganeval"}.items():
         assert cfg[key] == value, key
@@ -124,11 +124,12 @@ def test_launchers_compose_and_local_instantiates() -> None:
 @pytest.mark.parametrize("name", _options("experiment"))
 def test_experiments_compose_and_validate(name: str) -> None:
     cfg = compose_config([f"experiment={name}"])
-    assert cfg.task in TASKS
+    run = instantiate(cfg.run_experiment)
+    assert callable(run) and run.func.__name__ == "run" and run.func.__module__.startswith("ganeval.experiments.")
     opts = normalize_metrics(OmegaConf.to_container(cfg.metrics))  # type: ignore[arg-type]
     if "kid" in opts and name != "heat_traces":
         assert opts["kid"]["subset_size"] <= cfg.sample_size  # the defaults must be runnable
-    if cfg.task == "gan_table" and name != "benchmark":
+    if run.func.__module__.endswith(".gan_table") and name != "benchmark":
         specs = dataset_specs(cfg, "digits")
         assert all(len(s["generators"]) == 2 for s in specs.values())
     if name in ("quickstart", "blur_sweep", "torus"):
