@@ -29,7 +29,7 @@ def test_every_group_has_its_options() -> None:
     assert {"local", "submitit_slurm", "ray"} <= set(_options("hydra/launcher"))
     assert {"pixels", "identity", "inception"} <= set(_options("features"))
     assert {"checkpoint", "module", "callable", "samples"} <= set(_options("generator"))
-    assert {"wgan", "wgan_gp", "gan"} <= set(_options("gan"))
+    assert not (CONFIGS / "gan").exists()  # trainer presets live in ganeval/gan/config.py only
     assert OFFLINE_DATA | DOWNLOADED_DATA <= set(_options("data"))
 
 
@@ -97,12 +97,36 @@ def test_generators_instantiate(tmp_path: Path) -> None:
         g.validate()
 
 
-@pytest.mark.parametrize("name", ["wgan", "wgan_gp", "gan"])
-def test_gan_options_instantiate(name: str) -> None:
-    from ganeval.gan import GanConfig, gan_config
+def _train_specs(node: object, where: str = "") -> dict[str, dict]:
+    """where -> every `train` spec inside a plain config container."""
+    out: dict[str, dict] = {}
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "train" and isinstance(value, dict):
+                out[where] = value
+            else:
+                out.update(_train_specs(value, f"{where}.{key}".lstrip(".")))
+    return out
 
-    g = instantiate(compose_config([f"gan={name}"]).gan)
-    assert isinstance(g, GanConfig) and g == gan_config(name)
+
+@pytest.mark.parametrize("name", _options("experiment"))
+def test_train_specs_name_a_trainer_preset(name: str) -> None:
+    from ganeval.experiments.common import check_train_spec
+    from ganeval.gan import PRESETS
+
+    specs = _train_specs(OmegaConf.to_container(compose_config([f"experiment={name}"]), resolve=False))
+    for where, spec in specs.items():
+        assert spec["gan"] in PRESETS, where
+        check_train_spec(np.zeros((1000, 2), np.float32), spec, where)
+    assert bool(specs) == (name in {"quickstart", "paper_table", "torus"})  # the experiments that train
+
+
+def test_a_wrong_preset_name_lists_the_presets() -> None:
+    from ganeval.experiments.common import check_train_spec
+
+    spec = compose_config(["generators.wgan.train.gan=wgan_fast"]).generators.wgan.train
+    with pytest.raises(ValueError, match=r"digits/wgan.train: gan='wgan_fast' is not a preset; choose one of \['gan', "):
+        check_train_spec(np.zeros((1000, 2), np.float32), OmegaConf.to_container(spec), "digits/wgan")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", _options("metrics"))
