@@ -1,13 +1,19 @@
-"""Every config file composes; every option that can be instantiated offline is instantiated."""
+"""Every option of every config group composes, and every `_target_` node in it instantiates (or imports)."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import numpy as np
 import pytest
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from apphelp import compose_config
 from ganeval.__main__ import config_dir
@@ -17,6 +23,11 @@ from ganeval.protocol import normalize_metrics
 CONFIGS = config_dir()
 OFFLINE_DATA = {"digits", "patches", "sphere", "swiss_roll", "torus"}
 DOWNLOADED_DATA = {"mnist", "fashion_mnist", "cifar10", "cifar100", "celeba"}
+GROUPS = ("data", "features", "metrics", "generator", "experiment", "hydra/launcher")
+# launcher option -> (the Hydra plugin it extends, what installs that, one of the option's own settings)
+LAUNCHER_PLUGINS = {"local": ("hydra_plugins.hydra_joblib_launcher", "hydra-joblib-launcher", ("n_jobs", 2)),
+                    "slurm_gpu": ("hydra_plugins.hydra_submitit_launcher", "ganeval[slurm]", ("gpus_per_node", 1)),
+                    "ray_gpu": ("hydra_plugins.hydra_ray_launcher", "ganeval[ray]", ("ray.remote.num_gpus", 1))}
 
 
 def _options(group: str) -> list[str]:
@@ -26,11 +37,68 @@ def _options(group: str) -> list[str]:
 def test_every_group_has_its_options() -> None:
     assert set(_options("experiment")) == {"quickstart", "paper_table", "blur_sweep", "torus", "heat_traces", "benchmark"}
     assert {"default", "imd", "approx"} <= set(_options("metrics"))
-    assert {"local", "submitit_slurm", "ray"} <= set(_options("hydra/launcher"))
+    assert set(_options("hydra/launcher")) == set(LAUNCHER_PLUGINS)
     assert {"pixels", "identity", "inception"} <= set(_options("features"))
     assert {"checkpoint", "module", "callable", "samples"} <= set(_options("generator"))
     assert not (CONFIGS / "gan").exists()  # trainer presets live in ganeval/gan/config.py only
     assert OFFLINE_DATA | DOWNLOADED_DATA <= set(_options("data"))
+    files = {str(p.relative_to(CONFIGS).with_suffix("")) for p in CONFIGS.rglob("*.yaml")}
+    assert files == {"config"} | {f"{g}/{o}" for g in GROUPS for o in _options(g)}  # no group left untested
+
+
+def _target_nodes(node: Any, where: str) -> Iterator[tuple[str, DictConfig]]:
+    """(path, node) of every `_target_` node inside `node` whose target is given (not ???)."""
+    if isinstance(node, DictConfig):
+        if "_target_" in node and not OmegaConf.is_missing(node, "_target_"):
+            yield where, node
+        items: Any = ((k, node._get_node(k)) for k in node.keys())
+    elif isinstance(node, ListConfig):
+        items = enumerate(node)
+    else:
+        return
+    for key, child in items:
+        if isinstance(child, (DictConfig, ListConfig)):
+            yield from _target_nodes(child, f"{where}.{key}")
+
+
+def _check_targets(node: Any, where: str) -> int:
+    """Instantiate every complete `_target_` node in `node`; only import those with ??? or a download."""
+    n = 0
+    for path, target_node in _target_nodes(node, where):
+        module, name = str(target_node._target_).rsplit(".", 1)
+        target = getattr(importlib.import_module(module), name)
+        assert callable(target), path
+        missing = OmegaConf.missing_keys(target_node)
+        if not missing and module + "." + name not in {f"ganeval.data.{d}" for d in DOWNLOADED_DATA}:
+            assert instantiate(target_node) is not None, path
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("group,option", [(g, o) for g in GROUPS if g != "hydra/launcher" for o in _options(g)])
+def test_every_option_composes_and_its_targets_instantiate(group: str, option: str) -> None:
+    cfg = compose_config([f"{group}={option}"])
+    node = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]) if group == "experiment" else cfg[group]
+    n = _check_targets(node, group)
+    assert n >= (0 if group == "metrics" else 1)  # every group but metrics is `_target_`-driven
+
+
+@pytest.mark.parametrize("option", sorted(LAUNCHER_PLUGINS))
+def test_every_launcher_composes_and_instantiates(option: str) -> None:
+    plugin, install, (key, value) = LAUNCHER_PLUGINS[option]
+    if importlib.util.find_spec(plugin) is None:
+        pytest.skip(f"hydra/launcher={option} needs the plugin {plugin}, not installed here (pip install {install})")
+    launcher = compose_config([f"hydra/launcher={option}"]).hydra.launcher
+    assert not OmegaConf.missing_keys(launcher) and OmegaConf.select(launcher, key) == value
+    assert type(instantiate(launcher)).__module__.startswith(plugin)
+
+
+def test_a_config_without_run_experiment_exits_2_naming_the_key(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    p = subprocess.run([sys.executable, "-m", "ganeval", "~experiment"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert "no run_experiment node" in p.stderr + p.stdout and "experiment=benchmark|blur_sweep|" in p.stderr + p.stdout
 
 
 def test_root_config_defaults() -> None:
@@ -45,21 +113,6 @@ def test_root_config_defaults() -> None:
     assert OmegaConf.to_container(plain.metrics) == {
         "imd": {"k": 5, "m": 10, "nv": 100, "normalization": "empty", "knn": "exact", "rademacher": False},
         "fid": {}, "kid": {"subsets": 100, "subset_size": 1000}}
-
-
-@pytest.mark.parametrize("name", sorted(OFFLINE_DATA))
-def test_offline_data_instantiate(name: str) -> None:
-    cfg = compose_config([f"data={name}"] + ([f"data.n=50"] if name not in ("digits",) else []))
-    arr = instantiate(cfg.data)
-    assert isinstance(arr, np.ndarray) and len(arr) > 0
-
-
-@pytest.mark.parametrize("name", sorted(DOWNLOADED_DATA))
-def test_downloaded_data_compose_and_target_exists(name: str) -> None:
-    cfg = compose_config([f"data={name}"])
-    target = cfg.data._target_
-    mod, fn = target.rsplit(".", 1)
-    assert callable(getattr(__import__(mod, fromlist=[fn]), fn))
 
 
 def test_file_data_instantiate(tmp_path: Path) -> None:
@@ -136,15 +189,6 @@ def test_metric_options_are_valid(name: str) -> None:
     assert "imd" in opts
 
 
-def test_launchers_compose_and_local_instantiates() -> None:
-    cfg = compose_config(["hydra/launcher=local"])
-    assert cfg.hydra.launcher.n_jobs == 2
-    launcher = instantiate(cfg.hydra.launcher)
-    assert type(launcher).__name__ == "JoblibLauncher"
-    assert compose_config(["hydra/launcher=submitit_slurm"]).hydra.launcher.gpus_per_node == 1
-    assert compose_config(["hydra/launcher=ray"]).hydra.launcher.ray.remote.num_gpus == 1  # composed, not instantiated
-
-
 @pytest.mark.parametrize("name", _options("experiment"))
 def test_experiments_compose_and_validate(name: str) -> None:
     cfg = compose_config([f"experiment={name}"])
@@ -156,8 +200,6 @@ def test_experiments_compose_and_validate(name: str) -> None:
     if run.func.__module__.endswith(".gan_table") and name != "benchmark":
         specs = dataset_specs(cfg, "digits")
         assert all(len(s["generators"]) == 2 for s in specs.values())
-    if name in ("quickstart", "blur_sweep", "torus"):
-        assert instantiate(cfg.data) is not None  # offline default data
     if name == "paper_table":
         assert set(cfg.datasets) == {"mnist", "fashion_mnist", "cifar10", "celeba"}
         assert cfg.sample_size == 10000 and cfg.runs == 100 and cfg.confidence == 0.99
