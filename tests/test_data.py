@@ -11,9 +11,10 @@ import pytest
 import torch
 
 import ganeval.data as gd
+from ganeval.__main__ import config_dir
 from ganeval.data import DatasetNotFoundError
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = config_dir()
 
 
 # --------------------------------------------------------------------------- to_uint8

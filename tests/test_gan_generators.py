@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from ganeval.__main__ import config_dir
 from ganeval.gan import (
     CallableGenerator,
     CheckpointGenerator,
@@ -270,7 +271,7 @@ def test_as_uint8_images_layouts() -> None:
 # ------------------------------------------------------------------------------------------------
 # configs
 # ------------------------------------------------------------------------------------------------
-CONFIGS = Path(__file__).resolve().parents[1] / "ganeval" / "configs"
+CONFIGS = config_dir()
 
 
 def _compose(group: str, option: str, overrides: list[str]):  # -> DictConfig
