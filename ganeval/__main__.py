@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,33 +16,30 @@ log = logging.getLogger("ganeval")
 
 
 def config_dir() -> Path:
-    """The `configs/` directory: $GANEVAL_CONFIG_DIR, else the one next to the package (source checkout)."""
-    env = os.environ.get("GANEVAL_CONFIG_DIR")
-    if env:
-        return Path(env).resolve()
-    here = Path(__file__).resolve().parent
-    for cand in (here.parent / "configs", here / "configs"):
-        if (cand / "config.yaml").exists():
-            return cand
-    raise FileNotFoundError(
-        "ganeval cannot find its configs/ directory; set GANEVAL_CONFIG_DIR to the repository's configs/"
-    )
+    """The Hydra config directory shipped inside the package (`ganeval/configs/`)."""
+    return Path(__file__).resolve().parent / "configs"
 
 
 def run_app(cfg: Any) -> Any:
-    """Run the experiment `cfg.task` names; return its summary DataFrame."""
-    from ganeval.experiments import get_task
+    """Instantiate the config's `run_experiment` node and call it with the run's context; return its summary."""
+    from hydra.utils import instantiate
+
     from ganeval.experiments.pipeline import make_context
 
-    task = get_task(str(cfg.task))
+    if cfg.get("run_experiment") is None:
+        options = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
+        raise ValueError("the config has no run_experiment node (what runs); pick an experiment with "
+                         f"experiment={'|'.join(options)}, or set run_experiment={{_target_: "
+                         "ganeval.experiments.gan_table.run, _partial_: true}")
+    run = instantiate(cfg.run_experiment)
     ctx = make_context(cfg)
-    log.info("experiment %s (task %s) -> %s on %s, config %s", ctx.name, cfg.task, ctx.results_dir,
+    log.info("experiment %s (%s) -> %s on %s, config %s", ctx.name, cfg.run_experiment._target_, ctx.results_dir,
              ctx.device, ctx.config_hash)
-    return task(ctx)
+    return run(ctx)
 
 
 def main() -> None:
-    """Console entry point: compose configs/config.yaml with the command line and run the experiment."""
+    """Console entry point: compose ganeval/configs/config.yaml with the command line and run the experiment."""
     import hydra
     from hydra.errors import InstantiationException
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ganeval.__main__ import config_dir
 from ganeval.common import atomic_write_text
 from ganeval.data import digits
 from ganeval.gan import CheckpointGenerator, build_generator, gan_config
-from ganeval.gan.config import QUICKSTART
 from ganeval.gan.plots import save_image_grid
 from ganeval.gan.sampling import generate, latent
 from ganeval.gan.training import train
@@ -48,6 +48,15 @@ def classifier(real: np.ndarray, seed: int = 0):  # -> (fitted model, held-out i
         warnings.simplefilter("ignore", FutureWarning)
         clf = SVC(probability=True, random_state=seed).fit(_flat(real[idx[:cut]]), labels[idx[:cut]])
     return clf, real[idx[cut:]], labels[idx[cut:]]
+
+
+def quickstart_setups() -> dict[str, dict]:
+    """The quickstart experiment's train specs by trainer preset, read from its config (their one source)."""
+    from omegaconf import OmegaConf
+
+    exp = OmegaConf.load(config_dir() / "experiment" / "quickstart.yaml")
+    specs = [OmegaConf.to_container(g.train) for g in exp.generators.values()]
+    return {str(s["gan"]): s for s in specs}  # type: ignore[index]
 
 
 def _shown(path: Path) -> str:
@@ -77,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 helps on a busy machine)")
     ap.add_argument("--samples", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--gans", nargs="+", default=list(QUICKSTART))
+    setups = quickstart_setups()
+    ap.add_argument("--gans", nargs="+", default=list(setups), choices=list(setups))
     ap.add_argument("--models", type=Path, default=ROOT / "models" / "digits")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "reference" / "quickstart")
     args = ap.parse_args(argv)
@@ -100,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"uniform noise: {results['reference']['uniform_noise']}")  # type: ignore[index]
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.gans:
-        setup = QUICKSTART[name]
+        setup = setups[name]
         out_dir = args.models / name
         if out_dir.exists():
             shutil.rmtree(out_dir)  # time a fresh training every time

@@ -1,23 +1,33 @@
-"""Every config file composes; every option that can be instantiated offline is instantiated."""
+"""Every option of every config group composes, and every `_target_` node in it instantiates (or imports)."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import numpy as np
 import pytest
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from apphelp import compose_config
 from ganeval.__main__ import config_dir
-from ganeval.experiments import TASKS
 from ganeval.experiments.gan_table import dataset_specs
 from ganeval.metrics import Metrics
 
 CONFIGS = config_dir()
 OFFLINE_DATA = {"digits", "patches", "sphere", "swiss_roll", "torus"}
 DOWNLOADED_DATA = {"mnist", "fashion_mnist", "cifar10", "cifar100", "celeba"}
+GROUPS = ("data", "features", "metrics", "generator", "experiment", "hydra/launcher")
+# launcher option -> (the Hydra plugin it extends, what installs that, one of the option's own settings)
+LAUNCHER_PLUGINS = {"local": ("hydra_plugins.hydra_joblib_launcher", "hydra-joblib-launcher", ("n_jobs", 2)),
+                    "slurm_gpu": ("hydra_plugins.hydra_submitit_launcher", "ganeval[slurm]", ("gpus_per_node", 1)),
+                    "ray_gpu": ("hydra_plugins.hydra_ray_launcher", "ganeval[ray]", ("ray.remote.num_gpus", 1))}
 
 
 def _options(group: str) -> list[str]:
@@ -27,16 +37,74 @@ def _options(group: str) -> list[str]:
 def test_every_group_has_its_options() -> None:
     assert set(_options("experiment")) == {"quickstart", "paper_table", "blur_sweep", "torus", "heat_traces", "benchmark"}
     assert {"default", "imd", "approx"} <= set(_options("metrics"))
-    assert {"local", "submitit_slurm", "ray"} <= set(_options("hydra/launcher"))
+    assert set(_options("hydra/launcher")) == set(LAUNCHER_PLUGINS)
     assert {"pixels", "identity", "inception"} <= set(_options("features"))
     assert {"checkpoint", "module", "callable", "samples"} <= set(_options("generator"))
-    assert {"wgan", "wgan_gp", "gan"} <= set(_options("gan"))
+    assert not (CONFIGS / "gan").exists()  # trainer presets live in ganeval/gan/config.py only
     assert OFFLINE_DATA | DOWNLOADED_DATA <= set(_options("data"))
+    files = {str(p.relative_to(CONFIGS).with_suffix("")) for p in CONFIGS.rglob("*.yaml")}
+    assert files == {"config"} | {f"{g}/{o}" for g in GROUPS for o in _options(g)}  # no group left untested
+
+
+def _target_nodes(node: Any, where: str) -> Iterator[tuple[str, DictConfig]]:
+    """(path, node) of every `_target_` node inside `node` whose target is given (not ???)."""
+    if isinstance(node, DictConfig):
+        if "_target_" in node and not OmegaConf.is_missing(node, "_target_"):
+            yield where, node
+        items: Any = ((k, node._get_node(k)) for k in node.keys())
+    elif isinstance(node, ListConfig):
+        items = enumerate(node)
+    else:
+        return
+    for key, child in items:
+        if isinstance(child, (DictConfig, ListConfig)):
+            yield from _target_nodes(child, f"{where}.{key}")
+
+
+def _check_targets(node: Any, where: str) -> int:
+    """Instantiate every complete `_target_` node in `node`; only import those with ??? or a download."""
+    n = 0
+    for path, target_node in _target_nodes(node, where):
+        module, name = str(target_node._target_).rsplit(".", 1)
+        target = getattr(importlib.import_module(module), name)
+        assert callable(target), path
+        missing = OmegaConf.missing_keys(target_node)
+        if not missing and module + "." + name not in {f"ganeval.data.{d}" for d in DOWNLOADED_DATA}:
+            assert instantiate(target_node) is not None, path
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("group,option", [(g, o) for g in GROUPS if g != "hydra/launcher" for o in _options(g)])
+def test_every_option_composes_and_its_targets_instantiate(group: str, option: str) -> None:
+    cfg = compose_config([f"{group}={option}"])
+    node = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]) if group == "experiment" else cfg[group]
+    n = _check_targets(node, group)
+    assert n >= (0 if group == "metrics" else 1)  # every group but metrics is `_target_`-driven
+
+
+@pytest.mark.parametrize("option", sorted(LAUNCHER_PLUGINS))
+def test_every_launcher_composes_and_instantiates(option: str) -> None:
+    plugin, install, (key, value) = LAUNCHER_PLUGINS[option]
+    if importlib.util.find_spec(plugin) is None:
+        pytest.skip(f"hydra/launcher={option} needs the plugin {plugin}, not installed here (pip install {install})")
+    launcher = compose_config([f"hydra/launcher={option}"]).hydra.launcher
+    assert not OmegaConf.missing_keys(launcher) and OmegaConf.select(launcher, key) == value
+    assert type(instantiate(launcher)).__module__.startswith(plugin)
+
+
+def test_a_config_without_run_experiment_exits_2_naming_the_key(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    p = subprocess.run([sys.executable, "-m", "ganeval", "~experiment"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert "no run_experiment node" in p.stderr + p.stdout and "experiment=benchmark|blur_sweep|" in p.stderr + p.stdout
 
 
 def test_root_config_defaults() -> None:
     cfg = compose_config([])
-    assert cfg.hydra.runtime.choices.experiment == "quickstart" and cfg.task == "gan_table"
+    assert cfg.hydra.runtime.choices.experiment == "quickstart"
+    assert cfg.run_experiment._target_ == "ganeval.experiments.gan_table.run"
     for key, value in {"runs": 100, "sample_size": 1000, "confidence": 0.99, "seed": 0, "device": None,
                        "results_dir": None, "cache_dir": ".cache/ganeval"}.items():
         assert cfg[key] == value, key
@@ -46,21 +114,6 @@ def test_root_config_defaults() -> None:
         "imd": {"k": 5, "m": 10, "nv": 100, "normalization": "empty", "knn": "exact", "rademacher": False,
                 "variance_reduction": True},
         "fid": {}, "kid": {"subsets": 100, "subset_size": 1000, "degree": 3, "coef0": 1.0}}
-
-
-@pytest.mark.parametrize("name", sorted(OFFLINE_DATA))
-def test_offline_data_instantiate(name: str) -> None:
-    cfg = compose_config([f"data={name}"] + ([f"data.n=50"] if name not in ("digits",) else []))
-    arr = instantiate(cfg.data)
-    assert isinstance(arr, np.ndarray) and len(arr) > 0
-
-
-@pytest.mark.parametrize("name", sorted(DOWNLOADED_DATA))
-def test_downloaded_data_compose_and_target_exists(name: str) -> None:
-    cfg = compose_config([f"data={name}"])
-    target = cfg.data._target_
-    mod, fn = target.rsplit(".", 1)
-    assert callable(getattr(__import__(mod, fromlist=[fn]), fn))
 
 
 def test_file_data_instantiate(tmp_path: Path) -> None:
@@ -98,12 +151,36 @@ def test_generators_instantiate(tmp_path: Path) -> None:
         g.validate()
 
 
-@pytest.mark.parametrize("name", ["wgan", "wgan_gp", "gan"])
-def test_gan_options_instantiate(name: str) -> None:
-    from ganeval.gan import GanConfig, gan_config
+def _train_specs(node: object, where: str = "") -> dict[str, dict]:
+    """where -> every `train` spec inside a plain config container."""
+    out: dict[str, dict] = {}
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "train" and isinstance(value, dict):
+                out[where] = value
+            else:
+                out.update(_train_specs(value, f"{where}.{key}".lstrip(".")))
+    return out
 
-    g = instantiate(compose_config([f"gan={name}"]).gan)
-    assert isinstance(g, GanConfig) and g == gan_config(name)
+
+@pytest.mark.parametrize("name", _options("experiment"))
+def test_train_specs_name_a_trainer_preset(name: str) -> None:
+    from ganeval.experiments.pipeline import check_train_spec
+    from ganeval.gan import PRESETS
+
+    specs = _train_specs(OmegaConf.to_container(compose_config([f"experiment={name}"]), resolve=False))
+    for where, spec in specs.items():
+        assert spec["gan"] in PRESETS, where
+        check_train_spec(np.zeros((1000, 2), np.float32), spec, where)
+    assert bool(specs) == (name in {"quickstart", "paper_table", "torus"})  # the experiments that train
+
+
+def test_a_wrong_preset_name_lists_the_presets() -> None:
+    from ganeval.experiments.pipeline import check_train_spec
+
+    spec = compose_config(["generators.wgan.train.gan=wgan_fast"]).generators.wgan.train
+    with pytest.raises(ValueError, match=r"digits/wgan.train: gan='wgan_fast' is not a preset; choose one of \['gan', "):
+        check_train_spec(np.zeros((1000, 2), np.float32), OmegaConf.to_container(spec), "digits/wgan")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", _options("metrics"))
@@ -113,27 +190,17 @@ def test_metric_options_are_valid(name: str) -> None:
     assert "imd" in opts
 
 
-def test_launchers_compose_and_local_instantiates() -> None:
-    cfg = compose_config(["hydra/launcher=local"])
-    assert cfg.hydra.launcher.n_jobs == 2
-    launcher = instantiate(cfg.hydra.launcher)
-    assert type(launcher).__name__ == "JoblibLauncher"
-    assert compose_config(["hydra/launcher=submitit_slurm"]).hydra.launcher.gpus_per_node == 1
-    assert compose_config(["hydra/launcher=ray"]).hydra.launcher.ray.remote.num_gpus == 1  # composed, not instantiated
-
-
 @pytest.mark.parametrize("name", _options("experiment"))
 def test_experiments_compose_and_validate(name: str) -> None:
     cfg = compose_config([f"experiment={name}"])
-    assert cfg.task in TASKS
+    run = instantiate(cfg.run_experiment)
+    assert callable(run) and run.func.__name__ == "run" and run.func.__module__.startswith("ganeval.experiments.")
     opts = Metrics(OmegaConf.to_container(cfg.metrics))  # type: ignore[arg-type]
     if "kid" in opts and name != "heat_traces":
         assert opts["kid"]["subset_size"] <= cfg.sample_size  # the defaults must be runnable
-    if cfg.task == "gan_table" and name != "benchmark":
+    if run.func.__module__.endswith(".gan_table") and name != "benchmark":
         specs = dataset_specs(cfg, "digits")
         assert all(len(s["generators"]) == 2 for s in specs.values())
-    if name in ("quickstart", "blur_sweep", "torus"):
-        assert instantiate(cfg.data) is not None  # offline default data
     if name == "paper_table":
         assert set(cfg.datasets) == {"mnist", "fashion_mnist", "cifar10", "celeba"}
         assert cfg.sample_size == 10000 and cfg.runs == 100 and cfg.confidence == 0.99

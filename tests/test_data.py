@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import ganeval.data as gd
+from ganeval.__main__ import config_dir
 from ganeval.data import DatasetNotFoundError
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = config_dir()
 
 
 # --------------------------------------------------------------------------- torchvision sets

@@ -11,10 +11,11 @@ import pytest
 import torch
 
 import ganeval.features as gf
+from ganeval.__main__ import config_dir
 from ganeval.features import inception as inc
 from ganeval.features.base import Extractor
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = config_dir()
 
 
 @pytest.fixture(scope="module")

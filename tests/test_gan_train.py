@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from ganeval.gan import GanConfig, gan_config, load_checkpoint, paper_setup, train
+from ganeval.gan import PRESETS, GanConfig, gan_config, load_checkpoint, train
 from ganeval.gan.training import _critic_step
 
 
@@ -241,20 +241,25 @@ def test_bad_training_input_raises_before_writing(tmp_path: Path, x: np.ndarray,
 
 
 def test_gan_config_presets_and_overrides() -> None:
-    assert gan_config("wgan") == GanConfig("wgan", "wasserstein", "rmsprop", 5e-5, 5e-5, (0.9, 0.999), 5, 0.01, 0.0)
-    gp = gan_config("wgan_gp")
-    settings = (gp.optimizer, gp.lr_d, gp.betas, gp.gp_weight, gp.n_critic, gp.clip)
-    assert settings == ("adam", 1e-4, (0.9, 0.999), 10, 5, None)
+    # the presets' values are pinned: trained generators (and the quickstart's numbers) depend on them
+    assert PRESETS == {
+        "wgan": GanConfig("wgan", "wasserstein", "rmsprop", 5e-5, 5e-5, (0.9, 0.999), 5, 0.01, 0.0),
+        "wgan_gp": GanConfig("wgan_gp", "wasserstein", "adam", 1e-4, 1e-4, (0.9, 0.999), 5, None, 10.0),
+        "gan": GanConfig("gan", "nonsaturating", "adam", 2e-4, 2e-4, (0.5, 0.999), 1, None, 0.0),
+        "wgan_quick": GanConfig("wgan_quick", "wasserstein", "rmsprop", 1e-3, 1e-3, (0.9, 0.999), 2, 0.02, 0.0),
+        "wgan_gp_quick": GanConfig("wgan_gp_quick", "wasserstein", "adam", 1e-3, 1e-3, (0.5, 0.9), 2, None, 10.0),
+    }
+    assert all(gan_config(name) == preset for name, preset in PRESETS.items())
     assert gan_config({"name": "wgan", "lr_d": 1e-3}).lr_d == 1e-3
-    assert gan_config({"_target_": "x", "name": "gan"}, n_critic=2).n_critic == 2
+    assert gan_config({"name": "gan"}, n_critic=2).n_critic == 2
     with pytest.raises(ValueError, match="nonsaturating"):
         gan_config("gan", clip=0.1)
     with pytest.raises(ValueError, match="n_critic"):
         gan_config("wgan", n_critic=0)
-    assert paper_setup("mnist", "wgan") == {"arch": "mnist_wgan", "gan": "wgan", "epochs": 200, "batch_size": 64}
-    assert paper_setup("celeba", "wgan_gp")["epochs"] == 50
-    with pytest.raises(ValueError, match="no paper setup"):
-        paper_setup("svhn", "wgan")
+    with pytest.raises(ValueError, match=r"'wgan_fast' is not a preset; choose one of \['gan', 'wgan', 'wgan_gp', "):
+        gan_config("wgan_fast")
+    with pytest.raises(ValueError, match=r"unknown gan settings \['_target_'\]"):
+        gan_config({"_target_": "ganeval.gan.GanConfig", "name": "wgan"})
 
 
 def test_images_are_resized_to_the_architecture(tmp_path: Path) -> None:

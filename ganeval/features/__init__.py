@@ -1,7 +1,7 @@
 """Feature extraction: FID Inception pool3 (pytorch-fid's network), raw pixels, identity; cached.
 
 `extract(images, "inception", weights=..., cache_dir=...)` turns any image source into N×D float32
-features; extractors are registered by name and selectable from `configs/features/*.yaml`.
+features; extractors are registered by name and selectable from `ganeval/configs/features/*.yaml`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """GAN architectures of the paper, WGAN / WGAN-GP / vanilla GAN training, and generators from anywhere.
 
-`train(...)` trains and resumes; `GanConfig` / `gan_config` are the trainer settings (the `gan`
-config group); `CheckpointGenerator`, `ModuleGenerator`, `CallableGenerator`, `SampleGenerator`
+`train(...)` trains and resumes; `GanConfig` / `gan_config` / `PRESETS` are the trainer settings
+(what a train spec's `gan:` names); `CheckpointGenerator`, `ModuleGenerator`, `CallableGenerator`, `SampleGenerator`
 are the `generator` config group's options.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ganeval.gan.architectures import ARCHITECTURES, build, build_generator, get_architecture
 from ganeval.gan.checkpoint import load_checkpoint
-from ganeval.gan.config import PAPER_EPOCHS, PRESETS, GanConfig, gan_config, paper_setup
+from ganeval.gan.config import PRESETS, GanConfig, gan_config
 from ganeval.gan.generators import (
     CallableGenerator,
     CheckpointGenerator,
@@ -20,7 +20,6 @@ from ganeval.gan.training import train
 
 __all__ = [
     "ARCHITECTURES",
-    "PAPER_EPOCHS",
     "PRESETS",
     "CallableGenerator",
     "CheckpointGenerator",
@@ -32,6 +31,5 @@ __all__ = [
     "gan_config",
     "get_architecture",
     "load_checkpoint",
-    "paper_setup",
     "train",
 ]
