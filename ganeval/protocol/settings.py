@@ -10,16 +10,15 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ganeval.common import resolve_device_name
-from ganeval.metrics.registry import Metrics, boolean, integer
+from ganeval.metrics.registry import Metrics, boolean, integer, option
 from ganeval.results.intervals import check_confidence
 
 DEFAULT_METRICS = ("imd", "fid", "kid")
 
 
 def _check(name: str, value: Any, rule: tuple[Any, str]) -> None:
-    check, expected = rule
-    if not check(value):
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    """Raise ValueError naming the setting, what it must be and what it got (the option tables' rule)."""
+    option(name, None, rule).validate("", value)
 
 
 @dataclass(frozen=True)
