@@ -1,4 +1,4 @@
-"""The paper-style tables of a summary: layout, scaling, bold best model, LaTeX, mixed protocols refused."""
+"""The paper-style tables of a summary: layout, scaling, bold only for a significantly best model, LaTeX, mixed protocols refused."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ganeval.results.summary import summarize_runs
+from ganeval.results.summary import compare_runs, summarize_runs
 from ganeval.results.tables import table_latex, table_markdown
 
 
@@ -24,7 +24,7 @@ def _rows() -> pd.DataFrame:
 
 def test_table_layout_and_best_marked() -> None:
     s = summarize_runs(_rows(), 0.99, 500)
-    md = table_markdown(s)
+    md = table_markdown(s, compare_runs(_rows(), 0.99))
     lines = [ln for ln in md.splitlines() if ln.startswith("|")]
     assert lines[0] == "| metric | mnist / wgan | mnist / wgan_gp | cifar10 / wgan | cifar10 / wgan_gp |"
     assert [ln.split("|")[1].strip() for ln in lines[2:]] == ["IMD", "KID×10³", "FID"]
@@ -36,11 +36,13 @@ def test_table_layout_and_best_marked() -> None:
     fid_mean = s[(s.data == "mnist") & (s.model == "wgan") & (s.metric == "fid")]["mean"].iloc[0]
     assert f"{fid_mean:.2f}" in lines[4].split("|")[2]
     assert "over 10 runs of 500 samples" in md
+    assert "bold: significantly best at 99%: the interval of every paired difference (by run)" in md
+    assert "**" not in table_markdown(s) and "nothing is bold: no paired comparison was given" in table_markdown(s)
 
 
 def test_latex_table_has_multicolumn_headers_and_bold() -> None:
     s = summarize_runs(_rows(), 0.99, 500)
-    tex = table_latex(s, caption="GAN table")
+    tex = table_latex(s, compare_runs(_rows(), 0.99), caption="GAN table")
     assert r"\multicolumn{2}{c}{\textbf{mnist}}" in tex
     assert r"\cmidrule(lr){2-3}\cmidrule(lr){4-5}" in tex
     assert r"wgan\_gp" in tex

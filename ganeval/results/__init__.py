@@ -2,6 +2,8 @@
 
 - `intervals`: Student-t interval of a mean, paired-t difference, what an interval covers.
 - `summary`: per-run rows -> summary per group and metric, paired comparisons of models.
+- `seeds`: training seeds as a level: per-(model, seed) -> per-model summaries, seed-paired comparisons,
+  the variance shares (seeds, subsampling, probes).
 - `tables`: the paper-style table (cells, Markdown, LaTeX) and table.md/.tex.
 - `record`: `RunRecord`, the summary.json written and read by the same dataclass.
 - `files`: atomic CSV/JSON writers and an experiment's whole set of result files.
@@ -15,23 +17,36 @@ from ganeval.results.files import json_text, write_csv, write_json, write_result
 from ganeval.results.intervals import COVERAGE_NOTE, check_confidence, paired_comparison, t_interval
 from ganeval.results.plots import plot_blur, plot_heat_traces, plot_points_3d, plot_summary
 from ganeval.results.record import RunRecord, package_versions
+from ganeval.results.seeds import (
+    Levels,
+    compare_seeds,
+    coverage_note,
+    summarize_levels,
+    summarize_seeds,
+    variance_components,
+    variance_record,
+)
 from ganeval.results.summary import compare_runs, group_columns, summarize_runs, summary_group_columns
 from ganeval.results.tables import (
     metric_label,
     check_one_protocol,
     table_cells,
     table_latex,
+    significantly_best,
     table_markdown,
     write_tables,
 )
 
 __all__ = [
     "COVERAGE_NOTE",
+    "Levels",
     "metric_label",
     "RunRecord",
     "check_confidence",
     "check_one_protocol",
     "compare_runs",
+    "compare_seeds",
+    "coverage_note",
     "group_columns",
     "json_text",
     "package_versions",
@@ -40,12 +55,17 @@ __all__ = [
     "plot_heat_traces",
     "plot_points_3d",
     "plot_summary",
+    "significantly_best",
+    "summarize_levels",
     "summarize_runs",
+    "summarize_seeds",
     "summary_group_columns",
     "t_interval",
     "table_cells",
     "table_latex",
     "table_markdown",
+    "variance_components",
+    "variance_record",
     "write_csv",
     "write_json",
     "write_results",

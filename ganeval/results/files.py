@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import pandas as pd
 
 from ganeval.common import atomic_write_text
+from ganeval.results.seeds import SEED, SEEDS_FILE
 from ganeval.results.tables import write_tables
 
 if TYPE_CHECKING:
@@ -39,12 +40,19 @@ def write_results(
     record: RunRecord,
     title: str = "",
     tables: bool = True,
+    seeds: pd.DataFrame | None = None,
 ) -> list[Path]:
-    """Write summary.csv, summary.json, comparison.csv (when given) and the tables into `out_dir`."""
+    """Write summary.csv, summary.json, comparison.csv and summary_seeds.csv (when given) and the tables into `out_dir`.
+
+    `summary` is what the tables show (the model level); `seeds` the per-(model, seed) summary, written only
+    when it holds a `train_seed` column; the tables bold by `comparison`.
+    """
     out = Path(out_dir)
     paths = [write_csv(summary, out / "summary.csv"), record.write(out / "summary.json")]
     if comparison is not None and len(comparison):
         paths.append(write_csv(comparison, out / "comparison.csv"))
+    if seeds is not None and SEED in seeds.columns:
+        paths.append(write_csv(seeds, out / SEEDS_FILE))
     if tables:
-        paths += write_tables(summary, out, title)
+        paths += write_tables(summary, out, comparison, title)
     return paths

@@ -53,6 +53,9 @@ class RunRecord:
     seconds_per_run: float | None = None
     hole_fraction: dict[str, float] | None = None  # torus: fraction of each set's points in the hole
     verdict: list[dict[str, Any]] | None = None  # torus: per metric, do the models separate
+    # per model and metric: the shares of one run's variance due to training seeds, subsampling and probes
+    # (`seeds.variance_record`)
+    variance_shares: list[dict[str, Any]] | None = None
 
     def set_results(self, summary: pd.DataFrame, stage_seconds: Mapping[str, float]) -> None:
         """Record the summary's rows and the stage times (to the millisecond), the last fields known before writing."""

@@ -12,6 +12,9 @@ from ganeval.results.intervals import paired_comparison, t_interval
 
 SUMMARY_STATS = ("mean", "std", "ci_low", "ci_high", "half_width", "n_runs")
 PROTOCOL_COLUMNS = ("sample_size", "confidence")
+# what a model-level summary adds (see results/seeds.py): the number of training seeds, what its interval
+# covers, and the variance shares of one run's value
+MODEL_COLUMNS = ("n_seeds", "covers", "share_seed", "share_subsample", "share_probe")
 
 
 def group_columns(rows: pd.DataFrame) -> list[str]:
@@ -21,7 +24,7 @@ def group_columns(rows: pd.DataFrame) -> list[str]:
 
 def summary_group_columns(summary: pd.DataFrame) -> list[str]:
     """The group columns of a summary (what tables and plots label by): all but metric, statistics and protocol."""
-    skip = {"metric", *SUMMARY_STATS, *PROTOCOL_COLUMNS}
+    skip = {"metric", *SUMMARY_STATS, *PROTOCOL_COLUMNS, *MODEL_COLUMNS}
     return [c for c in summary.columns if c not in skip]
 
 
@@ -50,13 +53,31 @@ def compare_runs(
     Pairs are matched by run (runs share their real subsample). `better` names the model whose metric is
     significantly lower at this confidence, or is empty when the interval contains 0.
     """
-    if between not in rows.columns:
-        raise ValueError(f"rows has no column {between!r} to compare; columns: {list(rows.columns)}")
     within = [c for c in group_columns(rows) if c != between] + ["metric"]
+    return paired_differences(rows, within, between, "run", "value", confidence, lower_is_better)
+
+
+def paired_differences(
+    frame: pd.DataFrame,
+    within: Sequence[str],
+    between: str,
+    pair_by: str,
+    value: str,
+    confidence: float,
+    lower_is_better: bool = True,
+    count: str = "n_runs",
+) -> pd.DataFrame:
+    """Per `within` group, each pair (a, b) of `between` values: paired-t CI of mean(a - b) over rows matched by `pair_by`.
+
+    `better` names the significantly better of a and b (lower, or higher when not `lower_is_better`), or is
+    empty when the interval contains 0; `count` names the column holding the number of pairs.
+    """
+    if between not in frame.columns:
+        raise ValueError(f"rows has no column {between!r} to compare; columns: {list(frame.columns)}")
     out = []
-    for key, g in _groupby(rows, within):
+    for key, g in _groupby(frame, within):
         key = key if isinstance(key, tuple) else (key,)
-        wide = g.pivot_table(index="run", columns=between, values="value", aggfunc="first", sort=False)
+        wide = g.pivot_table(index=pair_by, columns=between, values=value, aggfunc="first", sort=False)
         names = list(dict.fromkeys(g[between].tolist()))
         for a, b in itertools.combinations(names, 2):
             pair = wide[[a, b]].dropna()
@@ -68,6 +89,7 @@ def compare_runs(
                 better = a if lower_is_better else b
             elif np.isfinite(res["ci_low"]) and res["ci_low"] > 0:
                 better = b if lower_is_better else a
+            res[count] = res.pop("n_runs")
             out.append({**dict(zip(within, key)), "a": a, "b": b, **res, "better": better,
                         "confidence": float(confidence)})
     return pd.DataFrame(out)

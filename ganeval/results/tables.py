@@ -1,7 +1,8 @@
 """The paper-style tables of a summary: cells, Markdown, LaTeX, and table.md/.tex.
 
 Tables follow the paper's GAN table: rows IMD, KID×10³, FID; one column per (dataset, model);
-`mean ± half-width` of the confidence interval; the model with the lowest mean per dataset in bold.
+`mean ± half-width` of the confidence interval; a model in bold only where it is significantly best in its
+dataset: the paired comparison (by run, or by training seed) against every other model says it is better.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import atomic_write_text
-from ganeval.results.intervals import COVERAGE_NOTE
+from ganeval.results.seeds import coverage_note
 from ganeval.results.summary import PROTOCOL_COLUMNS, summary_group_columns
 
 METRIC_ORDER = ("imd", "kid", "fid")  # the paper's rows; other metrics follow by name
@@ -44,11 +45,54 @@ def check_one_protocol(summary: pd.DataFrame) -> None:
             )
 
 
-def table_cells(summary: pd.DataFrame, model_column: str = "model", digits: int = 2) -> pd.DataFrame:
+def _winners(comparison: pd.DataFrame, on: list[str]) -> dict[tuple, str]:
+    """(values of `on` as strings, metric, frozenset of the two models) -> the significantly better model ('' if none)."""
+    return {
+        (tuple(str(r[c]) for c in on), r["metric"], frozenset((str(r["a"]), str(r["b"])))): str(r["better"])
+        for _, r in comparison.iterrows()
+    }
+
+
+def significantly_best(
+    summary: pd.DataFrame, comparison: pd.DataFrame | None, model_column: str = "model"
+) -> set[tuple[str, tuple]]:
+    """The (metric, group) cells whose model is significantly better than every other model of its dataset.
+
+    A dataset is a value of the group columns other than `model_column`; `comparison` (from `compare_runs`
+    or `compare_seeds`) must hold the pair of each two models of it, else nothing of it is bold.
+    """
+    cols = summary_group_columns(summary)
+    if comparison is None or comparison.empty or model_column not in cols:
+        return set()
+    conf = set(comparison["confidence"]) | set(summary["confidence"])
+    if len(conf) > 1:
+        raise ValueError(f"the comparison and the summary use different confidence levels {sorted(conf)}: "
+                         "compare at the summary's level")
+    mi = cols.index(model_column)
+    on = [c for c in cols if c != model_column and c in comparison.columns]
+    winners = _winners(comparison, on)
+    groups = list(dict.fromkeys(tuple(r) for r in summary[cols].itertuples(index=False, name=None)))
+    by_data: dict[tuple, list[tuple]] = {}
+    for g in groups:
+        by_data.setdefault(g[:mi] + g[mi + 1 :], []).append(g)
+    best: set[tuple[str, tuple]] = set()
+    for members in by_data.values():
+        for m in dict.fromkeys(summary.metric):
+            for g in members:
+                key = tuple(str(g[cols.index(c)]) for c in on)
+                verdicts = [winners.get((key, m, frozenset((str(g[mi]), str(h[mi]))))) for h in members if h != g]
+                if verdicts and all(v == str(g[mi]) for v in verdicts):
+                    best.add((m, g))
+    return best
+
+
+def table_cells(
+    summary: pd.DataFrame, comparison: pd.DataFrame | None = None, model_column: str = "model", digits: int = 2
+) -> pd.DataFrame:
     """The table as strings: index metric labels (IMD, KID×10³, FID, then others), one column per group.
 
-    Also returns, in `.attrs['best']`, the (metric, column) cells holding the lowest mean among the models
-    of their dataset (the other group columns).
+    Also returns, in `.attrs['best']`, the (metric, column) cells whose model is significantly best in its
+    dataset by `comparison` (see `significantly_best`; none without a comparison).
     """
     check_one_protocol(summary)
     cols = summary_group_columns(summary)
@@ -61,18 +105,6 @@ def table_cells(summary: pd.DataFrame, model_column: str = "model", digits: int 
         scale = metric_label(row.metric)[1]
         key = tuple(row[c] for c in cols)
         cells.setdefault(key, {})[row.metric] = (row["mean"] * scale, row["half_width"] * scale)
-    best: set[tuple[str, tuple]] = set()
-    if model_column in cols:
-        mi = cols.index(model_column)
-        by_data: dict[tuple, list[tuple]] = {}
-        for g in groups:
-            by_data.setdefault(g[:mi] + g[mi + 1 :], []).append(g)
-        for members in by_data.values():
-            if len(members) < 2:
-                continue
-            for m in metrics:
-                vals = [(cells.get(g, {}).get(m, (np.inf, 0))[0], g) for g in members]
-                best.add((m, min(vals, key=lambda t: t[0])[1]))
     table = {}
     for g in groups:
         col = {}
@@ -83,14 +115,41 @@ def table_cells(summary: pd.DataFrame, model_column: str = "model", digits: int 
             )
         table[g] = col
     df = pd.DataFrame(table, index=metrics)
-    df.attrs["best"] = best
+    df.attrs["best"] = significantly_best(summary, comparison, model_column)
     df.attrs["group_names"] = cols
     return df
 
 
-def table_markdown(summary: pd.DataFrame, title: str = "", digits: int = 2) -> str:
-    """The paper-style table in Markdown; bold marks the lowest mean (the better model) per dataset and metric."""
-    t = table_cells(summary, digits=digits)
+def _interval_sentence(summary: pd.DataFrame) -> str:
+    """What each cell is: mean ± half-width of which interval, over how many seeds and runs of how many samples."""
+    p = summary.iloc[0]
+    conf, runs = f"{p['confidence']:.0%}", f"{int(summary['n_runs'].max())} runs of {int(p['sample_size'])} samples per set"
+    seeds = sorted(int(x) for x in set(summary["n_seeds"])) if "n_seeds" in summary.columns else [1]
+    if seeds == [1]:
+        return f"Mean ± half-width of the {conf} Student-t interval over {runs}."
+    if len(seeds) == 1:
+        return (f"Mean over {seeds[0]} training seeds ± half-width of the {conf} Student-t interval across seeds "
+                f"({seeds[0] - 1} degrees of freedom) of the per-seed means over {runs}.")
+    several = ", ".join(str(x) for x in seeds if x > 1)
+    return (f"Mean ± half-width of the {conf} Student-t interval: across seeds (S − 1 degrees of freedom) of the "
+            f"per-seed means for models with several training seeds (S = {several}), over runs for models with "
+            f"one seed; {runs}.")
+
+
+def _bold_sentence(summary: pd.DataFrame, comparison: pd.DataFrame | None) -> str:
+    """What bold means in a table of `summary` given `comparison`."""
+    if comparison is None or comparison.empty:
+        return "Lower is better; nothing is bold: no paired comparison was given."
+    paired = "by training seed" if "n_seeds" in comparison.columns else "by run"
+    return (f"Lower is better; bold: significantly best at {summary['confidence'].iloc[0]:.0%}: the interval of "
+            f"every paired difference ({paired}) with the other models of its dataset excludes 0.")
+
+
+def table_markdown(
+    summary: pd.DataFrame, comparison: pd.DataFrame | None = None, title: str = "", digits: int = 2
+) -> str:
+    """The paper-style table in Markdown; bold marks a model significantly best in its dataset by `comparison`."""
+    t = table_cells(summary, comparison, digits=digits)
     names = t.attrs["group_names"]
     header = ["metric"] + [" / ".join(_fmt(v) for v in g) or "value" for g in t.columns]
     lines = []
@@ -101,15 +160,11 @@ def table_markdown(summary: pd.DataFrame, title: str = "", digits: int = 2) -> s
         label = metric_label(m)[0]
         cells = [f"**{t.loc[m, g]}**" if (m, g) in t.attrs["best"] else t.loc[m, g] for g in t.columns]
         lines.append("| " + " | ".join([label] + cells) + " |")
-    p = summary.iloc[0]
     lines += [
         "",
-        f"Columns: {' / '.join(names) or 'value'}. Mean ± half-width of the {p['confidence']:.0%} Student-t "
-        f"interval over {int(summary['n_runs'].max())} runs of {int(p['sample_size'])} samples per set. "
-        "Lower is better; bold: lowest mean among the models of a dataset (see comparison.csv for whether "
-        "the paired difference is significant).",
+        f"Columns: {' / '.join(names) or 'value'}. {_interval_sentence(summary)} {_bold_sentence(summary, comparison)}",
         "",
-        COVERAGE_NOTE,
+        coverage_note(summary),
         "",
     ]
     return "\n".join(lines)
@@ -121,9 +176,11 @@ def _tex_escape(s: str) -> str:
     return s
 
 
-def table_latex(summary: pd.DataFrame, caption: str = "", digits: int = 2) -> str:
-    """The paper-style table as a booktabs LaTeX tabular (first group level as multicolumn headers)."""
-    t = table_cells(summary, digits=digits)
+def table_latex(
+    summary: pd.DataFrame, comparison: pd.DataFrame | None = None, caption: str = "", digits: int = 2
+) -> str:
+    """The paper-style table as a booktabs LaTeX tabular (first group level as multicolumn headers), bold as in Markdown."""
+    t = table_cells(summary, comparison, digits=digits)
     groups = list(t.columns)
     ncol = len(groups)
     lines = [r"\begin{table}[t]", r"\centering", r"\small"]
@@ -163,9 +220,11 @@ def table_latex(summary: pd.DataFrame, caption: str = "", digits: int = 2) -> st
     return "\n".join(lines)
 
 
-def write_tables(summary: pd.DataFrame, out_dir: str | Path, title: str = "") -> list[Path]:
-    """Write table.md and table.tex for `summary` into `out_dir`."""
+def write_tables(
+    summary: pd.DataFrame, out_dir: str | Path, comparison: pd.DataFrame | None = None, title: str = ""
+) -> list[Path]:
+    """Write table.md and table.tex for `summary` (bold by `comparison`) into `out_dir`."""
     out = Path(out_dir)
-    atomic_write_text(out / "table.md", table_markdown(summary, title))
-    atomic_write_text(out / "table.tex", table_latex(summary, title))
+    atomic_write_text(out / "table.md", table_markdown(summary, comparison, title))
+    atomic_write_text(out / "table.tex", table_latex(summary, comparison, title))
     return [out / "table.md", out / "table.tex"]
