@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from ganeval.results import RunRecord
-from ganeval.results.collate import collate, main
+from ganeval.results.collate import collate, collate_levels, main
+from ganeval.results.seeds import COVERS_SEEDS
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference" / "quickstart"
 
@@ -26,12 +27,38 @@ def _sweep(root: Path, **per_job: dict[str, object]) -> Path:
 
 
 def test_collate_adds_the_varying_overrides_as_columns(tmp_path: Path) -> None:
-    root = _sweep(tmp_path / "sweep", a={"overrides": ["progress=false", "seed=0"]},
-                  b={"overrides": ["progress=false", "seed=1"]})
+    root = _sweep(tmp_path / "sweep", a={"overrides": ["progress=false", "gan.epochs=10"]},
+                  b={"overrides": ["progress=false", "gan.epochs=20"]})
     merged = collate(root)
-    assert list(merged.columns[:3]) == ["seed", "data", "model"] and sorted(merged.seed.unique()) == ["0", "1"]
+    assert list(merged.columns[:3]) == ["gan.epochs", "data", "model"]
+    assert sorted(merged["gan.epochs"].unique()) == ["10", "20"]
     assert main([str(root)]) == 0
-    assert (root / "table.md").read_text().count("| IMD |") == 1
+    table = (root / "table.md").read_text()
+    assert table.count("| IMD |") == 1 and "nothing is bold: no paired comparison was given" in table
+
+
+def test_collate_a_seed_sweep_gives_the_two_level_summary(tmp_path: Path) -> None:
+    shifts = {"a": 0.0, "b": 3.0, "c": -1.0}  # WGAN's per-seed offsets; WGAN-GP the same in every job
+    root = _sweep(tmp_path / "sweep", **{j: {"overrides": ["progress=false", f"seed={i}"]} for i, j in enumerate(shifts)})
+    for job, shift in shifts.items():
+        s = pd.read_csv(root / job / "summary.csv")
+        s.loc[s.model == "wgan", "mean"] += shift * s.loc[s.model == "wgan", "mean"] / 10
+        s.to_csv(root / job / "summary.csv", index=False)
+    levels = collate_levels(root)
+    assert list(levels.seeds.columns[:3]) == ["train_seed", "data", "model"]
+    assert "train_seed" not in levels.summary.columns and set(levels.summary.n_seeds) == {3}
+    assert set(levels.summary.covers) == {COVERS_SEEDS}
+    imd = levels.seeds[(levels.seeds.model == "wgan") & (levels.seeds.metric == "imd")]["mean"]
+    row = levels.summary[(levels.summary.model == "wgan") & (levels.summary.metric == "imd")].iloc[0]
+    assert row["mean"] == pytest.approx(imd.mean()) and row["std"] == pytest.approx(imd.std(ddof=1))
+    assert set(levels.comparison.n_seeds) == {3}
+    # IMD and FID differ by +10 %, +40 %, 0 % of WGAN's mean over the seeds: not significant with 2 dof; KID is
+    assert dict(zip(levels.comparison.metric, levels.comparison.better)) == {"imd": "", "fid": "", "kid": "wgan"}
+    assert main([str(root)]) == 0
+    assert {"summary_seeds.csv", "comparison.csv"} <= {p.name for p in root.iterdir()}
+    table = (root / "table.md").read_text()
+    assert "Mean over 3 training seeds" in table and "(by training seed)" in table
+    assert [ln.split(" | ")[0] for ln in table.splitlines() if "**" in ln] == ["| KID×10³"]
 
 
 def test_collate_refuses_jobs_of_different_protocols(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

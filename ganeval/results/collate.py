@@ -2,7 +2,11 @@
 
 Every `summary.json` under DIR is a job. Jobs must share one protocol (sample size, confidence,
 extractor and weights, metric options, kNN method); otherwise collating is refused with the difference
-named. The overrides that differ between jobs become extra group columns (e.g. `seed`).
+named. The overrides that differ between jobs become extra group columns (e.g. `gan.epochs`); an override
+of the training seed (`seed`, `train_seed` or `train_seeds`, one value per job) becomes the `train_seed`
+level instead, and the collated summary is then the two-level one of `results/seeds.py`: summary.csv per
+model (mean over seeds, t interval across seeds), summary_seeds.csv per (model, seed), comparison.csv paired
+by seed, tables bold only where that comparison says so.
 """
 
 from __future__ import annotations
@@ -16,7 +20,19 @@ import pandas as pd
 
 from ganeval.results.files import write_csv
 from ganeval.results.record import RunRecord
+from ganeval.results.seeds import (
+    SEED,
+    SEEDS_FILE,
+    Levels,
+    compare_seeds,
+    several_seeds,
+    summarize_seeds,
+    variance_components,
+)
+from ganeval.results.summary import MODEL_COLUMNS
 from ganeval.results.tables import write_tables
+
+SEED_OVERRIDES = ("seed", SEED, "train_seeds")  # overrides that name the training seed of a job
 
 
 def _override_dict(record: RunRecord) -> dict[str, str]:
@@ -55,11 +71,22 @@ def collate(root: str | Path) -> pd.DataFrame:
     overrides = [_override_dict(r) for r in records]
     keys = sorted({k for o in overrides for k in o})
     varying = [k for k in keys if len({o.get(k) for o in overrides}) > 1]
+    seed_keys = [k for k in varying if k in SEED_OVERRIDES]
+    if len(seed_keys) > 1:
+        raise ValueError(f"jobs under {root} vary {seed_keys} together: sweep one training-seed key at a time")
     frames = []
     for job, o in zip(jobs, overrides):
-        s = pd.read_csv(job / "summary.csv", keep_default_na=False, na_values=[""])
+        per_seed = job / SEEDS_FILE
+        s = pd.read_csv(per_seed if per_seed.exists() else job / "summary.csv", keep_default_na=False, na_values=[""])
+        if seed_keys and SEED in s.columns:
+            if s[SEED].nunique() > 1:
+                raise ValueError(f"job {job} holds several training seeds and the sweep varies {seed_keys[0]} too: "
+                                 "collate sweeps of one seed per job, or the seeds of one job")
+            s = s.drop(columns=SEED)  # the job's one seed: the override names it
         for i, k in enumerate(varying):
-            s.insert(i, k, o.get(k, ""))
+            s.insert(i, SEED if k in seed_keys else k, o.get(k, ""))
+        if seed_keys:
+            s = s.drop(columns=[c for c in MODEL_COLUMNS if c in s.columns])
         s.insert(0, "job", str(job.relative_to(root)))
         frames.append(s)
     merged = pd.concat(frames, ignore_index=True)
@@ -69,6 +96,17 @@ def collate(root: str | Path) -> pd.DataFrame:
     return merged.drop(columns=["job"])
 
 
+def collate_levels(root: str | Path) -> Levels:
+    """The jobs under `root` as `Levels`: two levels when they hold several training seeds, else the merged
+    summary as both levels, with no comparison (the jobs' runs are not read) and no variance parts."""
+    merged = collate(root)
+    if not several_seeds(merged):
+        return Levels(merged, merged, pd.DataFrame(), pd.DataFrame())
+    confidence = float(merged["confidence"].iloc[0])
+    variance = variance_components(merged)
+    return Levels(merged, summarize_seeds(merged, confidence, variance), compare_seeds(merged, confidence), variance)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point: ganeval-collate DIR [--out OUT]."""
     parser = argparse.ArgumentParser(prog="ganeval-collate", description=__doc__.splitlines()[0])
@@ -76,14 +114,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="where to write summary.csv and table.md/.tex (default: DIR)")
     args = parser.parse_args(argv)
     try:
-        merged = collate(args.dir)
+        levels = collate_levels(args.dir)
     except ValueError as e:
         print(f"ganeval-collate: {e}", file=sys.stderr)
         return 2
     out = Path(args.out or args.dir)
-    write_csv(merged, out / "summary.csv")
-    write_tables(merged, out, title=f"Collated from {args.dir}")
-    print(f"collated {merged.shape[0]} rows from {args.dir} into {out}/summary.csv, table.md, table.tex")
+    written = [write_csv(levels.summary, out / "summary.csv")]
+    if several_seeds(levels.seeds):
+        written += [write_csv(levels.seeds, out / SEEDS_FILE), write_csv(levels.comparison, out / "comparison.csv")]
+    written += write_tables(levels.summary, out, levels.comparison, title=f"Collated from {args.dir}")
+    print(f"collated {levels.seeds.shape[0]} rows from {args.dir} into {out}: {', '.join(p.name for p in written)}")
     return 0
 
 

@@ -32,17 +32,37 @@ def _save(fig: Any, path: str | Path) -> Path:
     return Path(path)
 
 
-def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "") -> Path:
-    """One panel per metric: each group's mean with its confidence interval as an error bar."""
+def _seed_means(seeds: pd.DataFrame, columns: list[str], group: tuple, metric: str) -> np.ndarray:
+    """The per-seed means of one group (its values of `columns`) and metric."""
+    mask = seeds["metric"] == metric
+    for c, v in zip(columns, group):
+        mask &= seeds[c].astype(str) == str(v)
+    return seeds.loc[mask, "mean"].to_numpy(float)
+
+
+def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None) -> Path:
+    """One panel per metric: each group's mean with its confidence interval as an error bar.
+
+    With `seeds` (the per-(model, seed) summary) each training seed's mean is a small point beside its model's
+    pooled interval.
+    """
     plt = _plt()
     cols = summary_group_columns(summary)
     metrics = list(dict.fromkeys(summary.metric))
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.4), squeeze=False)
     for ax, m in zip(axes[0], metrics):
         s = summary[summary.metric == m]
-        labels = [" / ".join(str(v) for v in r) for r in s[cols].itertuples(index=False, name=None)] if cols else ["value"]
+        groups = list(s[cols].itertuples(index=False, name=None))
+        labels = [" / ".join(str(v) for v in r) for r in groups] if cols else ["value"]
         x = np.arange(len(s))
-        ax.errorbar(x, s["mean"], yerr=s["half_width"].fillna(0), fmt="o", capsize=4)
+        ax.errorbar(x, s["mean"], yerr=s["half_width"].fillna(0), fmt="o", capsize=4,
+                    label="model: mean, CI" if seeds is not None else None)
+        if seeds is not None:
+            for i, g in enumerate(groups):
+                y = _seed_means(seeds, cols, g, m)
+                ax.plot(x[i] + 0.2 + np.linspace(-0.05, 0.05, len(y)), y, ".", color="C1", ms=5,
+                        label="training seeds" if i == 0 else None)
+            ax.legend(fontsize=7)
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
         ax.set_title(LABELS.get(m, m))
         ax.set_ylabel(f"{LABELS.get(m, m)} (lower is better)")
