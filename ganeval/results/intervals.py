@@ -7,6 +7,7 @@ which is what repeating the protocol with another seed would change; it says not
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -25,6 +26,7 @@ def check_confidence(confidence: float) -> None:
         raise ValueError(f"confidence must lie strictly between 0 and 1 (e.g. 0.99), got {confidence!r}")
 
 
+@lru_cache(maxsize=1024)
 def _t_quantile(confidence: float, dof: int) -> float:
     from scipy.stats import t as student_t
 

@@ -40,7 +40,8 @@ def summarize_runs(rows: pd.DataFrame, confidence: float, sample_size: int) -> p
     out = []
     for key, g in _groupby(rows, keys):
         key = key if isinstance(key, tuple) else (key,)
-        stats = t_interval(g.sort_values("run")["value"].to_numpy(), confidence)
+        order = np.argsort(g["run"].to_numpy(), kind="stable")
+        stats = t_interval(g["value"].to_numpy()[order], confidence)
         out.append({**dict(zip(keys, key)), **stats, "sample_size": int(sample_size), "confidence": float(confidence)})
     return pd.DataFrame(out)
 
@@ -55,6 +56,15 @@ def compare_runs(
     """
     within = [c for c in group_columns(rows) if c != between] + ["metric"]
     return paired_differences(rows, within, between, "run", "value", confidence, lower_is_better)
+
+
+def _wide(g: pd.DataFrame, pair_by: str, between: str, value: str) -> tuple[np.ndarray, list]:
+    """Rows: `pair_by` values, columns: `between` values (both in order of appearance); each cell the first value, else NaN."""
+    rows, _ = pd.factorize(g[pair_by])
+    cols, names = pd.factorize(g[between])
+    wide = np.full((rows.max() + 1, len(names)), np.nan)
+    wide[rows[::-1], cols[::-1]] = g[value].to_numpy(np.float64)[::-1]
+    return wide, list(names)
 
 
 def paired_differences(
@@ -77,13 +87,12 @@ def paired_differences(
     out = []
     for key, g in _groupby(frame, within):
         key = key if isinstance(key, tuple) else (key,)
-        wide = g.pivot_table(index=pair_by, columns=between, values=value, aggfunc="first", sort=False)
-        names = list(dict.fromkeys(g[between].tolist()))
-        for a, b in itertools.combinations(names, 2):
-            pair = wide[[a, b]].dropna()
+        wide, names = _wide(g, pair_by, between, value)
+        for (i, a), (j, b) in itertools.combinations(enumerate(names), 2):
+            pair = wide[:, [i, j]][~np.isnan(wide[:, [i, j]]).any(axis=1)]
             if len(pair) == 0:
                 continue
-            res = paired_comparison(pair[a].to_numpy(), pair[b].to_numpy(), confidence)
+            res = paired_comparison(pair[:, 0], pair[:, 1], confidence)
             better = ""
             if np.isfinite(res["ci_high"]) and res["ci_high"] < 0:
                 better = a if lower_is_better else b
