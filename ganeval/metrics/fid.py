@@ -17,7 +17,9 @@ import torch
 from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.linalg import column_sums64, eigvalsh, lower_congruence, matmul, syrk_t
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, register_metric
-from ganeval.metrics.validation import FLOAT64_MAX, RESCALE, check_same_dim, detached, finite_result, load_features, peak_of
+from ganeval.metrics.validation import (
+    FLOAT64_MAX, RESCALE, check_same_dim, detached, finite_result, load_features, peak_of,
+)
 
 
 def moments(
@@ -45,7 +47,8 @@ def moments(
 
 def reach(peak: float, n: int, d: int) -> tuple[float, float]:
     """The largest numbers FID forms (see `validation.Reach`): the covariance product sums N squares of
-    centred entries (≤ 2·peak) in the working precision; the eigenvalues of Σ₁Σ₂ reach (tr Σ)² ≤ (4·D·peak²)²."""
+    centred entries (≤ 2·peak) in the working precision; the eigenvalues of Σ₁Σ₂ reach (tr Σ)² ≤
+    (4·D·peak²)² in float64."""
     square = 4.0 * peak * peak
     return n * square, max(n * square, (d * square) * (d * square))
 
@@ -114,7 +117,8 @@ def fid_statistics(x: torch.Tensor, product_dtype: torch.dtype = torch.float64) 
 def fid_from_statistics(a: FidStatistics, b: FidStatistics) -> float:
     """The value stage: ‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂), in float64."""
     diff = a.mu - b.mu
-    value = diff @ diff + torch.trace(a.sigma) + torch.trace(b.sigma) - 2 * trace_sqrt_product(a.sigma, b.sigma, a.factor())
+    root = trace_sqrt_product(a.sigma, b.sigma, a.factor())
+    value = diff @ diff + torch.trace(a.sigma) + torch.trace(b.sigma) - 2 * root
     return finite_result(float(value), "FID")
 
 

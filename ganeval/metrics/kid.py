@@ -120,9 +120,12 @@ def cross_parts(
     return [partial(one, a, e) for a, e in strips(x.shape[0], x.device, height)]
 
 
-def reach(peak: float, n: int, d: int, degree: int = 3, coef0: float = 1.0, gamma: float | None = None) -> tuple[float, float]:
+def reach(
+    peak: float, n: int, d: int, degree: int = 3, coef0: float = 1.0, gamma: float | None = None
+) -> tuple[float, float]:
     """The largest numbers KID forms (see `validation.Reach`): kernel entries (γ·x·y + c)^degree ≤
-    (|γ|·D·peak² + |c|)^degree, summed over ≤ N columns in the working precision, then over ≤ N rows in float64."""
+    (|γ|·D·peak² + |c|)^degree, summed over ≤ N columns in the working precision, then over ≤ N rows
+    in float64."""
     kernel = power(abs(1.0 / d if gamma is None else gamma) * d * peak * peak + abs(coef0), degree)
     return n * kernel, n * n * kernel
 
@@ -163,7 +166,8 @@ def mmd2_work(
     subsets, m = ix.shape
     nx, ny = x.x.shape[0], y.x.shape[0]
     if not all_pairs_cheaper(nx, ny, subsets, m):
-        return [partial(mmd2_subsets, x.x, y.x, ix, iy, gamma, coef0, degree)], lambda parts: finite_result(parts[0], "KID")
+        job = partial(mmd2_subsets, x.x, y.x, ix, iy, gamma, coef0, degree)
+        return [job], lambda parts: finite_result(parts[0], "KID")
     xx = offdiag_parts(x.kernel, nx, ix) if x.kernel is not None else sym_parts(x.x, ix, gamma, coef0, degree)
     yy = offdiag_parts(y.kernel, ny, iy) if y.kernel is not None else sym_parts(y.x, iy, gamma, coef0, degree)
     xy = cross_parts(x.x, y.x, ix, iy, gamma, coef0, degree)

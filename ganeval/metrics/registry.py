@@ -234,7 +234,7 @@ class Metrics(Mapping[str, dict[str, Any]]):
     def reaches(self) -> list[tuple[str, Callable[[float, int, int], tuple[float, float]]]]:
         """(label, reach with the options bound) of each chosen metric that declares its reach, for
         `validation.working_dtype`: the precision one set must be computed in for all of them."""
-        return [(f"{m.label}", partial(_bound_reach, m.reach, o)) for m, o in self.ordered() if m.reach is not None]
+        return [(m.label, partial(_bound_reach, m.reach, o)) for m, o in self.ordered() if m.reach is not None]
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """Plain name -> options (for records and hashing)."""

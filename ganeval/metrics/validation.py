@@ -51,6 +51,7 @@ def detached(a: ArrayLike) -> ArrayLike:
     return a.detach() if isinstance(a, torch.Tensor) else a
 
 
+# numpy dtypes torch can view without a copy
 NATIVE = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8))
 
 
@@ -71,7 +72,9 @@ def peak_of(a: ArrayLike, name: str) -> float:
     rows = detached(a).reshape(len(a), -1) if a.ndim > 1 else detached(a).reshape(-1, 1)
     finite = torch.isfinite(rows).all(dim=1) if isinstance(rows, torch.Tensor) else np.isfinite(rows).all(axis=1)
     bad = int((~finite).sum())
-    raise ValueError(f"{name} has {bad} row(s) with NaN or inf values (of {len(rows)}); remove or fix them before scoring")
+    raise ValueError(
+        f"{name} has {bad} row(s) with NaN or inf values (of {len(rows)}); remove or fix them before scoring"
+    )
 
 
 def inspect_features(a: ArrayLike, name: str, min_rows: int = 1) -> FeatureInfo:
