@@ -17,7 +17,9 @@ import torch
 from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.linalg import column_sums64, eigvalsh, lower_congruence, matmul, syrk_t
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, register_metric
-from ganeval.metrics.validation import check_features, check_same_dim
+from ganeval.metrics.validation import (
+    FLOAT64_MAX, RESCALE, check_same_dim, detached, finite_result, load_features, peak_of,
+)
 
 
 def moments(
@@ -43,10 +45,23 @@ def moments(
     return mu, sigma, None
 
 
+def reach(peak: float, n: int, d: int) -> tuple[float, float]:
+    """The largest numbers FID forms (see `validation.Reach`): the covariance product sums N squares of
+    centred entries (≤ 2·peak) in the working precision; the eigenvalues of Σ₁Σ₂ reach (tr Σ)² ≤
+    (4·D·peak²)² in float64."""
+    square = 4.0 * peak * peak
+    return n * square, max(n * square, (d * square) * (d * square))
+
+
+def load(x: ArrayLike, name: str, device: torch.device) -> torch.Tensor:
+    """A feature set checked for FID (finite, ≥ 2 rows, in range) and on `device`."""
+    return load_features(x, name, device, min_rows=2, reaches=[("FID", reach)])
+
+
 def statistics(x: ArrayLike, device: str | torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean and unbiased covariance (ddof=1) of the rows of x, in float64."""
-    check_features(x, "x", min_rows=2)
-    mu, sigma, _ = moments(x, resolve_device(device, x))
+    dev = resolve_device(device, x)
+    mu, sigma, _ = moments(load(x, "x", dev), dev)
     return mu, sigma
 
 
@@ -102,7 +117,9 @@ def fid_statistics(x: torch.Tensor, product_dtype: torch.dtype = torch.float64) 
 def fid_from_statistics(a: FidStatistics, b: FidStatistics) -> float:
     """The value stage: ‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂), in float64."""
     diff = a.mu - b.mu
-    return float(diff @ diff + torch.trace(a.sigma) + torch.trace(b.sigma) - 2 * trace_sqrt_product(a.sigma, b.sigma, a.factor()))
+    root = trace_sqrt_product(a.sigma, b.sigma, a.factor())
+    value = diff @ diff + torch.trace(a.sigma) + torch.trace(b.sigma) - 2 * root
+    return finite_result(float(value), "FID")
 
 
 def frechet_distance(
@@ -110,24 +127,30 @@ def frechet_distance(
 ) -> float:
     """‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂), in float64, from given means and covariances."""
     dev = resolve_device(device, mu1, sigma1, mu2, sigma2)
-    m1, m2 = (as_tensor(v, dev, torch.float64).reshape(-1) for v in (mu1, mu2))
-    s1, s2 = (as_tensor(s, dev, torch.float64) for s in (sigma1, sigma2))
+    m1, m2 = (as_tensor(detached(v), dev, torch.float64).reshape(-1) for v in (mu1, mu2))
+    s1, s2 = (as_tensor(detached(s), dev, torch.float64) for s in (sigma1, sigma2))
     d = m1.shape[0]
     for name, s in (("sigma1", s1), ("sigma2", s2)):
         if s.shape != (d, d):
             raise ValueError(f"{name} must be {d}×{d} to match the means, got {tuple(s.shape)}")
     if m2.shape[0] != d:
         raise ValueError(f"mu1 has {d} entries but mu2 has {m2.shape[0]}; both must come from the same features")
+    peaks = {name: peak_of(v, name) for name, v in (("mu1", m1), ("sigma1", s1), ("mu2", m2), ("sigma2", s2))}
+    mu_peak, sigma_peak = max(peaks["mu1"], peaks["mu2"]), max(peaks["sigma1"], peaks["sigma2"])
+    if not max(4 * d * mu_peak * mu_peak, (d * sigma_peak) * (d * sigma_peak)) <= FLOAT64_MAX:
+        raise ValueError(
+            f"frechet_distance: means up to {mu_peak:.3g} and covariances up to {sigma_peak:.3g} would overflow "
+            f"float64 (tr √(Σ₁Σ₂) forms (D·max|Σ|)²); {RESCALE}"
+        )
     return fid_from_statistics(FidStatistics(m1, s1), FidStatistics(m2, s2))
 
 
 def fid(x: ArrayLike, y: ArrayLike, device: str | torch.device | None = None) -> float:
     """FID between feature sets x (N×D) and y (M×D), as pytorch-fid computes it from the same features."""
-    _, dx = check_features(x, "x", min_rows=2)
-    _, dy = check_features(y, "y", min_rows=2)
-    check_same_dim(dx, dy, "FID")
     dev = resolve_device(device, x, y)
-    return fid_from_statistics(fid_statistics(as_tensor(x, dev)), fid_statistics(as_tensor(y, dev)))
+    xt, yt = load(x, "x", dev), load(y, "y", dev)
+    check_same_dim(xt.shape[1], yt.shape[1], "FID")
+    return fid_from_statistics(fid_statistics(xt), fid_statistics(yt))
 
 
 def _prepare(x: torch.Tensor, options: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None) -> FidStatistics:
@@ -140,6 +163,6 @@ def _pair(a: FidStatistics, b: FidStatistics, options: Mapping[str, Any], rng: n
 
 
 METRIC = register_metric(Metric(
-    name="fid", options=(), prepare=_prepare, pair=_pair, label="FID",
+    name="fid", options=(), prepare=_prepare, pair=_pair, label="FID", reach=lambda peak, n, d, o: reach(peak, n, d),
     doc="Fréchet distance of Gaussians fitted to the two feature sets (pytorch-fid's formula)",
 ))

@@ -19,7 +19,7 @@ from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
 from ganeval.metrics.parallel import device_map
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, boolean, fan_out, integer, one_of, option, register_metric
 from ganeval.metrics.slq import exact_heat_trace, lanczos, quadrature, slq_heat_trace
-from ganeval.metrics.validation import check_features, shape_of
+from ganeval.metrics.validation import finite_result, load_features, peak_of, shape_of
 
 SCALE = 1e6  # the reference reports normalised traces ×1e6
 ER_EPSILON = 1e-6
@@ -106,10 +106,15 @@ def _check_exact_size(a: ArrayLike, name: str, method: str) -> None:
         )
 
 
+def reach(peak: float, n: int, d: int) -> tuple[float, float]:
+    """The largest number the k-NN search forms (see `validation.Reach`): squared distances
+    |x_i − x_j|² ≤ 4·D·peak², from Gram entries and squared norms, in the working precision and in float64."""
+    r = 4.0 * d * peak * peak
+    return r, r
+
+
 def _features(x: ArrayLike, name: str, k: int, device: torch.device) -> torch.Tensor:
-    check_features(x, name, min_rows=k + 2)
-    xt = as_tensor(x, device)
-    return xt if xt.is_floating_point() else xt.float()
+    return load_features(x, name, device, min_rows=k + 2, reaches=[("IMD's k-NN search", reach)])
 
 
 def trace_from_graph(
@@ -143,7 +148,7 @@ def trace_from_graph(
         alpha, beta = lanczos(normalized_adjacency(nbrs), torch.from_numpy(p).to(device), m)
         theta, weights = quadrature(alpha, beta)
         trace = slq_heat_trace(theta, weights, n, tt, variance_reduction)
-    return normalize_trace(trace.cpu().numpy(), normalization, n, k, t) * SCALE
+    return finite_result(normalize_trace(trace.cpu().numpy(), normalization, n, k, t) * SCALE, "the heat trace")
 
 
 def heat_trace(
@@ -186,7 +191,8 @@ def imd_from_traces(hx: ArrayLike, hy: ArrayLike, t: ArrayLike | None = None) ->
     hx, hy = np.asarray(hx, dtype=np.float64), np.asarray(hy, dtype=np.float64)
     if hx.shape != ts.shape or hy.shape != ts.shape:
         raise ValueError(f"heat traces must have one value per t ({ts.size}); got {hx.shape} and {hy.shape}")
-    return float(np.max(np.exp(-2 * (ts + 1 / ts)) * np.abs(hx - hy)))
+    peak_of(hx, "hx"), peak_of(hy, "hy")  # finite traces, or a ValueError naming the bad one
+    return finite_result(float(np.max(np.exp(-2 * (ts + 1 / ts)) * np.abs(hx - hy))), "IMD")
 
 
 def imd(
@@ -267,6 +273,7 @@ def _check_sample_size(sample_size: int, o: Mapping[str, Any]) -> None:
 
 METRIC = register_metric(Metric(
     name="imd", options=OPTIONS, prepare=_prepare, pair=_pair, check_sample_size=_check_sample_size,
+    reach=lambda peak, n, d, o: reach(peak, n, d),
     label="IMD", same_dim=False,
     doc="Intrinsic Multi-scale Distance: heat-trace signatures of k-NN graphs compared at all scales",
 ))

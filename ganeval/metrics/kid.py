@@ -14,7 +14,9 @@ from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.linalg import gram_strip, matmul, strips
 from ganeval.metrics.parallel import run_jobs
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, integer, option, real, register_metric
-from ganeval.metrics.validation import check_features, check_same_dim, check_subset_size
+from ganeval.metrics.validation import (
+    check_same_dim, check_subset_size, detached, finite_result, inspect_features, power, working_dtype,
+)
 
 CHUNK_ELEMENTS = 1 << 24  # subsets per batched product: chunk × subset_size × D stays near 64 MB in float32
 KERNEL_MAX_BYTES = 1 << 29  # keep a set's kernel strips (for reuse across a pair) only up to this size
@@ -118,6 +120,16 @@ def cross_parts(
     return [partial(one, a, e) for a, e in strips(x.shape[0], x.device, height)]
 
 
+def reach(
+    peak: float, n: int, d: int, degree: int = 3, coef0: float = 1.0, gamma: float | None = None
+) -> tuple[float, float]:
+    """The largest numbers KID forms (see `validation.Reach`): kernel entries (γ·x·y + c)^degree ≤
+    (|γ|·D·peak² + |c|)^degree, summed over ≤ N columns in the working precision, then over ≤ N rows
+    in float64."""
+    kernel = power(abs(1.0 / d if gamma is None else gamma) * d * peak * peak + abs(coef0), degree)
+    return n * kernel, n * n * kernel
+
+
 def all_pairs_cheaper(nx: int, ny: int, subsets: int, subset_size: int) -> bool:
     """Kernel entries of every pair (in strips) are no more than those of all subsets' own blocks."""
     return nx * ny <= subsets * subset_size**2
@@ -154,14 +166,15 @@ def mmd2_work(
     subsets, m = ix.shape
     nx, ny = x.x.shape[0], y.x.shape[0]
     if not all_pairs_cheaper(nx, ny, subsets, m):
-        return [partial(mmd2_subsets, x.x, y.x, ix, iy, gamma, coef0, degree)], lambda parts: parts[0]
+        job = partial(mmd2_subsets, x.x, y.x, ix, iy, gamma, coef0, degree)
+        return [job], lambda parts: finite_result(parts[0], "KID")
     xx = offdiag_parts(x.kernel, nx, ix) if x.kernel is not None else sym_parts(x.x, ix, gamma, coef0, degree)
     yy = offdiag_parts(y.kernel, ny, iy) if y.kernel is not None else sym_parts(y.x, iy, gamma, coef0, degree)
     xy = cross_parts(x.x, y.x, ix, iy, gamma, coef0, degree)
 
     def combine(parts: list[torch.Tensor]) -> torch.Tensor:
         sxx, syy = sum(parts[: len(xx)]), sum(parts[len(xx) : len(xx) + len(yy)])
-        return mmd2_from_sums(sxx, syy, sum(parts[len(xx) + len(yy) :]), m)
+        return finite_result(mmd2_from_sums(sxx, syy, sum(parts[len(xx) + len(yy) :]), m), "KID")
 
     return xx + yy + xy, combine
 
@@ -179,19 +192,22 @@ def kid(
     coef0: float = DEFAULTS["coef0"],
 ) -> tuple[float, float]:
     """KID of feature sets x (N×D) and y (M×D): (mean, std) of the unbiased MMD² over random subsets."""
-    nx, dx = check_features(x, "x", min_rows=2)
-    ny, dy = check_features(y, "y", min_rows=2)
-    check_same_dim(dx, dy, "KID")
+    if gamma is not None:
+        option("gamma", None, real()).validate("", gamma)
+    reaches = [("KID's kernel", partial(reach, degree=degree, coef0=coef0, gamma=gamma))]
+    fx, fy = inspect_features(x, "x", min_rows=2), inspect_features(y, "y", min_rows=2)
+    check_same_dim(fx.d, fy.d, "KID")
     METRIC.resolve({"subsets": subsets, "subset_size": subset_size, "degree": degree, "coef0": coef0}, where="")
-    check_subset_size(subset_size, nx, "x")
-    check_subset_size(subset_size, ny, "y")
+    check_subset_size(subset_size, fx.n, "x")
+    check_subset_size(subset_size, fy.n, "y")
+    # x's precision (float32 for narrower input), widened where either set's values need float64
+    dtype = working_dtype(fy, "y", reaches, base=working_dtype(fx, "x", reaches))
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    ix, iy = draw_subsets(nx, ny, subsets, subset_size, rng)
+    ix, iy = draw_subsets(fx.n, fy.n, subsets, subset_size, rng)
     dev = resolve_device(device, x, y)
-    xt, yt = as_tensor(x, dev), as_tensor(y, dev)
-    dtype = xt.dtype if xt.is_floating_point() else torch.float32
-    g = 1.0 / dx if gamma is None else float(gamma)
-    jobs, combine = mmd2_work(KidStatistics(xt.to(dtype)), KidStatistics(yt.to(dtype)), ix, iy, g, coef0, degree)
+    xt, yt = as_tensor(detached(x), dev, dtype), as_tensor(detached(y), dev, dtype)
+    g = 1.0 / fx.d if gamma is None else float(gamma)
+    jobs, combine = mmd2_work(KidStatistics(xt), KidStatistics(yt), ix, iy, g, coef0, degree)
     values = combine(run_jobs(jobs, dev))
     return float(values.mean()), float(values.std(unbiased=False)) if subsets > 1 else 0.0
 
@@ -244,6 +260,7 @@ def _check_sample_size(sample_size: int, o: Mapping[str, Any]) -> None:
 
 METRIC = register_metric(Metric(
     name="kid", options=OPTIONS, prepare=_prepare, pair=_pair, tap=_tap, check_sample_size=_check_sample_size,
+    reach=lambda peak, n, d, o: reach(peak, n, d, o["degree"], o["coef0"]),
     label="KID×10³", label_tex=r"KID $\times 10^3$", scale=1e3,
     doc="unbiased MMD² with the cubic polynomial kernel over random subsets (Bińkowski et al.)",
 ))

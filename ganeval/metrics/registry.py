@@ -112,6 +112,9 @@ class Metric:
     prepare(x, options, hooks, tap) -> statistics of one subsample x (a float tensor); `hooks` are
     other metrics' Gram taps to call with any Gram strip of x it computes, `tap` its own (or None).
     pair(stats_x, stats_y, options, rng) -> PairWork; draws its random choices from `rng` now.
+    reach(peak, n, d, options) -> (working, wide): the largest numbers it forms on an n×d set whose
+    entries are at most `peak` in magnitude, in the working precision and in float64 (see
+    `validation.Reach`); None for no bound beyond finite input.
     """
 
     name: str
@@ -125,6 +128,7 @@ class Metric:
     scale: float = 1.0  # tables show value × scale (KID×10³)
     same_dim: bool = True  # both sets must live in one feature space
     doc: str = ""
+    reach: Callable[[float, int, int, Mapping[str, Any]], tuple[float, float]] | None = None
     defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -181,6 +185,11 @@ def get_metric(name: str) -> Metric:
     return REGISTRY[name]
 
 
+def _bound_reach(reach: Callable[..., tuple[float, float]], options: Mapping[str, Any], peak: float, n: int,
+                 d: int) -> tuple[float, float]:
+    return reach(peak, n, d, options)
+
+
 class Metrics(Mapping[str, dict[str, Any]]):
     """Chosen metrics with resolved options (name -> options, in the order asked for), validated once.
 
@@ -221,6 +230,11 @@ class Metrics(Mapping[str, dict[str, Any]]):
         for metric, opts in self.ordered():
             if metric.check_sample_size is not None:
                 metric.check_sample_size(sample_size, opts)
+
+    def reaches(self) -> list[tuple[str, Callable[[float, int, int], tuple[float, float]]]]:
+        """(label, reach with the options bound) of each chosen metric that declares its reach, for
+        `validation.working_dtype`: the precision one set must be computed in for all of them."""
+        return [(m.label, partial(_bound_reach, m.reach, o)) for m, o in self.ordered() if m.reach is not None]
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """Plain name -> options (for records and hashing)."""

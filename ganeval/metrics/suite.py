@@ -15,10 +15,10 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import torch
 
-from ganeval.common import ArrayLike, as_tensor, resolve_device
+from ganeval.common import ArrayLike, resolve_device
 from ganeval.metrics.parallel import run_jobs
 from ganeval.metrics.registry import Metrics
-from ganeval.metrics.validation import check_features, check_same_dim
+from ganeval.metrics.validation import check_same_dim, finite_result, load_features
 
 MetricChoice = Metrics | Mapping[str, Mapping[str, Any] | None] | Iterable[str]
 
@@ -36,11 +36,12 @@ class SetState:
 
 
 def prepare_set(x: ArrayLike, metrics: MetricChoice, device: str | torch.device | None = None) -> SetState:
-    """Per-set work for the chosen metrics (a `Metrics`, or names/options resolved here), once per subsample."""
+    """Per-set work for the chosen metrics (a `Metrics`, or names/options resolved here), once per subsample.
+
+    The rows are checked and computed in the precision every chosen metric's reach allows (see
+    `validation.load_features`): as given for ordinary float32/float64 features."""
     metrics = metrics if isinstance(metrics, Metrics) else Metrics(metrics)
-    check_features(x, "features", min_rows=2)
-    xt = as_tensor(x, resolve_device(device, x))
-    xt = xt if xt.is_floating_point() else xt.float()
+    xt = load_features(x, "features", resolve_device(device, x), min_rows=2, reaches=metrics.reaches())
     chosen = metrics.ordered()
     taps = {m.name: m.tap(xt, opts) for m, opts in chosen if m.tap is not None}
     state = SetState(xt)
@@ -67,5 +68,5 @@ def score_pair(
     # runs), and the many small strips of the others then fill the cores' idle time at the end
     queue = sorted(work, key=lambda name: len(work[name].jobs))
     results = iter(run_jobs([job for name in queue for job in work[name].jobs], sx.x.device))
-    values = {name: work[name].finish([next(results) for _ in work[name].jobs]) for name in queue}
+    values = {name: finite_result(work[name].finish([next(results) for _ in work[name].jobs]), name) for name in queue}
     return {name: values[name] for name in metrics}

@@ -1,11 +1,42 @@
-"""Input checks shared by the metrics: raised before any heavy work, naming the argument and the fix."""
+"""Input checks shared by the metrics: raised before any heavy work, naming the argument and the fix.
+
+Every public metric function and `suite.prepare_set` load their feature arrays through `load_features`:
+one pass proves the values finite and finds their largest magnitude, from which each metric's `reach`
+(the largest number it will form) decides the precision: float16, bfloat16 and integer features are
+computed in float32, float32 ones in float64 only where float32 could overflow, and values too large
+even for float64 are refused with a ValueError. `finite_result` is the last guard: no metric returns
+NaN or inf without raising.
+"""
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
-from ganeval.common import ArrayLike
+from ganeval.common import ArrayLike, as_tensor
+
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+FLOAT64_MAX = float(torch.finfo(torch.float64).max)
+RESCALE = "rescale the features (e.g. divide them by their standard deviation) before scoring"
+
+# (peak, N, D) -> (largest magnitude a metric forms in its working precision, largest it forms in float64)
+Reach = Callable[[float, int, int], tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class FeatureInfo:
+    """What the checks learnt of an N×D input: its shape, its largest |value|, and `exact`, the narrower
+    of float32 and float64 that holds all its values exactly (float64 for float64 input and for
+    integers beyond 2²⁴)."""
+
+    n: int
+    d: int
+    peak: float
+    exact: torch.dtype
 
 
 def shape_of(a: ArrayLike, name: str) -> tuple[int, ...]:
@@ -15,8 +46,40 @@ def shape_of(a: ArrayLike, name: str) -> tuple[int, ...]:
     return tuple(a.shape)
 
 
-def check_features(a: ArrayLike, name: str, min_rows: int = 1) -> tuple[int, int]:
-    """Check that `a` is a finite, non-empty N×D array with at least `min_rows` rows; return (N, D)."""
+def detached(a: ArrayLike) -> ArrayLike:
+    """A tensor cut from autograd (a view: metrics are numbers, not graphs), or the numpy array itself."""
+    return a.detach() if isinstance(a, torch.Tensor) else a
+
+
+# numpy dtypes torch can view without a copy
+NATIVE = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8))
+
+
+def extremes(a: ArrayLike) -> tuple[float, float]:
+    """(min, max) of a numeric array in one pass (NaN if any entry is NaN): torch's fused reduction, on
+    a zero-copy view of numpy arrays where torch can take one."""
+    if isinstance(a, np.ndarray) and not (a.flags.c_contiguous and a.flags.writeable and a.dtype in NATIVE):
+        return float(a.min()), float(a.max())
+    lo, hi = torch.aminmax(torch.from_numpy(a) if isinstance(a, np.ndarray) else a.detach())
+    return float(lo), float(hi)
+
+
+def peak_of(a: ArrayLike, name: str) -> float:
+    """The largest |value| of a finite numeric array; ValueError counting the rows with NaN or inf."""
+    lo, hi = extremes(a)
+    if math.isfinite(lo) and math.isfinite(hi):
+        return max(-lo, hi)
+    rows = detached(a).reshape(len(a), -1) if a.ndim > 1 else detached(a).reshape(-1, 1)
+    finite = torch.isfinite(rows).all(dim=1) if isinstance(rows, torch.Tensor) else np.isfinite(rows).all(axis=1)
+    bad = int((~finite).sum())
+    raise ValueError(
+        f"{name} has {bad} row(s) with NaN or inf values (of {len(rows)}); remove or fix them before scoring"
+    )
+
+
+def inspect_features(a: ArrayLike, name: str, min_rows: int = 1) -> FeatureInfo:
+    """Check that `a` is a finite, non-empty N×D real array with at least `min_rows` rows; return what
+    the checks learnt (one pass over the values)."""
     shape = shape_of(a, name)
     if len(shape) != 2:
         raise ValueError(
@@ -26,23 +89,70 @@ def check_features(a: ArrayLike, name: str, min_rows: int = 1) -> tuple[int, int
     n, d = shape
     if n == 0 or d == 0:
         raise ValueError(f"{name} is empty (shape {shape}); pass at least {max(min_rows, 1)} samples with D ≥ 1")
-    if a.dtype in (np.bool_, torch.bool) or (isinstance(a, np.ndarray) and a.dtype.kind not in "fiu"):
+    if a.dtype in (np.bool_, torch.bool) or (isinstance(a, np.ndarray) and a.dtype.kind not in "fiu") or (
+        isinstance(a, torch.Tensor) and a.is_complex()
+    ):
         raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
     if n < min_rows:
         raise ValueError(f"{name} has {n} samples but at least {min_rows} are needed; pass more samples")
-    if not (a.dtype.is_floating_point if isinstance(a, torch.Tensor) else a.dtype.kind == "f"):
-        return n, d  # integers are finite
-    with np.errstate(over="ignore", invalid="ignore"):
-        if bool(np.isfinite(float(a.sum()))):  # NaN and inf survive a sum: one fast pass clears clean data
-            return n, d
-    # a NaN/inf entry, or finite values whose sum overflowed: count the rows that are really bad
-    finite = torch.isfinite(a).all(dim=1) if isinstance(a, torch.Tensor) else np.isfinite(a).all(axis=1)
-    bad = int((~finite).sum())
-    if bad:
+    peak = peak_of(a, name)
+    if isinstance(a, torch.Tensor):
+        wide = a.dtype == torch.float64 or (not a.is_floating_point() and peak > 2**24)
+    else:
+        wide = a.dtype.itemsize >= 8 if a.dtype.kind == "f" else peak > 2**24
+    return FeatureInfo(n, d, peak, torch.float64 if wide else torch.float32)
+
+
+def check_features(a: ArrayLike, name: str, min_rows: int = 1) -> tuple[int, int]:
+    """Check that `a` is a finite, non-empty N×D array with at least `min_rows` rows; return (N, D)."""
+    info = inspect_features(a, name, min_rows)
+    return info.n, info.d
+
+
+def working_dtype(info: FeatureInfo, name: str, reaches: Sequence[tuple[str, Reach]] = (),
+                  base: torch.dtype | None = None) -> torch.dtype:
+    """The precision the metrics compute this input in: `base` (default: `info.exact`, so float16,
+    bfloat16 and integers are computed in float32 and never overflow in their own precision), float64
+    where a metric's reach overflows float32, and a ValueError where it would overflow even float64."""
+    dtype = base or info.exact
+    for what, reach in reaches:
+        working, wide = reach(info.peak, info.n, info.d)
+        if not max(working, wide) <= FLOAT64_MAX:
+            raise ValueError(
+                f"{name} has values up to {info.peak:.3g}: {what} would form numbers beyond float64's range "
+                f"(~1.8e308); {RESCALE}"
+            )
+        if not working <= FLOAT32_MAX:
+            dtype = torch.float64
+    return dtype
+
+
+def load_features(a: ArrayLike, name: str, device: torch.device, min_rows: int = 1,
+                  reaches: Sequence[tuple[str, Reach]] = ()) -> torch.Tensor:
+    """`a` checked (`inspect_features`), detached and on `device` in its working precision (`working_dtype`):
+    ordinary float32/float64 input comes back as is (no copy on its own device)."""
+    info = inspect_features(a, name, min_rows)
+    return as_tensor(detached(a), device, working_dtype(info, name, reaches))
+
+
+def power(base: float, exponent: int) -> float:
+    """base**exponent for a magnitude bound, inf on overflow (Python's ** raises instead)."""
+    try:
+        return float(base) ** exponent
+    except OverflowError:
+        return math.inf
+
+
+def finite_result(value: ArrayLike, metric: str) -> ArrayLike:
+    """`value` (a number, array or tensor) if every entry is finite, else a ValueError: a metric never
+    returns NaN or inf, whatever overflowed or went wrong inside it."""
+    ok = bool(torch.isfinite(value).all()) if isinstance(value, torch.Tensor) else bool(np.all(np.isfinite(value)))
+    if not ok:
         raise ValueError(
-            f"{name} has {bad} row(s) with NaN or inf values (of {n}); remove or fix them before scoring"
+            f"{metric} came out non-finite ({value!r:.80}) although its inputs are finite: a numerical overflow or "
+            f"breakdown inside it; {RESCALE}, and check them for extreme values"
         )
-    return n, d
+    return value
 
 
 def check_same_dim(dx: int, dy: int, metric: str) -> None:
