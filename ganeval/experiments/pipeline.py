@@ -20,7 +20,7 @@ import pandas as pd
 from ganeval.hashing import array_identity, stable_hash
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Settings
-from ganeval.protocol.api import check_finite
+from ganeval.protocol.api import check_finite, unique_names
 from ganeval.protocol.settings import check_value
 from ganeval.results import RunRecord
 
@@ -112,6 +112,7 @@ def make_context(cfg: Any) -> Context:
         check_writable(Path(str(cfg.cache_dir)), "cache_dir")
     config = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(config, dict)
+    check_keys(config)
     config["device"] = settings.device
     config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
     ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=str(settings.device), config=config,
@@ -131,6 +132,17 @@ def check_missing(cfg: Any) -> None:
         keys = ", ".join(missing)
         raise ValueError(f"{keys} must be given: add {' '.join(k + '=...' for k in missing)} to the command line "
                          "(e.g. data.path=/path/to/real.npy for data=array)")
+
+
+def check_keys(node: Any, path: str = "") -> None:
+    """Refuse mapping keys anywhere in the config that collide as labels after str() (1 and "1")."""
+    if isinstance(node, dict):
+        unique_names(node, f"{path or 'the config'} has the keys")
+        for key, value in node.items():
+            check_keys(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            check_keys(value, f"{path}[{i}]")
 
 
 def check_writable(path: Path, key: str) -> None:
@@ -182,10 +194,17 @@ def settings_from_config(cfg: Any) -> Settings:
 
 # --------------------------------------------------------------------------- data and features
 def instantiate(node: Any) -> Any:
-    """`hydra.utils.instantiate` of a config node (plain values pass through)."""
+    """`hydra.utils.instantiate` of a config node (plain values pass through); a target's own ValueError or
+    FileNotFoundError (a bad path or input, which names it) comes out as a ValueError with its message alone."""
+    from hydra.errors import InstantiationException
     from hydra.utils import instantiate as _inst
 
-    return _inst(node, _convert_="all")
+    try:
+        return _inst(node, _convert_="all")
+    except InstantiationException as e:
+        if isinstance(e.__cause__, (ValueError, FileNotFoundError)):
+            raise ValueError(str(e.__cause__)) from e
+        raise
 
 
 def load_data(ctx: Context, node: Any, what: str) -> np.ndarray:
