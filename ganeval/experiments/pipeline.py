@@ -317,9 +317,11 @@ def plan_generator(ctx: Context, real: np.ndarray, node: Any, what: str) -> Any:
 
 
 def identify_plan(ctx: Context, plan: Any, what: str, data: str) -> None:
-    """Put a plan's content identity into `ctx.content` under `what` ("data/model"): a train spec with the content hash of the
-    data it trains on (`data`, a `load_data` name), a given generator by its `identity()` (file, folder, weights
-    or code content), computed once here."""
+    """Put a plan's content identity into `ctx.content` under `what` ("data/model"), computed once here.
+
+    A train spec is identified with the content hash of the data it trains on (`data`, a `load_data` name), a
+    given generator by its `identity()` (file, folder, weights or code content).
+    """
     ident = {"train": plan, "data": data_hash(ctx, data)} if isinstance(plan, dict) else generator_identity(plan)
     ctx.content["generators"][what] = ident
 
@@ -395,7 +397,7 @@ def open_results(ctx: Context, protocol: bool = True) -> None:
 
 
 def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 4) -> str:
-    """' (differs: key: stored -> now, ...)' between the identity stored in results_dir and `identity`, or ''."""
+    """' (what differs: key: stored -> now; ...)' between the identity stored in results_dir and `identity`, or ''."""
     import json
 
     from ganeval.protocol.store import META_FILE
@@ -403,7 +405,8 @@ def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 
     def leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
         if not isinstance(obj, dict) or not obj:
             return {prefix: obj}
-        return {k: v for key, value in obj.items() for k, v in leaves(value, f"{prefix}.{key}" if prefix else key).items()}
+        return {k: v for key, value in obj.items()
+                for k, v in leaves(value, f"{prefix}.{key}" if prefix else str(key)).items()}
 
     try:
         old = leaves(json.loads((results_dir / META_FILE).read_text())["identity"])

@@ -61,7 +61,7 @@ def unique_names(names: Iterable[Any], what: str) -> list[str]:
 
 
 def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
-    """The blocks with their pools as finite N×D arrays of one dimension per block, each large enough for a subsample."""
+    """The blocks with their pools as finite N×D arrays, one dimension per block, each large enough for a subsample."""
     if not blocks:
         raise ValueError("blocks is empty: give at least one real set with one generated set")
     sizes: dict[str, int] = {}
