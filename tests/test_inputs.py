@@ -161,10 +161,19 @@ def test_unwritable_results_dir_fails_before_loading(files, tmp_path, monkeypatc
     blocker.write_text("")
     with pytest.raises(ValueError, match="results_dir=.*a_file is a file; choose another results_dir"):
         run_inprocess(_bench(tmp_path, files["real"], files["fake"], f"results_dir={blocker / 'res'}"))
-    if os.geteuid() == 0:
-        pytest.skip("root writes into read-only directories")
     ro = tmp_path / "ro"
     ro.mkdir(mode=0o555)
+    if os.geteuid() == 0:  # root writes anyway: let the probe meet what anyone else would
+        import tempfile
+
+        real_tempfile = tempfile.TemporaryFile
+
+        def denied(*args: Any, dir: Any = None, **kwargs: Any) -> Any:  # noqa: A002 - tempfile's name
+            if dir is not None and Path(dir) == ro:
+                raise PermissionError(13, "Permission denied")
+            return real_tempfile(*args, dir=dir, **kwargs)
+
+        monkeypatch.setattr(tempfile, "TemporaryFile", denied)
     with pytest.raises(ValueError, match="results_dir=.* is not writable"):
         run_inprocess(_bench(tmp_path, files["real"], files["fake"], f"results_dir={ro / 'res'}"))
 
@@ -279,13 +288,21 @@ def test_damaged_array_files_name_the_file_and_the_fault(files, tmp_path) -> Non
 def test_feature_cache_entry_that_is_a_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from ganeval.features import extract, extract_with_info
 
-    x = np.random.default_rng(0).integers(0, 256, (6, 1, 8, 8), dtype=np.uint8)
-    _, info = extract_with_info(x, "pixels", cache_dir=tmp_path, progress=False)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (150, 1, 8, 8), dtype=np.uint8)
+    _, info = extract_with_info(x, "pixels", cache_dir=tmp_path / "cache", progress=False)
     entry = Path(info["cache_file"])
     entry.unlink()
     entry.mkdir()
     with pytest.raises(ValueError, match=r"feature cache entry .* is not a file .*remove it, or choose another cache_dir"):
-        extract(x, "pixels", cache_dir=tmp_path, progress=False)
+        extract(x, "pixels", cache_dir=tmp_path / "cache", progress=False)
+    # through the app: the real data's entry is that directory
+    real = _save(tmp_path / "real.npy", x)
+    fake = _save(tmp_path / "fake.npy", rng.integers(0, 256, (150, 1, 8, 8), dtype=np.uint8))
+    args = [a for a in _bench(tmp_path, real, fake) if a != "features=identity"] + ["features=pixels"]
+    with pytest.raises(user_errors(), match=r"feature cache entry .* is not a file") as e:
+        run_inprocess(args)
+    assert report(e.value) == 2
 
 
 # ------------------------------------------------------------------------------------------------
