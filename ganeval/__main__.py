@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,19 +39,36 @@ def run_app(cfg: Any) -> Any:
     return run(ctx)
 
 
+def user_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean "the config or an input cannot work" (exit 2 with the message, no traceback)."""
+    from hydra.errors import InstantiationException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from ganeval.features.inception import WeightsNotFoundError
+
+    return (ValueError, FileNotFoundError, InstantiationException, OmegaConfBaseException, WeightsNotFoundError)
+
+
+def report(e: BaseException) -> int:
+    """Log a user error as one message (the traceback too with HYDRA_FULL_ERROR=1); the exit status, 2."""
+    full = os.environ.get("HYDRA_FULL_ERROR") == "1"
+    log.error("%s", e, exc_info=e if full else None)
+    if not full:
+        log.error("(set HYDRA_FULL_ERROR=1 for the traceback)")
+    return 2
+
+
 def main() -> None:
     """Console entry point: compose ganeval/configs/config.yaml with the command line and run the experiment."""
     import hydra
-    from hydra.errors import InstantiationException
 
     @hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")
     def _app(cfg: Any) -> None:
         try:
             run_app(cfg)
-        except (ValueError, FileNotFoundError, InstantiationException) as e:
-            # A config that cannot work: say what to change, without a traceback.
-            log.error("%s", e)
-            raise SystemExit(2) from e
+        except user_errors() as e:
+            # A config or input that cannot work: say what to change, without a traceback.
+            raise SystemExit(report(e)) from None
 
     _app()
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
+log = logging.getLogger(__name__)
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 
 
@@ -51,33 +54,71 @@ def folder(path: str | os.PathLike, size: int | None = None) -> np.ndarray:
                 f"{im.size[0]}×{im.size[1]}); pass size= to resize them all"
             )
     gray = all(im.mode == "L" for im in images)
+    colour = [f for f, im in zip(files, images) if im.mode != "L"]
+    if colour and len(colour) < len(files):  # a few colour files turn the whole folder into RGB: say which
+        log.warning("%d of the %d images under %s are in colour (first: %s), so all are read as RGB (3 channels)",
+                    len(colour), len(files), path, colour[0])
     arrays = [np.asarray(im if gray else im.convert("RGB"), dtype=np.uint8) for im in images]
     out = np.stack(arrays)
     return out[:, None] if gray else np.ascontiguousarray(out.transpose(0, 3, 1, 2))
 
 
-def array(path: str | os.PathLike, key: str | None = None) -> np.ndarray:
+def _check_npy(p: Path) -> None:
+    """Refuse a `.npy` file that is not one, holds pickled objects, or is shorter than its header says."""
+    from numpy.lib import format as npformat
+
+    size = p.stat().st_size
+    with open(p, "rb") as f:
+        try:
+            version = npformat.read_magic(f)
+            read = npformat.read_array_header_1_0 if version == (1, 0) else npformat.read_array_header_2_0
+            shape, _, dtype = read(f)
+        except ValueError as e:
+            raise ValueError(f"{p} is not a readable .npy file ({e}); was it written by numpy.save, "
+                             "and completely?") from None
+        offset = f.tell()
+    if dtype.hasobject:
+        raise ValueError(f"{p} holds Python objects (dtype {dtype}), which are not loaded (no pickle): "
+                         "save a numeric array (numpy.save of a float or uint8 array)")
+    need = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if size - offset < need:
+        raise ValueError(f"{p} is truncated: its header says {shape} {dtype} ({need} bytes of data) but it holds "
+                         f"{size - offset}; write or copy the file again")
+
+
+def array(path: str | os.PathLike, key: str | None = None, mmap: bool = False) -> np.ndarray:
     """The array in a `.npy` file, or in a `.npz` file under `key` (default: its only array), loaded
-    with `allow_pickle=False`; images or features, returned as stored."""
+    with `allow_pickle=False` (`mmap`: a `.npy` is memory-mapped, read-only); images or features, as stored.
+
+    A file that is not an array file, is truncated or holds pickled objects is refused, naming the file.
+    """
     p = Path(path).expanduser()
     if not p.is_file():
         raise FileNotFoundError(f"array file {p} does not exist")
     if p.suffix.lower() not in (".npy", ".npz"):
         raise ValueError(f"array file must be .npy or .npz, got {p}")
-    try:
-        loaded = np.load(p, allow_pickle=False)
-    except ValueError as e:
-        raise ValueError(f"cannot load {p} without pickle (object arrays are refused): {e}") from e
-    if isinstance(loaded, np.ndarray):
+    if p.suffix.lower() == ".npy":
         if key is not None:
             raise ValueError(f"key={key!r} given but {p} is a .npy file with one array; drop key")
-        return loaded
-    with loaded as z:
-        keys = list(z.files)
-        if key is None:
-            if len(keys) != 1:
-                raise ValueError(f"{p} holds arrays {keys}; pass key= to choose one")
-            key = keys[0]
-        if key not in keys:
-            raise ValueError(f"{p} has no array {key!r}; it holds {keys}")
-        return np.asarray(z[key])
+        _check_npy(p)
+        return np.load(p, allow_pickle=False, mmap_mode="r" if mmap else None)
+    if not zipfile.is_zipfile(p):
+        raise ValueError(f"{p} is not a readable .npz file (not a zip archive); was it written by numpy.savez, "
+                         "and completely?")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            keys = list(z.files)
+            if key is None:
+                if len(keys) != 1:
+                    raise ValueError(f"{p} holds arrays {keys}; pass key= to choose one")
+                key = keys[0]
+            if key not in keys:
+                raise ValueError(f"{p} has no array {key!r}; it holds {keys}")
+            return np.asarray(z[key])
+    except (OSError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{p} is not a readable .npz file ({type(e).__name__}: {e}); write or copy it again") from None
+    except ValueError as e:
+        if "pickle" in str(e) or "Object arrays" in str(e):
+            raise ValueError(f"{p} holds Python objects under {key!r}, which are not loaded (no pickle): "
+                             "save numeric arrays") from None
+        raise

@@ -38,6 +38,17 @@ def image_layout(shape: tuple[int, ...], what: str | None = None) -> str:
     )
 
 
+def describe(shape: tuple[int, ...]) -> str:
+    """What one item of a batch of `shape` is, for messages: 'H×W images with C channel(s)' or 'rows of shape ...'."""
+    try:
+        layout = image_layout(shape)
+    except ValueError:
+        return f"rows of shape {tuple(shape[1:])}"
+    channels = 1 if layout == "NHW" else shape[1] if layout == "NCHW" else shape[3]
+    h, w = shape[2:4] if layout == "NCHW" else shape[1:3]
+    return f"{h}×{w} images with {channels} channel{'s' if channels > 1 else ''}"
+
+
 def check_image_dtype(dtype: Any, what: str | None = None) -> None:
     """Images are uint8 or floating point (in [0, 1]); any other numpy or torch dtype is a `ValueError`."""
     if isinstance(dtype, torch.dtype):

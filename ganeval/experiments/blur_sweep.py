@@ -38,10 +38,10 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     prep = to_rgb if cfg.get("color", True) else (lambda a: a)
 
     with ctx.stage("load data"):
-        real = prep(pipeline.load_data(cfg.data, "data"))
-        a = prep(pipeline.load_data(cfg.reference.a, "reference.a"))
-        b = prep(pipeline.load_data(cfg.reference.b, "reference.b"))
-        second = prep(pipeline.load_data(cfg.second, "second")) if cfg.get("second") is not None else None
+        real = prep(pipeline.load_data(ctx, cfg.data, "data"))
+        a = prep(pipeline.load_data(ctx, cfg.reference.a, "reference.a"))
+        b = prep(pipeline.load_data(ctx, cfg.reference.b, "reference.b"))
+        second = prep(pipeline.load_data(ctx, cfg.second, "second")) if cfg.get("second") is not None else None
     if real.ndim != 4 or real.dtype != np.uint8:
         raise ValueError(f"data must be uint8 N×C×H×W images to blur, got {real.dtype} {real.shape}")
     sizes = {f"data ({name})": len(real), f"reference.a ({ref_a})": len(a), f"reference.b ({ref_b})": len(b)}
@@ -49,6 +49,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         sizes[f"second ({second_name})"] = len(second)
     ctx.settings.check_pools(sizes)
     extractor = pipeline.make_extractor(ctx)
+    pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused before extraction
 
     with ctx.stage("features"):
         real_f = pipeline.features(ctx, real, extractor, name)

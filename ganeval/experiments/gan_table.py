@@ -14,6 +14,7 @@ import pandas as pd
 
 from ganeval.experiments import pipeline
 from ganeval.protocol import Block
+from ganeval.protocol.api import unique_names
 from ganeval.results import compare_runs, summarize_runs
 
 log = logging.getLogger("ganeval")
@@ -29,9 +30,9 @@ def dataset_specs(cfg: Any, data_name: str = "data") -> dict[str, dict[str, Any]
         unknown = [n for n in names if n not in datasets]
         if unknown:
             raise ValueError(f"include names {unknown}, which are not in datasets {list(datasets)}")
-        for name in names:
+        for label, name in zip(unique_names(names, "datasets"), names):
             spec = datasets[name]
-            out[name] = {"data": spec.data, "generators": dict(spec.get("generators") or {}), "given": None}
+            out[label] = {"data": spec.data, "generators": dict(spec.get("generators") or {}), "given": None}
     else:
         out[data_name] = {"data": cfg.data, "generators": dict(cfg.get("generators") or {}),
                           "given": cfg.get("generator")}
@@ -45,10 +46,11 @@ def dataset_specs(cfg: Any, data_name: str = "data") -> dict[str, dict[str, Any]
 
 
 def plan_models(ctx: pipeline.Context, real: Any, spec: dict[str, Any], data: str) -> dict[str, Any]:
-    """model -> plan (train spec or generator object) for one dataset, all checked; the generator group's
-    model comes last, under its own name."""
-    plans = {model: pipeline.plan_generator(ctx, real, node, f"{data}/{model}")
-             for model, node in spec["generators"].items() if node is not None}
+    """model label -> plan (train spec or generator object) for one dataset, all checked and identified; the
+    generator group's model comes last, under its own name. Two models whose labels are equal are refused."""
+    nodes = {model: node for model, node in spec["generators"].items() if node is not None}
+    plans = {label: pipeline.plan_generator(ctx, real, node, f"{data}/{label}")
+             for label, node in zip(unique_names(nodes, f"dataset {data} has the models"), nodes.values())}
     if spec["given"] is not None:
         gen = pipeline.plan_generator(ctx, real, spec["given"], f"{data}/generator")
         label = str(getattr(gen, "name", None) or ctx.choices.get("generator") or "generator")
@@ -56,7 +58,14 @@ def plan_models(ctx: pipeline.Context, real: Any, spec: dict[str, Any], data: st
             raise ValueError(f"the generator group's model is named {label!r} like one in generators; "
                              "rename it with generator.name=...")
         plans[label] = gen
+    for label, plan in plans.items():
+        pipeline.identify_plan(ctx, plan, f"{data}/{label}", data_label(data))
     return plans
+
+
+def data_label(name: str) -> str:
+    """The name a dataset's real data is loaded (and hashed) under."""
+    return f"data of {name}"
 
 
 def run(ctx: pipeline.Context) -> pd.DataFrame:
@@ -66,7 +75,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
 
     # 1. everything that can fail, before expensive work
     with ctx.stage("load data"):
-        reals = {name: pipeline.load_data(s["data"], f"data of {name}") for name, s in specs.items()}
+        reals = {name: pipeline.load_data(ctx, s["data"], data_label(name)) for name, s in specs.items()}
     plans = {name: plan_models(ctx, reals[name], s, name) for name, s in specs.items()}
     sizes: dict[str, int] = {}
     for name, models in plans.items():
@@ -76,21 +85,21 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
             sizes[f"the generated pool of {name}/{model} (n_generated)"] = size
     settings.check_pools(sizes)
     extractor = pipeline.make_extractor(ctx)
+    pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused now
 
     # 2. generators, pools and features
     blocks = []
-    generators: dict[str, dict[str, Any]] = {}
-    ctx.record.generators = generators
     for name, models in plans.items():
         with ctx.stage("features"):
             real_f = pipeline.features(ctx, reals[name], extractor, f"{name} (real)")
         fakes = []
         for model, plan in models.items():
             gen = pipeline.realise_generator(ctx, reals[name], plan, name, model)
-            generators[f"{name}/{model}"] = pipeline.generator_identity(gen)
             pool = pipeline.generated_pool(ctx, gen, f"{name}/{model}")
             with ctx.stage("features"):
-                fakes.append(({"model": model}, pipeline.features(ctx, pool, extractor, f"{name}/{model}")))
+                fake_f = pipeline.features(ctx, pool, extractor, f"{name}/{model}")
+            pipeline.check_dims(real_f, reals[name], fake_f, pool, f"{name}/{model}")
+            fakes.append(({"model": model}, fake_f))
         blocks.append(Block(real_f, fakes, {"data": name}))
 
     # 3. runs, summary, table

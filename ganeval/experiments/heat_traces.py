@@ -15,6 +15,7 @@ import pandas as pd
 
 from ganeval.experiments import pipeline
 from ganeval.protocol import Settings, as_array, run_loop, share
+from ganeval.protocol.api import unique_names
 from ganeval.protocol.draws import draw_rows, run_generator
 from ganeval.results import t_interval
 
@@ -76,15 +77,17 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         raise ValueError("heat_traces needs datasets: add some with +data@datasets.NAME=OPTION")
     prep = to_rgb if cfg.get("color", True) else (lambda a: a)
     with ctx.stage("load data"):
-        data = {str(k): prep(pipeline.load_data(v, f"datasets.{k}")) for k, v in cfg.datasets.items()}
+        labels = unique_names(cfg.datasets, "datasets")
+        data = {k: prep(pipeline.load_data(ctx, v, f"datasets.{k}")) for k, v in zip(labels, cfg.datasets.values())}
     settings.check_pools({f"datasets.{k}": len(v) for k, v in data.items()})
     extractor = pipeline.make_extractor(ctx)
+    pipeline.open_results(ctx, protocol=False)  # runs of another config or content: refused before extraction
     with ctx.stage("features"):
         feats = {k: pipeline.features(ctx, v, extractor, k) for k, v in data.items()}
     task = HeatTraceTask(feats, ts, settings)
     with ctx.stage("runs"):
-        rows = run_loop(task, settings, ctx.results_dir, {"config_hash": ctx.config_hash},
-                        pipeline.strict_bool(cfg, "overwrite"), desc="heat traces")
+        rows = run_loop(task, settings, ctx.results_dir, ctx.identity(), pipeline.overwrite_now(ctx),
+                        desc="heat traces")
     summary = summarize_traces(rows, settings.confidence, settings.sample_size)
     pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)
     if pipeline.strict_bool(cfg, "plots"):

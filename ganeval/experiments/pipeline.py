@@ -17,8 +17,11 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import pandas as pd
 
-from ganeval.hashing import stable_hash
+from ganeval.hashing import array_identity, stable_hash
+from ganeval.metrics.registry import integer
 from ganeval.protocol import Settings
+from ganeval.protocol.api import check_finite, unique_names
+from ganeval.protocol.settings import check_value
 from ganeval.results import RunRecord
 
 log = logging.getLogger("ganeval")
@@ -43,12 +46,20 @@ class Context:
     settings: Settings
     choices: dict[str, str] = field(default_factory=dict)  # Hydra's group choices, e.g. {"data": "digits"}
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    # what the numbers come from, by content (data arrays, generators, extractor): each input hashed once, as it
+    # is loaded or planned; with the config hash it is the identity of results_dir (see `open_results`)
+    content: dict[str, dict[str, Any]] = field(default_factory=lambda: {"data": {}, "generators": {}})
+    store_opened: bool = False  # open_results checked (or, with overwrite, emptied) results_dir for this identity
     record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
 
     def __post_init__(self) -> None:
         """Start the run record with what the context knows; the steps and `write` fill in the rest."""
         self.record = RunRecord(config_hash=self.config_hash, config=self.config, seed=self.settings.seed,
                                 device=self.device, experiment=self.name, runs=self.settings.runs)
+
+    def identity(self) -> dict[str, Any]:
+        """What results_dir is keyed by: the config hash and the content of every input."""
+        return {"config_hash": self.config_hash, "content": self.content}
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -81,6 +92,7 @@ def make_context(cfg: Any) -> Context:
     from omegaconf import OmegaConf
 
     import_plugins(cfg.get("plugins") or [])
+    check_missing(cfg)
     hc = HydraConfig.get()
     name = hc.runtime.choices.get("experiment") or "custom"
     if cfg.results_dir:
@@ -92,10 +104,15 @@ def make_context(cfg: Any) -> Context:
     settings = settings_from_config(cfg)
     for key in ("overwrite", "plots"):
         strict_bool(cfg, key)
-    if isinstance(cfg.batch_size, bool) or not isinstance(cfg.batch_size, int) or cfg.batch_size < 1:
-        raise ValueError(f"batch_size must be an integer ≥ 1, got {cfg.batch_size!r}")
+    check_value("batch_size", cfg.batch_size, integer(1))
+    if cfg.get("train_epochs") is not None:
+        check_value("train_epochs", cfg.train_epochs, integer(1))
+    check_writable(results_dir, "results_dir")
+    if cfg.get("cache_dir"):
+        check_writable(Path(str(cfg.cache_dir)), "cache_dir")
     config = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(config, dict)
+    check_keys(config)
     config["device"] = settings.device
     config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
     ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=str(settings.device), config=config,
@@ -104,6 +121,45 @@ def make_context(cfg: Any) -> Context:
     ctx.record.overrides = list(hc.overrides.task)
     ctx.record.command = "ganeval " + " ".join(hc.overrides.task)
     return ctx
+
+
+def check_missing(cfg: Any) -> None:
+    """Refuse a config that leaves a mandatory value ('???') unset, naming the keys to set."""
+    from omegaconf import OmegaConf
+
+    missing = sorted(k for k in OmegaConf.missing_keys(cfg) if not k.startswith("hydra"))
+    if missing:
+        keys = ", ".join(missing)
+        raise ValueError(f"{keys} must be given: add {' '.join(k + '=...' for k in missing)} to the command line "
+                         "(e.g. data.path=/path/to/real.npy for data=array)")
+
+
+def check_keys(node: Any, path: str = "") -> None:
+    """Refuse mapping keys anywhere in the config that collide as labels after str() (1 and "1")."""
+    if isinstance(node, dict):
+        unique_names(node, f"{path or 'the config'} has the keys")
+        for key, value in node.items():
+            check_keys(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            check_keys(value, f"{path}[{i}]")
+
+
+def check_writable(path: Path, key: str) -> None:
+    """Refuse a directory that cannot be created or written, before any work (probed on its nearest existing part)."""
+    import tempfile
+
+    existing = path.absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{key}={path} cannot be made: {existing} is a file; choose another {key}")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as e:
+        raise ValueError(f"{key}={path} is not writable ({existing}: {e.strerror}); choose another {key} "
+                         "or make it writable") from None
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
@@ -138,29 +194,46 @@ def settings_from_config(cfg: Any) -> Settings:
 
 # --------------------------------------------------------------------------- data and features
 def instantiate(node: Any) -> Any:
-    """`hydra.utils.instantiate` of a config node (plain values pass through)."""
+    """`hydra.utils.instantiate` of a config node (plain values pass through); a target's own ValueError or
+    FileNotFoundError (a bad path or input, which names it) comes out as a ValueError with its message alone."""
+    from hydra.errors import InstantiationException
     from hydra.utils import instantiate as _inst
 
-    return _inst(node, _convert_="all")
+    try:
+        return _inst(node, _convert_="all")
+    except InstantiationException as e:
+        if isinstance(e.__cause__, (ValueError, FileNotFoundError)):
+            raise ValueError(str(e.__cause__)) from e
+        raise
 
 
-def load_data(node: Any, what: str) -> np.ndarray:
-    """Instantiate a data config to an array; ValueError naming `what` when it is not one."""
+def load_data(ctx: Context, node: Any, what: str) -> np.ndarray:
+    """Instantiate a data config to an array, checked (rows, finite values) and hashed once into `ctx.content`."""
     arr = instantiate(node)
     if hasattr(arr, "numpy") and not isinstance(arr, np.ndarray):
         arr = arr.numpy()
     if not isinstance(arr, np.ndarray):
         raise ValueError(f"{what} must instantiate to a numpy array, got {type(arr).__name__}")
+    if arr.ndim < 2:
+        raise ValueError(f"{what} is an array of shape {arr.shape}: expected features N×D or images (N×H×W, "
+                         "N×C×H×W, N×H×W×C); if each sample really is one number, reshape it to N×1")
     if len(arr) == 0:
         raise ValueError(f"{what} is empty")
+    check_finite(what, arr)
+    ctx.content["data"][what] = array_identity(arr, 16)
     return arr
+
+
+def data_hash(ctx: Context, what: str) -> str:
+    """The content hash of the data loaded as `what` (see `load_data`)."""
+    return str(ctx.content["data"][what]["sha256"])
 
 
 def make_extractor(ctx: Context) -> Any:
     """Instantiate the features group to an extractor, checking weights before any expensive step."""
     ex = instantiate(ctx.cfg.features)
-    ex.identity()  # resolves weights now: a missing file fails here, before training or extraction
-    ctx.record.extractor = ex.identity()
+    ident = ex.identity()  # resolves (and hashes) weights now: a missing file fails here, before any work
+    ctx.record.extractor = ctx.content["extractor"] = ident
     return ex
 
 
@@ -200,18 +273,22 @@ def check_train_spec(real: np.ndarray, spec: Mapping[str, Any], what: str) -> No
     bs = int(spec.get("batch_size", 64))
     if bs > len(real):
         raise ValueError(f"{what}.train.batch_size={bs} is larger than the real data ({len(real)} rows); lower it")
-    if int(spec["epochs"]) < 1:
-        raise ValueError(f"{what}.train.epochs must be at least 1, got {spec['epochs']}")
+    check_value(f"{what}.train.epochs", spec["epochs"], integer(1))
+
+
+def resolve_train_spec(ctx: Context, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec that trains: `train_epochs` (when set) replaces its epochs, and its seed defaults to `seed`."""
+    out = dict(spec)
+    if ctx.cfg.get("train_epochs") is not None:
+        out["epochs"] = ctx.cfg.train_epochs
+    out.setdefault("seed", ctx.settings.seed)
+    return out
 
 
 def train_generator(ctx: Context, real: np.ndarray, spec: Mapping[str, Any], data: str, model: str) -> Any:
-    """Train (or resume, or reuse) a generator on `real` as `spec` says; return a generator object."""
+    """Train (or resume, or reuse) a generator on `real` as the resolved `spec` says; return a generator object."""
     from ganeval.gan import train
 
-    spec = dict(spec)
-    if ctx.cfg.get("train_epochs") is not None:
-        spec["epochs"] = int(ctx.cfg.train_epochs)
-    spec.setdefault("seed", ctx.settings.seed)
     key = stable_hash({"data": data, "model": model, **spec}, 10)
     out_dir = Path(str(ctx.cfg.models_dir)) / data / f"{model}-{key}"
     with ctx.stage(f"train {data}/{model}"):
@@ -227,10 +304,10 @@ def checkpoint_generator(path: str | Path) -> Any:
 
 
 def plan_generator(ctx: Context, real: np.ndarray, node: Any, what: str) -> Any:
-    """A generator node, checked but not run: the `{train: ...}` spec as a plain dict (checked), or the
+    """A generator node, checked but not run: the resolved `{train: ...}` spec as a plain dict (checked), or the
     instantiated generator (validated)."""
     if "train" in node:
-        spec = plain(node.train)
+        spec = resolve_train_spec(ctx, plain(node.train))
         check_train_spec(real, spec, what)
         return spec
     gen = instantiate(node)
@@ -239,9 +316,26 @@ def plan_generator(ctx: Context, real: np.ndarray, node: Any, what: str) -> Any:
     return gen
 
 
+def identify_plan(ctx: Context, plan: Any, what: str, data: str) -> None:
+    """Put a plan's content identity into `ctx.content` under `what` ("data/model"), computed once here.
+
+    A train spec is identified with the content hash of the data it trains on (`data`, a `load_data` name), a
+    given generator by its `identity()` (file, folder, weights or code content).
+    """
+    ident = {"train": plan, "data": data_hash(ctx, data)} if isinstance(plan, dict) else generator_identity(plan)
+    ctx.content["generators"][what] = ident
+
+
 def realise_generator(ctx: Context, real: np.ndarray, plan: Any, data: str, model: str) -> Any:
-    """The generator object of a plan: trained (or resumed, or reused) for a train spec."""
-    return train_generator(ctx, real, plan, data, model) if isinstance(plan, dict) else plan
+    """The generator object of a plan (trained, resumed or reused for a train spec), recorded in summary.json
+    under "data/model": a trained one by its checkpoint, a given one by the identity `identify_plan` took."""
+    record = ctx.record.generators = ctx.record.generators or {}
+    if not isinstance(plan, dict):
+        record[f"{data}/{model}"] = ctx.content["generators"][f"{data}/{model}"]
+        return plan
+    gen = train_generator(ctx, real, plan, data, model)
+    record[f"{data}/{model}"] = generator_identity(gen)
+    return gen
 
 
 def plain(node: Any) -> dict[str, Any]:
@@ -266,18 +360,77 @@ def pool_size(ctx: Context, gen: Any) -> int:
 
 
 def generator_identity(gen: Any) -> dict[str, Any]:
-    """The generator's identity() when it has one."""
+    """The generator's identity() when it has one (content hashes: call it once per generator)."""
     return dict(gen.identity()) if hasattr(gen, "identity") else {"type": type(gen).__name__}
 
 
+def check_dims(real_f: np.ndarray, real: np.ndarray, fake_f: np.ndarray, pool: np.ndarray, what: str) -> None:
+    """Refuse generated features of another dimension than the real ones, saying how the inputs differ."""
+    from ganeval.data.images import describe
+
+    if fake_f.shape[1] == real_f.shape[1]:
+        return
+    raise ValueError(
+        f"{what} has {fake_f.shape[1]}-d features but its real data {real_f.shape[1]}-d, through the same extractor: "
+        f"the inputs differ (real: {describe(real.shape)}, shape {real.shape}; generated: {describe(pool.shape)}, "
+        f"shape {pool.shape}). Give both one shape: images of one size and channel count (features=pixels can "
+        "resize with features.size=... and features.channels=...), features of one dimension"
+    )
+
+
 # --------------------------------------------------------------------------- scoring and writing
+def open_results(ctx: Context, protocol: bool = True) -> None:
+    """Open results_dir for this config and content before any expensive work: a directory holding other runs is
+    refused (or emptied with overwrite=true) now, not after training and extraction.
+
+    `protocol`: the runs go through `run_blocks` (keyed by the settings' identity too), else straight to `run_loop`.
+    """
+    from ganeval.protocol.api import store_identity
+    from ganeval.protocol.store import ConfigMismatchError, open_store
+
+    identity = store_identity(ctx.settings, ctx.identity()) if protocol else ctx.identity()
+    try:  # run_loop keys the store by stable_hash of the identity it is given: the same key here
+        open_store(ctx.results_dir, stable_hash(identity), identity, strict_bool(ctx.cfg, "overwrite"))
+    except ConfigMismatchError as e:
+        raise ConfigMismatchError(f"{e}{stored_differences(ctx.results_dir, identity)}") from None
+    ctx.store_opened = True
+
+
+def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 4) -> str:
+    """' (what differs: key: stored -> now; ...)' between the identity stored in results_dir and `identity`, or ''."""
+    import json
+
+    from ganeval.protocol.store import META_FILE
+
+    def leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
+        if not isinstance(obj, dict) or not obj:
+            return {prefix: obj}
+        return {k: v for key, value in obj.items()
+                for k, v in leaves(value, f"{prefix}.{key}" if prefix else str(key)).items()}
+
+    try:
+        old = leaves(json.loads((results_dir / META_FILE).read_text())["identity"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""  # no readable identity stored: the store's message says enough
+    new = leaves(json.loads(json.dumps(identity, default=str)))
+    keys = [k for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
+    if not keys:
+        return ""
+    shown = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys[:most])
+    return f" (what differs: {shown}{'; ...' if len(keys) > most else ''})"
+
+
+def overwrite_now(ctx: Context) -> bool:
+    """Whether the run loop should still discard results_dir (not when open_results already did)."""
+    return strict_bool(ctx.cfg, "overwrite") and not ctx.store_opened
+
+
 def score(ctx: Context, blocks: list[Any]) -> pd.DataFrame:
     """Run the protocol over `blocks` into results_dir/runs.csv (resumable) and return the per-run rows."""
     from ganeval.protocol import run_blocks
 
     with ctx.stage("runs"):
-        rows = run_blocks(blocks, ctx.settings, ctx.results_dir, {"config_hash": ctx.config_hash},
-                          strict_bool(ctx.cfg, "overwrite"))
+        rows = run_blocks(blocks, ctx.settings, ctx.results_dir, ctx.identity(), overwrite_now(ctx))
     ctx.record.seconds_per_run = ctx.stage_seconds["runs"] / ctx.settings.runs
     return rows
 

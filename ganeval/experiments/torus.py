@@ -16,6 +16,7 @@ import pandas as pd
 
 from ganeval.experiments import pipeline
 from ganeval.protocol import Block
+from ganeval.protocol.api import unique_names
 from ganeval.results import compare_runs, summarize_runs, write_csv
 
 log = logging.getLogger("ganeval")
@@ -51,12 +52,16 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         raise ValueError("torus needs exactly two generators with train specs (e.g. generators.good / generators.bad)")
     R, r = float(cfg.data.R), float(cfg.data.r)
     with ctx.stage("load data"):
-        real = pipeline.load_data(cfg.data, "data").astype(np.float32)
+        real = pipeline.load_data(ctx, cfg.data, "data").astype(np.float32)
     if real.ndim != 2 or real.shape[1] != 3:
         raise ValueError(f"torus needs N×3 points as data, got shape {real.shape}")
     n_gen = pipeline.n_generated(cfg)
     ctx.settings.check_pools({"the real pool (data.n)": len(real), "the generated pool (n_generated)": n_gen})
-    plans = {name: pipeline.plan_generator(ctx, real, spec, f"generators.{name}") for name, spec in gens.items()}
+    plans = {label: pipeline.plan_generator(ctx, real, spec, f"generators.{label}")
+             for label, spec in zip(unique_names(gens, "generators"), gens.values())}
+    for name, plan in plans.items():
+        pipeline.identify_plan(ctx, plan, f"torus/{name}", "data")
+    pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused before training
     pools: dict[str, np.ndarray] = {}
     for name, plan in plans.items():
         gen = pipeline.realise_generator(ctx, real, plan, "torus", name)

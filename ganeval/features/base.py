@@ -44,8 +44,9 @@ class Extractor:
         if self.images:
             image_layout(shape)
             check_image_dtype(dtype)
-        elif len(shape) < 1:
-            raise ValueError(f"features must have a leading sample axis, got shape {shape}")
+        elif len(shape) < 2:
+            raise ValueError(f"features must be N×D (one row per sample), got an array of shape {shape}; if each "
+                             "sample really is one number, reshape it to N×1 (a[:, None]) and save it again")
 
     def setup(self, device: torch.device) -> None:
         """Build whatever the extractor needs on `device` (e.g. load a network); called lazily."""

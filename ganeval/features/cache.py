@@ -33,10 +33,16 @@ def cache_path(cache_dir: str | os.PathLike, key: str) -> Path:
 
 
 def load_cached(path: str | os.PathLike, n: int | None = None) -> np.ndarray | None:
-    """The cached features at `path`, or None when absent or invalid (an invalid file is logged)."""
+    """The cached features at `path`, or None when absent or invalid (an invalid file is logged).
+
+    Raises `ValueError` when the entry is not a file: it could be neither read nor replaced.
+    """
     path = Path(path)
     if not path.exists():
         return None
+    if not path.is_file():  # recomputing could never store the entry: say what to remove
+        raise ValueError(f"feature cache entry {path} is not a file (a directory?): remove it, or choose another "
+                         "cache_dir")
     try:
         with np.load(path, allow_pickle=False) as z:
             feats = np.array(z["features"])

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from ganeval.common import resolve_device
-from ganeval.data.images import as_uint8_images, to_uint8
+from ganeval.data.images import as_uint8_images, image_layout, to_uint8
 from ganeval.gan.architectures import build_generator
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.sampling import generate, latent
@@ -55,6 +55,18 @@ class _Base:
 def _file_identity(path: Path) -> dict[str, Any]:
     """A generator file's path and SHA-256 (first 8 hex; None while the file is missing)."""
     return {"path": str(path), "sha256": sha256_file(path, 8) if path.is_file() else None}
+
+
+def _code_identity(obj: Any) -> dict[str, Any]:
+    """The qualified name of a function or class and the SHA-256 of the file that defines it (None if unknown)."""
+    import inspect
+
+    try:
+        source = inspect.getsourcefile(obj)
+    except TypeError:  # built-in or C-implemented
+        source = None
+    name = f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
+    return {"qualname": name, "code_sha256": sha256_file(source, 8) if source and Path(source).is_file() else None}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -235,6 +247,7 @@ class ModuleGenerator(_Base):
         return to_uint8(out, value_range=self.output_range)
 
     def identity(self) -> dict[str, Any]:
+        """Kind, name, target, latent shape, output range, the state dict file, and once built its class and weights."""
         ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "target": self._target(),
                                  "latent_shape": list(self.latent_shape),
                                  "output_range": list(self.output_range) if self.output_range else None}  # fmt: skip
@@ -242,8 +255,10 @@ class ModuleGenerator(_Base):
             ident["kwargs"] = {str(k): v for k, v in self.module_spec.items() if not str(k).startswith("_")}
         if self.state_dict_path is not None:
             ident["state_dict"] = _file_identity(self.state_dict_path)
-        elif isinstance(self.module_spec, nn.Module):  # weights held in memory: name them by their content
-            ident["weights_sha256"] = state_dict_sha256(self.module_spec.state_dict(), 8)
+        module = self.module_spec if isinstance(self.module_spec, nn.Module) else self._module
+        if module is not None:  # built (validate() builds it): its class and the weights it holds, by content
+            ident["class"] = f"{type(module).__module__}.{type(module).__qualname__}"
+            ident["weights_sha256"] = state_dict_sha256(module.state_dict(), 8)
         return ident
 
 
@@ -303,9 +318,15 @@ class CallableGenerator(_Base):
         return as_uint8_images(out, self.what, n)
 
     def identity(self) -> dict[str, Any]:
+        """Kind, name, `module:function`, points, and the code: the qualified name and its module file's SHA-256."""
         target = self.function if isinstance(self.function, str) else (
             f"{getattr(self.function, '__module__', '?')}:{getattr(self.function, '__qualname__', '?')}")  # fmt: skip
-        return {"kind": self.kind, "name": self.name, "function": target, "points": self.points}
+        ident = {"kind": self.kind, "name": self.name, "function": target, "points": self.points}
+        try:
+            fn = self._resolve()
+        except ValueError:  # not importable (validate() says why): nothing more to name
+            return ident
+        return {**ident, **_code_identity(fn)}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -359,12 +380,18 @@ class SampleGenerator(_Base):
                 raise ValueError(f"{self.what}: the images in {str(self.path)!r} differ in size: "
                                  + ", ".join(f"{p.name} is {w}×{h}" for (w, h), p in sizes.items()))  # fmt: skip
             return
-        if self.path.suffix.lower() == ".npy" and self.key is None:
-            arr = np.load(self.path, allow_pickle=False, mmap_mode="r")
-        else:
-            arr = self._load()
+        from ganeval.data import array
+
+        try:
+            arr = array(self.path, self.key, mmap=True)  # a .npy is mapped: only its header and two rows are read
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{self.what}: {e}") from e
         if arr.ndim == 2 and np.issubdtype(arr.dtype, np.floating):
             return  # points
+        if arr.ndim < 3 or len(arr) == 0:
+            raise ValueError(f"{self.what}: {str(self.path)!r} holds an array of shape {arr.shape} {arr.dtype}; "
+                             "expected float points N×D or images N×H×W, N×H×W×C or N×C×H×W")
+        image_layout(arr.shape, self.what)  # the whole array's shape, not that of the rows checked below
         as_uint8_images(np.asarray(arr[:2]), self.what, min(2, len(arr)))
 
     def _load(self) -> np.ndarray:

@@ -33,14 +33,42 @@ def as_features(name: str, a: Any) -> np.ndarray:
     return arr
 
 
+def check_finite(name: str, a: Any, chunk: int = 4096) -> None:
+    """Refuse an array with NaN or inf values, naming `name`, the number of bad rows and the first few."""
+    arr = as_array(a)
+    if arr.dtype.kind not in "fc" or len(arr) == 0:
+        return  # integers (e.g. uint8 images) are always finite
+    rows: list[int] = []
+    for i in range(0, len(arr), chunk):  # in chunks: bounded extra memory for a large pool
+        part = np.asarray(arr[i : i + chunk])
+        rows += (np.flatnonzero(~np.isfinite(part.reshape(len(part), -1)).all(axis=1)) + i).tolist()
+    if rows:
+        first = ", ".join(map(str, rows[:5])) + (", ..." if len(rows) > 5 else "")
+        raise ValueError(f"{name} has {len(rows)} row(s) with NaN or inf values (of {len(arr)}; rows {first}): "
+                         "remove or fix them before scoring")
+
+
+def unique_names(names: Iterable[Any], what: str) -> list[str]:
+    """`names` as strings; refuse two that become one label (e.g. 1 and "1"), since their rows would be pooled."""
+    out: dict[str, Any] = {}
+    for name in names:
+        label = str(name)
+        if label in out:
+            raise ValueError(f"{what} {out[label]!r} and {name!r} both become the label {label!r}, so their runs "
+                             "would be pooled into one: rename one of them")
+        out[label] = name
+    return list(out)
+
+
 def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
-    """The blocks with their pools as N×D arrays of one dimension per block, each large enough for a subsample."""
+    """The blocks with their pools as finite N×D arrays, one dimension per block, each large enough for a subsample."""
     if not blocks:
         raise ValueError("blocks is empty: give at least one real set with one generated set")
     sizes: dict[str, int] = {}
     out = []
     for i, b in enumerate(blocks):
         real = b.real if isinstance(b.real, SharedArray) else as_features(f"real set {b.groups or i}", b.real)
+        check_finite(f"the real pool {b.groups or i}", real)
         sizes[f"the real pool {b.groups or i}"] = len(real)
         if not b.fakes:
             raise ValueError(f"block {b.groups or i} has no generated set")
@@ -49,14 +77,21 @@ def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
             f = as_features(f"generated set {g}", f)
             if f.shape[1] != real.shape[1]:
                 raise ValueError(
-                    f"generated set {g} has {f.shape[1]} features but the real set has {real.shape[1]}: "
-                    "score both with one feature extractor at one image size"
+                    f"generated set {g} has {f.shape[1]} features but the real set has {real.shape[1]}: the sets "
+                    "scored against each other need features of one dimension (inputs of one shape through one "
+                    "extractor)"
                 )
+            check_finite(f"the generated pool {g or ''}".strip(), f)
             sizes[f"the generated pool {g or ''}".strip()] = len(f)
             fakes.append((g, f))
         out.append(Block(real, fakes, dict(b.groups)))
     settings.check_pools(sizes)
     return out
+
+
+def store_identity(settings: Settings, identity: dict[str, Any]) -> dict[str, Any]:
+    """What a results directory of `run_blocks` is keyed by: the settings' identity plus `identity`."""
+    return {**settings.identity(), "data": identity}
 
 
 def run_blocks(
@@ -80,7 +115,7 @@ def run_blocks(
                  "fakes": [{"groups": g, **array_identity(f, 16)} for g, f in b.fakes]}
                 for b in blocks
             ]}
-        full_identity = {**full_identity, "data": identity}
+        full_identity = store_identity(settings, identity)
     return run_loop(MetricTask(blocks, settings), settings, results_dir, full_identity, overwrite)
 
 
@@ -115,7 +150,8 @@ def evaluate_detailed(
     fakes = fake if isinstance(fake, Mapping) else {"fake": fake}
     if not fakes:
         raise ValueError("fake is an empty dict: give at least one generated set")
-    block = Block(real, [({"model": str(name)}, arr) for name, arr in fakes.items()])
+    labels = unique_names(fakes, "fake has the models")
+    block = Block(real, [({"model": label}, arr) for label, arr in zip(labels, fakes.values())])
     t0 = time.perf_counter()
     rows = run_blocks([block], settings, results_dir, None, overwrite)
     summary = summarize_runs(rows, settings.confidence, settings.sample_size)

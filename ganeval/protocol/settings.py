@@ -16,7 +16,7 @@ from ganeval.results.intervals import check_confidence
 DEFAULT_METRICS = ("imd", "fid", "kid")
 
 
-def _check(name: str, value: Any, rule: tuple[Any, str]) -> None:
+def check_value(name: str, value: Any, rule: tuple[Any, str]) -> None:
     """Raise ValueError naming the setting, what it must be and what it got (the option tables' rule)."""
     option(name, None, rule).validate("", value)
 
@@ -39,11 +39,11 @@ class Settings:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        _check("runs", self.runs, integer(1))
-        _check("sample_size", self.sample_size, integer(2))
-        _check("seed", self.seed, integer(0))
-        _check("workers", self.workers, integer(1))
-        _check("progress", self.progress, boolean())
+        check_value("runs", self.runs, integer(1))
+        check_value("sample_size", self.sample_size, integer(2))
+        check_value("seed", self.seed, integer(0))
+        check_value("workers", self.workers, integer(1))
+        check_value("progress", self.progress, boolean())
         check_confidence(self.confidence)
         try:
             metrics = Metrics(self.metrics)
