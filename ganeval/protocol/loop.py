@@ -46,6 +46,9 @@ def _die_with_parent(parent: int, scratch: str) -> None:
     """Make this worker exit, removing `scratch`, as soon as process `parent` dies (SIGKILL included)."""
 
     def on_term(signum: int, frame: Any) -> None:
+        deadline = time.monotonic() + 1.0
+        while os.getppid() == parent and time.monotonic() < deadline:  # the kernel may signal before reparenting
+            time.sleep(0.01)
         if os.getppid() != parent:
             _orphaned(scratch)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # an ordinary SIGTERM: die as usual
