@@ -71,7 +71,8 @@ fakes = {"a": g.normal(size=(250, 8)).astype(np.float32), "b": (g.normal(size=(2
 metrics = {"imd": {"nv": 10, "m": 8}, "fid": {}, "kid": {"subsets": 5, "subset_size": 50}}
 
 def work(d):
-    ev = evaluate_detailed(real, fakes, runs=30, sample_size=100, metrics=metrics, seed=3, progress=False, results_dir=d)
+    ev = evaluate_detailed(real, fakes, runs=30, sample_size=100, metrics=metrics, seed=3, progress=False,
+                           results_dir=d)
     ev.summary.to_csv(os.path.join(d, "summary.csv"), index=False)
 """
 

@@ -27,7 +27,8 @@ METRICS = {"fid": {}, "kid": {"subsets": 5, "subset_size": 30}}
 def _sets() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     rng = np.random.default_rng(0)
     real = rng.normal(size=(150, 6)).astype(np.float32)
-    return real, {"01": rng.normal(size=(120, 6)).astype(np.float32), "001": rng.normal(size=(130, 6)).astype(np.float32)}
+    fakes = {"01": rng.normal(size=(120, 6)), "001": rng.normal(size=(130, 6))}
+    return real, {k: v.astype(np.float32) for k, v in fakes.items()}
 
 
 def _call(d: Path | None, runs: int = 3, **kw: Any) -> Any:
@@ -55,7 +56,7 @@ def _copy(written: tuple[Path, Any], to: Path) -> Path:
     return to
 
 
-def test_resumed_rows_are_byte_identical_and_typed_like_fresh_ones(written, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_resumed_rows_are_byte_identical_and_typed_like_fresh_ones(written: tuple[Path, Any], tmp_path: Path) -> None:
     d = tmp_path / "r"
     _call(d, runs=1)
     resumed = _call(d)  # models "01" and "001" stay strings (read back by pandas they would both be the number 1)
@@ -75,7 +76,8 @@ EDITS = {  # name: (edit of runs.csv's text, part of the message)
     "unknown metric": (_lines(lambda ls: ls + [ls[1].replace(",fid,", ",imd,")]), "does not write"),
     "incomplete run": (_lines(lambda ls: ls[:-1]), "run 2 is incomplete: 1 of its 4 rows are missing"),
     "cut last line": (lambda t: t[:-4], "no newline at its end: the file was cut"),
-    "cut line, newline kept": (_lines(lambda ls: ls[:-1] + [ls[-1].rsplit(",", 1)[0] + "\n"]), "has 3 fields, expected 4"),
+    "cut line, newline kept": (_lines(lambda ls: ls[:-1] + [ls[-1].rsplit(",", 1)[0] + "\n"]),
+                               "has 3 fields, expected 4"),
     "columns": (_lines(lambda ls: [ls[0].replace("model", "name")] + ls[1:]), "its columns are"),
     "negative run": (_lines(lambda ls: ls[:1] + ["-" + ls[1]] + ls[2:]), "is not an integer ≥ 0"),
     "fractional run": (_lines(lambda ls: ls[:1] + [ls[1].replace("0,", "0.5,", 1)] + ls[2:]), "not an integer"),
@@ -87,7 +89,7 @@ EDITS = {  # name: (edit of runs.csv's text, part of the message)
 
 
 @pytest.mark.parametrize("name", EDITS)
-def test_damaged_runs_csv_is_refused_naming_the_file(written, tmp_path, name) -> None:  # type: ignore[no-untyped-def]
+def test_damaged_runs_csv_is_refused_naming_the_file(written: tuple[Path, Any], tmp_path: Path, name: str) -> None:
     edit, match = EDITS[name]
     d = _copy(written, tmp_path)
     (d / "runs.csv").write_text(edit((d / "runs.csv").read_text()))
@@ -100,7 +102,7 @@ def test_damaged_runs_csv_is_refused_naming_the_file(written, tmp_path, name) ->
     pd.testing.assert_frame_equal(ev.summary, written[1].summary)
 
 
-def test_a_hand_edited_value_in_a_valid_csv_is_refused(written, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_hand_edited_value_in_a_valid_csv_is_refused(written: tuple[Path, Any], tmp_path: Path) -> None:
     d = _copy(written, tmp_path)
     text = (d / "runs.csv").read_text()
     value = text.splitlines()[1].rsplit(",", 1)[1]
@@ -113,7 +115,9 @@ def test_a_hand_edited_value_in_a_valid_csv_is_refused(written, tmp_path) -> Non
     ("{garbage", "not JSON"), ("[1, 2]", "no config_hash"), ('{"identity": {}}', "no config_hash"),
     (b"\xff\xfe", "not JSON"),
 ])  # fmt: skip
-def test_garbage_sidecar_is_refused_naming_the_file(written, tmp_path, meta, match) -> None:  # type: ignore[no-untyped-def]
+def test_garbage_sidecar_is_refused_naming_the_file(
+    written: tuple[Path, Any], tmp_path: Path, meta: str | bytes, match: str
+) -> None:
     d = _copy(written, tmp_path)
     path = d / "runs.meta.json"
     path.write_bytes(meta if isinstance(meta, bytes) else meta.encode())
@@ -122,7 +126,7 @@ def test_garbage_sidecar_is_refused_naming_the_file(written, tmp_path, meta, mat
     assert str(path) in str(err.value) and "pass overwrite=true" in str(err.value)
 
 
-def test_sidecar_without_checksum_and_binary_csv_are_refused(written, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_sidecar_without_checksum_and_binary_csv_are_refused(written: tuple[Path, Any], tmp_path: Path) -> None:
     d = _copy(written, tmp_path)
     meta = json.loads((d / "runs.meta.json").read_text())
     del meta["runs_sha256"], meta["runs_sha256_previous"]
@@ -139,7 +143,9 @@ class _Crash(BaseException):
 
 
 @pytest.mark.parametrize("after", [False, True], ids=["before-write", "after-write"])
-def test_a_kill_at_any_write_still_resumes_to_the_same_bytes(written, tmp_path, monkeypatch, after) -> None:  # type: ignore[no-untyped-def]
+def test_a_kill_at_any_write_still_resumes_to_the_same_bytes(
+    written: tuple[Path, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: bool
+) -> None:
     real_write = store.atomic_write_text
     calls: list[int] = []
     k = 0
@@ -196,7 +202,7 @@ class _Toy:
     ("nan", "run 1: model=b metric=m1 is nan, not a finite number; run 1 is not stored"),
     ("missing", "run 1 is incomplete"), ("extra", "does not write \\(model=c metric=m1\\)"),
 ])  # fmt: skip
-def test_rows_a_task_gets_wrong_are_not_stored(tmp_path, wrong, match) -> None:  # type: ignore[no-untyped-def]
+def test_rows_a_task_gets_wrong_are_not_stored(tmp_path: Path, wrong: str, match: str) -> None:
     settings = Settings(runs=3, sample_size=10, metrics=("fid",), progress=False)
     with pytest.raises(ValueError, match=match):
         run_loop(_Toy(wrong), settings, tmp_path)
@@ -205,7 +211,7 @@ def test_rows_a_task_gets_wrong_are_not_stored(tmp_path, wrong, match) -> None: 
     assert len(rows) == 12 and list(rows.columns) == ["run", "model", "metric", "value"]
 
 
-def test_heat_trace_task_writes_the_rows_it_promises(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_heat_trace_task_writes_the_rows_it_promises(tmp_path: Path) -> None:
     from ganeval.experiments.heat_traces import HeatTraceTask
 
     rng = np.random.default_rng(0)
@@ -235,7 +241,7 @@ HOLDER = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_a_second_writer_is_refused_and_a_killed_writers_lock_taken_over(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_writer_is_refused_and_a_killed_writers_lock_taken_over(tmp_path: Path) -> None:
     d = tmp_path / "res"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(d)], env=env, stderr=subprocess.PIPE)

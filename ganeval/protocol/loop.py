@@ -146,7 +146,7 @@ def _run(task: Task, settings: Settings, layout: store.Layout, opened: store.Sto
         try:
             layout.check_new(r, rows)
         except ValueError as e:
-            raise ValueError(f"{e}; run {r} is not stored (check the inputs for NaN or inf)") from None
+            raise ValueError(f"{e}; run {r} is not stored") from None
         chunks.append(pd.DataFrame(rows))
         if opened is not None:
             opened.write(_sorted(pd.concat(chunks, ignore_index=True)))

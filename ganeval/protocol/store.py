@@ -79,7 +79,7 @@ class Layout:
         return " ".join(f"{c}={v}" for c, v in zip((*self.groups, "metric"), key) if v not in (None, ""))
 
     def check_run(self, r: int, found: list[tuple[int | None, float, str]]) -> None:
-        """ValueError unless run r's rows (expected-row index or None, value, label) are each expected row once, finite."""
+        """ValueError unless run r's rows (expected index or None, value, label) are every expected row once, finite."""
         seen: set[int] = set()
         for i, value, label in found:
             if i is None:
@@ -103,7 +103,8 @@ class Layout:
                 raise ValueError(f"the task's rows for run {r} have run={row.get('run')} or unexpected columns "
                                  f"{sorted(extra)} (expected {self.header})")
         keys = [self._object_key(row) for row in rows]
-        self.check_run(r, [(self._by_object.get(k), float(row["value"]), self._label(k)) for k, row in zip(keys, rows)])
+        values = [float(row.get("value", math.nan)) for row in rows]
+        self.check_run(r, [(self._by_object.get(k), v, self._label(k)) for k, v in zip(keys, values)])
 
     def parse(self, text: str) -> dict[int, list[dict[str, Any]]]:
         """The runs in runs.csv `text`, run -> rows as the task writes them; ValueError saying what is wrong."""
@@ -247,11 +248,11 @@ def locked(results_dir: str | Path) -> Iterator[None]:
     fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         if not try_lock(fd):
-            pid, _, since = os.pread(fd, 200, 0).decode(errors="replace").strip().partition(" ")
+            pid, _, since = os.read(fd, 200).decode(errors="replace").strip().partition(" ")
             raise ResultsDirBusyError(f"results_dir {d} is being written by process {pid or '(unknown)'} (since "
                                       f"{since or 'unknown'}); wait for it or choose another results_dir")
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {datetime.datetime.now().isoformat(timespec='seconds')}\n".encode(), 0)
+        os.write(fd, f"{os.getpid()} {datetime.datetime.now().isoformat(timespec='seconds')}\n".encode())
         yield
     finally:
         os.close(fd)
