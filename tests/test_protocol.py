@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -99,6 +100,9 @@ def test_resume_reads_stored_rows_instead_of_recomputing(tmp_path) -> None:
     rows = pd.read_csv(tmp_path / "runs.csv")
     rows.loc[(rows.run == 0) & (rows.metric == "fid"), "value"] = 123.0  # mark a stored value
     rows.to_csv(tmp_path / "runs.csv", index=False)
+    meta = json.loads((tmp_path / "runs.meta.json").read_text())  # sign the edit, as ganeval's writer would
+    meta["runs_sha256"] = hashlib.sha256((tmp_path / "runs.csv").read_bytes()).hexdigest()
+    (tmp_path / "runs.meta.json").write_text(json.dumps(meta))
     again = _call(real, a, runs=3, results_dir=tmp_path).runs
     assert again[(again.run == 0) & (again.metric == "fid")]["value"].iloc[0] == 123.0
     assert sorted(again.run.unique()) == [0, 1, 2]

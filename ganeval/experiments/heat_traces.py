@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.experiments import pipeline
-from ganeval.protocol import Settings, as_array, run_loop, share
+from ganeval.protocol import RowSpec, Settings, as_array, run_loop, share
 from ganeval.protocol.api import unique_names
 from ganeval.protocol.draws import draw_rows, run_generator
 from ganeval.results import t_interval
@@ -41,6 +41,10 @@ class HeatTraceTask:
             rows += [{"run": r, "data": name, "t": float(t), "metric": "heat_trace", "value": float(v)}
                      for t, v in zip(self.t, h)]
         return rows
+
+    def row_spec(self) -> RowSpec:
+        """One row per dataset and t."""
+        return RowSpec(tuple({"data": name, "t": float(t)} for name in self.sets for t in self.t), ("heat_trace",))
 
     def shared(self, tmpdir: str) -> "HeatTraceTask":
         """A copy whose arrays are memory-mapped `.npy` files under `tmpdir` (for worker processes)."""
@@ -86,7 +90,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         feats = {k: pipeline.features(ctx, v, extractor, k) for k, v in data.items()}
     task = HeatTraceTask(feats, ts, settings)
     with ctx.stage("runs"):
-        rows = run_loop(task, settings, ctx.results_dir, ctx.identity(), pipeline.overwrite_now(ctx),
+        rows = run_loop(task, settings, ctx.results_dir, ctx.identity(), pipeline.strict_bool(cfg, "overwrite"),
                         desc="heat traces")
     summary = summarize_traces(rows, settings.confidence, settings.sample_size)
     pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)

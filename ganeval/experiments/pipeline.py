@@ -49,7 +49,6 @@ class Context:
     # what the numbers come from, by content (data arrays, generators, extractor): each input hashed once, as it
     # is loaded or planned; with the config hash it is the identity of results_dir (see `open_results`)
     content: dict[str, dict[str, Any]] = field(default_factory=lambda: {"data": {}, "generators": {}})
-    store_opened: bool = False  # open_results checked (or, with overwrite, emptied) results_dir for this identity
     record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
 
     def __post_init__(self) -> None:
@@ -380,20 +379,19 @@ def check_dims(real_f: np.ndarray, real: np.ndarray, fake_f: np.ndarray, pool: n
 
 # --------------------------------------------------------------------------- scoring and writing
 def open_results(ctx: Context, protocol: bool = True) -> None:
-    """Open results_dir for this config and content before any expensive work: a directory holding other runs is
-    refused (or emptied with overwrite=true) now, not after training and extraction.
+    """Check results_dir for this config and content before any expensive work: a directory holding other runs
+    (unless overwrite=true) or being written by another process is refused now, not after training and extraction.
 
     `protocol`: the runs go through `run_blocks` (keyed by the settings' identity too), else straight to `run_loop`.
     """
     from ganeval.protocol.api import store_identity
-    from ganeval.protocol.store import ConfigMismatchError, open_store
+    from ganeval.protocol.store import ConfigMismatchError, check_store
 
     identity = store_identity(ctx.settings, ctx.identity()) if protocol else ctx.identity()
     try:  # run_loop keys the store by stable_hash of the identity it is given: the same key here
-        open_store(ctx.results_dir, stable_hash(identity), identity, strict_bool(ctx.cfg, "overwrite"))
+        check_store(ctx.results_dir, stable_hash(identity), strict_bool(ctx.cfg, "overwrite"))
     except ConfigMismatchError as e:
         raise ConfigMismatchError(f"{e}{stored_differences(ctx.results_dir, identity)}") from None
-    ctx.store_opened = True
 
 
 def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 4) -> str:
@@ -420,17 +418,12 @@ def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 
     return f" (what differs: {shown}{'; ...' if len(keys) > most else ''})"
 
 
-def overwrite_now(ctx: Context) -> bool:
-    """Whether the run loop should still discard results_dir (not when open_results already did)."""
-    return strict_bool(ctx.cfg, "overwrite") and not ctx.store_opened
-
-
 def score(ctx: Context, blocks: list[Any]) -> pd.DataFrame:
     """Run the protocol over `blocks` into results_dir/runs.csv (resumable) and return the per-run rows."""
     from ganeval.protocol import run_blocks
 
     with ctx.stage("runs"):
-        rows = run_blocks(blocks, ctx.settings, ctx.results_dir, ctx.identity(), overwrite_now(ctx))
+        rows = run_blocks(blocks, ctx.settings, ctx.results_dir, ctx.identity(), strict_bool(ctx.cfg, "overwrite"))
     ctx.record.seconds_per_run = ctx.stage_seconds["runs"] / ctx.settings.runs
     return rows
 

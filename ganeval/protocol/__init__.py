@@ -8,8 +8,8 @@ and the metrics' random draws (IMD probes, KID subsets). Per-run rows go to a re
 from ganeval.protocol.api import Evaluation, evaluate, evaluate_detailed, run_blocks
 from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import Settings
-from ganeval.protocol.store import ConfigMismatchError
-from ganeval.protocol.task import Block, SharedArray, as_array, share
+from ganeval.protocol.store import ConfigMismatchError, ResultsDirBusyError, StoreError
+from ganeval.protocol.task import Block, RowSpec, SharedArray, Task, as_array, share
 
-__all__ = ["Block", "ConfigMismatchError", "Evaluation", "Settings", "SharedArray", "as_array", "evaluate",
-           "evaluate_detailed", "run_blocks", "run_loop", "share"]
+__all__ = ["Block", "ConfigMismatchError", "Evaluation", "ResultsDirBusyError", "RowSpec", "Settings", "SharedArray",
+           "StoreError", "Task", "as_array", "evaluate", "evaluate_detailed", "run_blocks", "run_loop", "share"]

@@ -1,28 +1,106 @@
-"""The resumable run loop: each run not yet stored is computed and saved to runs.csv as soon as it finishes."""
+"""The resumable run loop: each run not yet stored is computed and saved to runs.csv as soon as it finishes.
+
+With several workers, the pools go to a scratch folder in the temporary directory that the spawned
+workers memory-map; the workers exit, removing that folder, as soon as the parent process dies (even
+by SIGKILL), and a later run removes the folders of dead runs that no worker was left to remove.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import glob
 import logging
 import os
+import shutil
+import signal
+import sys
 import tempfile
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Iterator
 
 import pandas as pd
 
 from ganeval.hashing import stable_hash
 from ganeval.protocol import store
 from ganeval.protocol.settings import Settings
+from ganeval.protocol.task import Task
 
 log = logging.getLogger("ganeval")
-Task = Callable[[int], list[dict[str, Any]]]
+SCRATCH_PREFIX = "ganeval-shared-"
+OWNER_FILE = "owner.lock"
+STALE_AFTER_S = 60.0
+PR_SET_PDEATHSIG = 1
 
 
-def _init_worker(threads: int) -> None:
+def _orphaned(scratch: str) -> None:
+    """Remove the dead parent's scratch folder and exit at once (what a worker does when its parent dies)."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    os._exit(1)
+
+
+def _die_with_parent(parent: int, scratch: str) -> None:
+    """Make this worker exit, removing `scratch`, as soon as process `parent` dies (SIGKILL included)."""
+
+    def on_term(signum: int, frame: Any) -> None:
+        deadline = time.monotonic() + 1.0
+        while os.getppid() == parent and time.monotonic() < deadline:  # the kernel may signal before reparenting
+            time.sleep(0.01)
+        if os.getppid() != parent:
+            _orphaned(scratch)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # an ordinary SIGTERM: die as usual
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_term)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))  # the kernel tells us at once
+
+    def watch() -> None:  # portable fallback: an orphan is adopted by another process
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        _orphaned(scratch)
+
+    threading.Thread(target=watch, name="ganeval-parent-watch", daemon=True).start()
+
+
+def _init_worker(threads: int, parent: int, scratch: str) -> None:
+    """Worker set-up: torch's thread count, and death with the parent."""
     import torch
 
     torch.set_num_threads(max(1, threads))
+    _die_with_parent(parent, scratch)
+
+
+def _remove_stale_scratch() -> None:
+    """Remove the scratch folders of killed runs (their owner lock is free), never those of running ones."""
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX + "*")):
+        try:
+            fd = os.open(os.path.join(path, OWNER_FILE), os.O_RDWR)
+        except OSError:
+            continue  # not a folder of this design
+        try:
+            if time.time() - os.fstat(fd).st_mtime > STALE_AFTER_S and store.try_lock(fd):
+                shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[str]:
+    """A new scratch folder for worker processes, locked while this process lives and removed on exit."""
+    _remove_stale_scratch()
+    path = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+    fd = os.open(os.path.join(path, OWNER_FILE), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        store.try_lock(fd)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(fd)
 
 
 def _sorted(rows: pd.DataFrame) -> pd.DataFrame:
@@ -39,49 +117,64 @@ def run_loop(
 ) -> pd.DataFrame:
     """Call `task(r)` for each of `settings.runs` runs not yet stored; return the rows of those runs by run.
 
-    With `results_dir`, all rows are rewritten to its runs.csv after each run, keyed by the hash of
-    `identity` (a directory holding another identity is refused unless `overwrite`). With
-    `settings.workers` > 1 runs go to that many spawned processes (CPU only); rows do not depend on
-    the order in which runs finish.
+    With `results_dir` (locked against other processes meanwhile), all rows are rewritten to its runs.csv
+    after each run, keyed by the hash of `identity` (a directory holding another identity, or rows that
+    are not exactly what this task wrote, is refused unless `overwrite`). With `settings.workers` > 1
+    runs go to that many spawned processes (CPU only); rows do not depend on the order in which runs finish.
     """
+    layout = store.Layout(task.row_spec())
+    if results_dir is None:
+        return _run(task, settings, layout, None, desc)
+    with store.locked(results_dir):
+        identity = identity or {}
+        opened = store.open_store(results_dir, stable_hash(identity), identity, layout, overwrite)
+        return _run(task, settings, layout, opened, desc)
+
+
+def _run(task: Task, settings: Settings, layout: store.Layout, opened: store.Store | None, desc: str) -> pd.DataFrame:
+    """The loop of `run_loop`, writing to `opened` (when given) after each run."""
     from tqdm.auto import tqdm
 
     runs, workers = settings.runs, settings.workers
-    existing = pd.DataFrame()
-    if results_dir is not None:
-        identity = identity or {}
-        existing = store.open_store(results_dir, stable_hash(identity), identity, overwrite)
-    chunks: list[pd.DataFrame] = [existing] if len(existing) else []
-    done = set(int(r) for r in existing["run"].unique()) if len(existing) else set()
-    todo = [r for r in range(runs) if r not in done]
-    if done and todo:
-        log.info("resuming: %d of %d runs already in %s", runs - len(todo), runs, results_dir)
+    stored = opened.runs if opened is not None else {}
+    chunks = [pd.DataFrame(rows) for _, rows in sorted(stored.items())]
+    todo = [r for r in range(runs) if r not in stored]
+    if stored and todo:
+        log.info("resuming: %d of %d runs already in %s", runs - len(todo), runs, opened and opened.directory)
 
-    def keep(rows: list[dict[str, Any]]) -> None:
+    def keep(r: int, rows: list[dict[str, Any]]) -> None:
+        try:
+            layout.check_new(r, rows)
+        except ValueError as e:
+            raise ValueError(f"{e}; run {r} is not stored") from None
         chunks.append(pd.DataFrame(rows))
-        if results_dir is not None:
-            store.write_runs(results_dir, _sorted(pd.concat(chunks, ignore_index=True)))
+        if opened is not None:
+            opened.write(_sorted(pd.concat(chunks, ignore_index=True)))
+        bar.update(1)
 
     bar = tqdm(total=runs, initial=runs - len(todo), desc=desc, disable=not settings.progress, unit="run")
     try:
         if workers == 1 or len(todo) <= 1:
             for r in todo:
-                keep(task(r))
-                bar.update(1)
+                keep(r, task(r))
         else:
             import multiprocessing as mp
 
             threads = max(1, (os.cpu_count() or 1) // workers)
-            with tempfile.TemporaryDirectory(prefix="ganeval-shared-") as tmp:
-                shared = task.shared(tmp) if hasattr(task, "shared") else task
-                ctx = mp.get_context("spawn")
-                with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(threads,)) as ex:
-                    pending = {ex.submit(shared, r) for r in todo}
+            with _scratch() as tmp:
+                ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_init_worker,
+                                         initargs=(threads, os.getpid(), tmp))
+                try:
+                    for _ in range(workers):
+                        ex.submit(int)  # start every worker now, so they watch this process while the pools are saved
+                    shared = task.shared(tmp) if hasattr(task, "shared") else task
+                    pending: dict[Future, int] = {ex.submit(shared, r): r for r in todo}
                     while pending:
-                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                         for fut in finished:
-                            keep(fut.result())
-                            bar.update(1)
+                            keep(pending.pop(fut), fut.result())
+                finally:
+                    ex.shutdown(wait=True, cancel_futures=True)
     finally:
         bar.close()
     if not chunks:

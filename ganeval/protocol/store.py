@@ -1,64 +1,280 @@
-"""The resumable per-run store: `runs.csv` (long form, rewritten atomically) and its `runs.meta.json` sidecar.
+"""The resumable per-run store: `runs.csv` (long form, rewritten atomically), its `runs.meta.json` sidecar, its lock.
 
-A results directory is resumed only when the sidecar's config hash equals the current one;
-otherwise it is refused, so numbers of two configs are never mixed in one file.
+A results directory is resumed only when the sidecar's config hash equals the current one, runs.csv's
+bytes have the checksum the sidecar recorded, and every stored row is one the current task writes
+(known groups and metrics, each run complete, no duplicates, finite values); anything else is refused
+with a `StoreError` naming the file, so numbers of two configs, cut files or hand edits never reach a summary.
+While a process writes a results directory it holds an exclusive `flock` on its lock file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import datetime
+import hashlib
+import io
 import json
+import math
+import os
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 
 from ganeval.common import atomic_write_text
+from ganeval.protocol.task import RowSpec
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no locking
+    fcntl = None  # type: ignore[assignment]
 
 RUNS_FILE = "runs.csv"
 META_FILE = "runs.meta.json"
+LOCK_FILE = ".ganeval.lock"
+DISCARD = "pass overwrite=true to discard them"
+_RUN = re.compile(r"0|[1-9][0-9]*")
+_FIXED = ("run", "metric", "value")
 
 
-class ConfigMismatchError(ValueError):
+class StoreError(ValueError):
+    """A results directory whose stored runs cannot be resumed as they are."""
+
+
+class ConfigMismatchError(StoreError):
     """The results directory holds runs made by another config."""
 
 
-def open_store(
-    results_dir: str | Path, config_hash: str, identity: dict[str, Any], overwrite: bool = False
-) -> pd.DataFrame:
-    """Prepare `results_dir` for runs of `config_hash` and return the rows already there (empty if none).
+class ResultsDirBusyError(ValueError):
+    """Another process is writing the results directory."""
 
-    Refuses (ConfigMismatchError) when existing runs were made by another config, unless `overwrite`.
+
+def _missing_as_none(v: Any) -> Any:
+    return None if isinstance(v, float) and math.isnan(v) else v  # NaN and None both are an empty CSV field
+
+
+class Layout:
+    """The rows a task's runs write, as objects (to check new rows) and as runs.csv text (to check stored ones)."""
+
+    def __init__(self, spec: RowSpec) -> None:
+        self.template = spec.rows(0)
+        lines = list(csv.reader(io.StringIO(pd.DataFrame(self.template).to_csv(index=False))))
+        self.header = lines[0]
+        self.groups = [c for c in self.header if c not in _FIXED]
+        self._pos = [self.header.index(c) for c in (*self.groups, "metric")]
+        self._by_text = {self._text_key(f): i for i, f in enumerate(lines[1:])}
+        self._by_object = {self._object_key(row): i for i, row in enumerate(self.template)}
+        if not len(self._by_text) == len(self._by_object) == len(self.template):
+            raise ValueError(f"the task's row spec names a row twice: {spec}")
+
+    def _text_key(self, fields: list[str]) -> tuple[str, ...]:
+        return tuple(fields[i] for i in self._pos)
+
+    def _object_key(self, row: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(_missing_as_none(row.get(c)) for c in (*self.groups, "metric"))
+
+    def _label(self, key: tuple[Any, ...]) -> str:
+        return " ".join(f"{c}={v}" for c, v in zip((*self.groups, "metric"), key) if v not in (None, ""))
+
+    def check_run(self, r: int, found: list[tuple[int | None, float, str]]) -> None:
+        """ValueError unless run r's rows (expected index or None, value, label) are every expected row once, finite."""
+        seen: set[int] = set()
+        for i, value, label in found:
+            if i is None:
+                raise ValueError(f"run {r} has a row the current task does not write ({label})")
+            if i in seen:
+                raise ValueError(f"run {r} has the row {label} twice")
+            if not math.isfinite(value):
+                raise ValueError(f"run {r}: {label} is {value}, not a finite number")
+            seen.add(i)
+        missing = [i for i in range(len(self.template)) if i not in seen]
+        if missing:
+            example = self._label(self._object_key(self.template[missing[0]]))
+            raise ValueError(f"run {r} is incomplete: {len(missing)} of its {len(self.template)} rows are missing "
+                             f"(e.g. {example})")
+
+    def check_new(self, r: int, rows: list[dict[str, Any]]) -> None:
+        """ValueError unless `rows`, what the task computed for run r, are exactly the rows its spec promises."""
+        for row in rows:
+            extra = set(row) - set(self.header)
+            if extra or row.get("run") != r:
+                raise ValueError(f"the task's rows for run {r} have run={row.get('run')} or unexpected columns "
+                                 f"{sorted(extra)} (expected {self.header})")
+        keys = [self._object_key(row) for row in rows]
+        values = [float(row.get("value", math.nan)) for row in rows]
+        self.check_run(r, [(self._by_object.get(k), v, self._label(k)) for k, v in zip(keys, values)])
+
+    def parse(self, text: str) -> dict[int, list[dict[str, Any]]]:
+        """The runs in runs.csv `text`, run -> rows as the task writes them; ValueError saying what is wrong."""
+        if not text:
+            raise ValueError("it is empty")
+        if not text.endswith("\n"):
+            raise ValueError("its last line has no newline at its end: the file was cut")
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader)
+        if header != self.header:
+            raise ValueError(f"its columns are {header}, expected {self.header}")
+        run_at, value_at = header.index("run"), header.index("value")
+        found: dict[int, list[tuple[int | None, float, str]]] = {}
+        for fields in reader:
+            where = f"line {reader.line_num}"
+            if len(fields) != len(header):
+                raise ValueError(f"{where} has {len(fields)} fields, expected {len(header)}: a cut or edited line")
+            if not _RUN.fullmatch(fields[run_at]):
+                raise ValueError(f"{where}: run {fields[run_at]!r} is not an integer ≥ 0")
+            try:
+                value = float(fields[value_at])
+            except ValueError:
+                raise ValueError(f"{where}: value {fields[value_at]!r} is not a number") from None
+            key = self._text_key(fields)
+            found.setdefault(int(fields[run_at]), []).append((self._by_text.get(key), value, self._label(key)))
+        runs = {}
+        for r, items in found.items():
+            self.check_run(r, items)
+            runs[r] = [{**self.template[i], "run": r, "value": value} for i, value, _ in items if i is not None]
+        return runs
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_meta(path: Path, meta: dict[str, Any]) -> None:
+    atomic_write_text(path, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    try:
+        meta = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise StoreError(f"{path} is not a ganeval run record (not JSON: {e}); {DISCARD}") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("config_hash"), str):
+        raise StoreError(f"{path} is not a ganeval run record (no config_hash); {DISCARD}")
+    return meta
+
+
+class Store:
+    """An open results directory: its checked stored runs, and a writer keeping runs.csv and its checksum in step."""
+
+    def __init__(self, directory: Path, meta: dict[str, Any], on_disk: str | None,
+                 runs: dict[int, list[dict[str, Any]]]) -> None:
+        self.directory, self.meta, self.on_disk, self.runs = directory, meta, on_disk, runs
+
+    def write(self, rows: pd.DataFrame) -> Path:
+        """Rewrite runs.csv atomically with all `rows`, recording its checksum in runs.meta.json first.
+
+        The sidecar keeps the checksum of the file it replaces too, so a kill between the two renames
+        leaves a runs.csv (the previous one) that still resumes.
+        """
+        text = rows.to_csv(index=False)
+        digest = _sha256(text.encode())
+        meta = {**self.meta, "runs_sha256": digest, "runs_sha256_previous": self.on_disk}
+        _write_meta(self.directory / META_FILE, meta)
+        path = self.directory / RUNS_FILE
+        atomic_write_text(path, text)
+        self.meta, self.on_disk = meta, digest
+        return path
+
+
+def open_store(
+    results_dir: str | Path, config_hash: str, identity: dict[str, Any], layout: Layout, overwrite: bool = False
+) -> Store:
+    """Open `results_dir` for runs of `config_hash` whose rows follow `layout`, with the stored runs checked.
+
+    Refuses (StoreError, ConfigMismatchError) runs of another config or a runs.csv that is not exactly what
+    ganeval wrote, unless `overwrite`. Call it holding `locked(results_dir)`.
     """
     d = Path(results_dir)
     runs_path, meta_path = d / RUNS_FILE, d / META_FILE
+    d.mkdir(parents=True, exist_ok=True)
+    for tmp in (*d.glob(f".{RUNS_FILE}.*.tmp"), *d.glob(f".{META_FILE}.*.tmp")):
+        tmp.unlink(missing_ok=True)  # left by a killed writer (we hold the lock: no writer is running)
     if overwrite:
         for p in (runs_path, meta_path):
             p.unlink(missing_ok=True)
-    if meta_path.exists():
-        meta = json.loads(meta_path.read_text())
-        old = meta.get("config_hash")
-        if old != config_hash:
+    if not meta_path.exists():
+        if runs_path.exists():
             raise ConfigMismatchError(
-                f"{d} holds runs made by another config (hash {old}, now {config_hash}); "
+                f"{runs_path} exists without {META_FILE}, so its config is unknown; "
+                "choose another results_dir or pass overwrite=true to discard it"
+            )
+        meta = {"config_hash": config_hash, "identity": identity, "runs_sha256": None, "runs_sha256_previous": None}
+        _write_meta(meta_path, meta)
+        return Store(d, meta, None, {})
+    meta = _read_meta(meta_path)
+    if meta["config_hash"] != config_hash:
+        raise ConfigMismatchError(
+            f"{d} holds runs made by another config (hash {meta['config_hash']}, now {config_hash}); "
+            "choose another results_dir or pass overwrite=true to discard them"
+        )
+    if not runs_path.exists():
+        return Store(d, meta, None, {})
+    data = runs_path.read_bytes()
+    try:
+        runs = layout.parse(data.decode())
+    except (UnicodeDecodeError, ValueError) as e:
+        raise StoreError(f"{runs_path} cannot be resumed: {e}; {DISCARD}") from None
+    digest = _sha256(data)
+    if "runs_sha256" not in meta:
+        raise StoreError(f"{meta_path} records no checksum of {RUNS_FILE} (written by an older ganeval), so edits "
+                         f"to {runs_path} cannot be ruled out; {DISCARD} and compute the runs again")
+    if digest not in (meta["runs_sha256"], meta.get("runs_sha256_previous")):
+        raise StoreError(f"{runs_path} was changed after ganeval wrote it (its sha256 is not the one {META_FILE} "
+                         f"records): edited or damaged numbers are never resumed; {DISCARD}")
+    return Store(d, meta, digest, runs)
+
+
+def check_store(results_dir: str | Path, config_hash: str, overwrite: bool = False) -> None:
+    """Before any expensive work, refuse a results_dir that another process is writing or (unless `overwrite`)
+    that holds runs of another config; reads only the lock and runs.meta.json (the rows are checked when the
+    run loop opens the store)."""
+    d = Path(results_dir)
+    with locked(d):
+        pass
+    meta_path, runs_path = d / META_FILE, d / RUNS_FILE
+    if overwrite:
+        return
+    if meta_path.exists():
+        stored = _read_meta(meta_path)["config_hash"]
+        if stored != config_hash:
+            raise ConfigMismatchError(
+                f"{d} holds runs made by another config (hash {stored}, now {config_hash}); "
                 "choose another results_dir or pass overwrite=true to discard them"
             )
     elif runs_path.exists():
-        raise ConfigMismatchError(
-            f"{runs_path} exists without {META_FILE}, so its config is unknown; "
-            "choose another results_dir or pass overwrite=true to discard it"
-        )
-    else:
-        d.mkdir(parents=True, exist_ok=True)
-        meta = {"config_hash": config_hash, "identity": identity}
-        atomic_write_text(meta_path, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
-    if runs_path.exists():
-        return pd.read_csv(runs_path, keep_default_na=False, na_values=[""])
-    return pd.DataFrame()
+        raise ConfigMismatchError(f"{runs_path} exists without {META_FILE}, so its config is unknown; "
+                                  "choose another results_dir or pass overwrite=true to discard it")
 
 
-def write_runs(results_dir: str | Path, rows: pd.DataFrame) -> Path:
-    """Rewrite `runs.csv` atomically with all `rows` (sorted by run), so a kill never leaves half a file."""
-    path = Path(results_dir) / RUNS_FILE
-    text = rows.to_csv(index=False)
-    atomic_write_text(path, text)
-    return path
+def try_lock(fd: int) -> bool:
+    """Take an exclusive flock on `fd` without waiting: False if another open file holds it (True without fcntl)."""
+    if fcntl is None:  # pragma: no cover
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def locked(results_dir: str | Path) -> Iterator[None]:
+    """Hold `results_dir`'s exclusive lock (its pid and start time in the lock file); ResultsDirBusyError if taken.
+
+    The kernel drops a flock when its holder dies, so the lock of a killed process is taken over.
+    """
+    d = Path(results_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if not try_lock(fd):
+            pid, _, since = os.read(fd, 200).decode(errors="replace").strip().partition(" ")
+            raise ResultsDirBusyError(f"results_dir {d} is being written by process {pid or '(unknown)'} (since "
+                                      f"{since or 'unknown'}); wait for it or choose another results_dir")
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {datetime.datetime.now().isoformat(timespec='seconds')}\n".encode())
+        yield
+    finally:
+        os.close(fd)

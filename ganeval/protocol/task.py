@@ -4,12 +4,32 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping, Protocol
 
 import numpy as np
 
 from ganeval.protocol.draws import DeviceRows, branch, draw_rows, run_generator
 from ganeval.protocol.settings import Settings
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """The rows every run of a task writes: one per group (its group columns) and metric."""
+
+    groups: tuple[Mapping[str, Any], ...]
+    metrics: tuple[str, ...]
+
+    def rows(self, r: int, value: float = 0.0) -> list[dict[str, Any]]:
+        """The rows of a complete run r, in the task's order (group, then metric), each with `value`."""
+        return [{"run": r, **g, "metric": m, "value": value} for g in self.groups for m in self.metrics]
+
+
+class Task(Protocol):
+    """What the run loop calls: run r -> long-form rows, and the rows each run writes (to check stored runs)."""
+
+    def __call__(self, r: int) -> list[dict[str, Any]]: ...
+
+    def row_spec(self) -> RowSpec: ...
 
 
 @dataclass
@@ -75,6 +95,11 @@ class MetricTask:
                 values = score_pair(real_state, fake_state, rng_g, s.metrics, s.device)
                 out += [{"run": r, **block.groups, **groups, "metric": m, "value": float(v)} for m, v in values.items()]
         return out
+
+    def row_spec(self) -> RowSpec:
+        """Every block's generators, each scored by every metric."""
+        groups = tuple({**b.groups, **g} for b in self.blocks for g, _ in b.fakes)
+        return RowSpec(groups, tuple(self.settings.metrics))
 
     def shared(self, tmpdir: str) -> "MetricTask":
         """A copy whose arrays live in `.npy` files under `tmpdir` (for worker processes)."""
