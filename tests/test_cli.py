@@ -168,7 +168,8 @@ def test_joblib_sweep_and_collate(arrays, tmp_path) -> None:  # type: ignore[no-
     assert r.returncode == 0, r.stderr[-3000:]
     assert (sweep / "0" / "summary.csv").exists() and (sweep / "1" / "summary.csv").exists()
     merged = collate(sweep)
-    assert list(merged.columns[:1]) == ["seed"] and sorted(merged.seed.unique()) == ["0", "1"]
+    # a sweep over seed is a sweep over training seeds: it becomes the train_seed level
+    assert list(merged.columns[:1]) == ["train_seed"] and sorted(map(str, merged.train_seed.unique())) == ["0", "1"]
     assert collate_main([str(sweep)]) == 0
     assert (sweep / "table.md").read_text().count("| IMD |") == 1
     # a sweep over a protocol setting is refused
