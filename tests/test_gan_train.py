@@ -134,7 +134,7 @@ def test_finished_run_is_returned_without_training_again(tmp_path: Path) -> None
     "change, field",
     [({"gan": "wgan_gp"}, "gan."), ({"lr_d": 1e-3}, "gan.lr_d"), ({"seed": 1}, "seed"),
      ({"batch_size": 8}, "batch_size"), ({"arch_kwargs": {"latent_dim": 8, "dim": 5}}, "arch_kwargs.dim"),
-     ({"data": "other"}, "data.sha256")],
+     ({"data": "other"}, "data.sha256"), ({"threads": 2}, "threads")],
 )  # fmt: skip
 def test_checkpoint_of_another_config_is_refused(tmp_path: Path, change: dict, field: str) -> None:
     base = dict(arch="digits", gan="wgan", batch_size=16, seed=0, progress=False, arch_kwargs=TINY, sample_every=0)
@@ -146,6 +146,16 @@ def test_checkpoint_of_another_config_is_refused(tmp_path: Path, change: dict, f
         train(x, out_dir=tmp_path, epochs=2, **kw)
     assert field in str(err.value)
     assert (tmp_path / "checkpoint.pt").read_bytes() == before  # nothing overwritten
+
+
+def test_cpu_training_runs_on_one_thread_and_restores_torchs_setting(tmp_path: Path) -> None:
+    seen: list[int] = []
+    before = torch.get_num_threads()
+    train(_images(), out_dir=tmp_path, arch="digits", gan="wgan", epochs=1, batch_size=16, progress=False,
+          arch_kwargs=TINY, sample_every=0, callback=lambda state: seen.append(torch.get_num_threads()))
+    assert set(seen) == {1} and torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        train(_images(), out_dir=tmp_path / "b", arch="digits", gan="wgan", epochs=1, threads=0, progress=False)
 
 
 def test_more_epochs_done_than_asked_is_refused(tmp_path: Path) -> None:

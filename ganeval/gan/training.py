@@ -8,11 +8,12 @@ sees exactly the batches the uninterrupted run would have seen.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 import torch
@@ -30,6 +31,11 @@ from ganeval.hashing import array_identity, stable_hash
 log = logging.getLogger(__name__)
 
 CHECKPOINT_NAME = "checkpoint.pt"
+# Training on CPU runs on one torch thread unless told otherwise. Measured with scripts/bench_threads.py on the
+# 2-core development machine (quickstart WGAN-GP, critic iterations/s, 1 thread vs 2): quiet 11.3 vs 16.6,
+# beside one busy process 10.7 vs 3.8, beside two 6.2 vs 3.2 — two threads spin against any other load. The
+# count cannot follow the load: 1 and 2 threads train different weights (float sums in another order).
+CPU_THREADS = 1
 GRID_SAMPLES = 64
 
 
@@ -48,6 +54,7 @@ def train(
     progress: bool = True,
     arch_kwargs: Mapping[str, Any] | None = None,
     callback: Callable[[dict[str, int]], None] | None = None,
+    threads: int | None = None,
     **hyper: Any,
 ) -> Path:
     """Train generator/critic pair `arch` on real data with trainer `gan`; return the final checkpoint's path.
@@ -59,6 +66,8 @@ def train(
     and `out_dim` (points) default to the data's. checkpoint_every: critic steps between
     checkpoints; sample_every: epochs between sample grids (0: only at the end). `callback` is
     called after every critic step with the counters (monitoring; tests use it to interrupt).
+    threads: torch's CPU threads while training (default `CPU_THREADS`, 1: see its comment); the count is
+    part of the run's identity, since another count sums in another order and trains other weights.
 
     Writes into out_dir: checkpoint.pt, config.json, losses.csv, losses.png, samples_final.png
     (and samples_epochNNNN.png). A checkpoint already in out_dir is resumed when its config hash
@@ -73,6 +82,7 @@ def train(
     dev = resolve_device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={str(dev)!r} but CUDA is not available here; use device='cpu'")
+    n_threads = cpu_threads(threads) if dev.type == "cpu" else None
     out_dir = Path(out_dir)
     run_config = {
         "format": FORMAT,
@@ -82,6 +92,7 @@ def train(
         "gan": cfg.to_dict(),
         "batch_size": int(batch_size),
         "seed": int(seed),
+        "threads": n_threads,
         "data": array_identity(x),  # shape, dtype, SHA-256: resume only on the same data
     }
     config_hash = stable_hash(run_config)
@@ -91,107 +102,128 @@ def train(
         log.info("%s already holds the finished training; nothing to do", ckpt_path)
         return ckpt_path  # untouched, so its sha256 (the generator's identity) stays the same
 
-    _seed_everything(seed)
-    gen, critic = build(arch, **arch_kw)
-    gen.to(dev)
-    critic.to(dev)
-    opt_g, opt_d = _optimizer(cfg, gen.parameters(), cfg.lr_g), _optimizer(cfg, critic.parameters(), cfg.lr_d)
-    noise = torch.Generator(device=dev).manual_seed(int(seed))
-    state = {"epoch": 0, "batch": 0, "critic_step": 0, "gen_step": 0}
-    history = np.zeros((0, len(plots.LOSS_COLUMNS)))
-    acc = torch.zeros(3, device=dev)  # critic loss, gap, penalty summed since the last generator step
-    if resume is not None:
-        gen.load_state_dict(resume["generator"])
-        critic.load_state_dict(resume["critic"])
-        opt_g.load_state_dict(resume["opt_g"])
-        opt_d.load_state_dict(resume["opt_d"])
-        state = {k: int(resume[k]) for k in state}
-        history = resume["history"].numpy()
-        acc = resume["acc"].to(dev)
-        restore_rng(resume["rng"], noise)
-        log.info("resuming %s at epoch %d, critic step %d", ckpt_path, state["epoch"], state["critic_step"])
-    config_text = json.dumps({"config_hash": config_hash, **run_config}, indent=2) + "\n"
-    atomic_write_text(out_dir / "config.json", config_text)
+    with torch_threads(n_threads):  # one fixed count: the same weights whatever else the machine runs
+        _seed_everything(seed)
+        gen, critic = build(arch, **arch_kw)
+        gen.to(dev)
+        critic.to(dev)
+        opt_g, opt_d = _optimizer(cfg, gen.parameters(), cfg.lr_g), _optimizer(cfg, critic.parameters(), cfg.lr_d)
+        noise = torch.Generator(device=dev).manual_seed(int(seed))
+        state = {"epoch": 0, "batch": 0, "critic_step": 0, "gen_step": 0}
+        history = np.zeros((0, len(plots.LOSS_COLUMNS)))
+        acc = torch.zeros(3, device=dev)  # critic loss, gap, penalty summed since the last generator step
+        if resume is not None:
+            gen.load_state_dict(resume["generator"])
+            critic.load_state_dict(resume["critic"])
+            opt_g.load_state_dict(resume["opt_g"])
+            opt_d.load_state_dict(resume["opt_d"])
+            state = {k: int(resume[k]) for k in state}
+            history = resume["history"].numpy()
+            acc = resume["acc"].to(dev)
+            restore_rng(resume["rng"], noise)
+            log.info("resuming %s at epoch %d, critic step %d", ckpt_path, state["epoch"], state["critic_step"])
+        config_text = json.dumps({"config_hash": config_hash, **run_config}, indent=2) + "\n"
+        atomic_write_text(out_dir / "config.json", config_text)
 
-    data = _prepare_data(x, gen, dev)
-    n_batches = len(x) // batch_size
-    fixed_z = latent(GRID_SAMPLES, gen.latent_shape, seed + 1)
-    writer = _Outputs(out_dir, gen, fixed_z, dev, x if gen.output_range is None else None, f"{arch} {cfg.name}")
+        data = _prepare_data(x, gen, dev)
+        n_batches = len(x) // batch_size
+        fixed_z = latent(GRID_SAMPLES, gen.latent_shape, seed + 1)
+        writer = _Outputs(out_dir, gen, fixed_z, dev, x if gen.output_range is None else None, f"{arch} {cfg.name}")
 
-    def save(done: bool) -> None:
-        nonlocal history
-        history = _flush(history, pending)
-        ckpt = {
-            "format": FORMAT,
-            "version": VERSION,
-            "config_hash": config_hash,
-            "config_json": json.dumps(run_config, sort_keys=True),
-            "arch": arch,
-            "arch_kwargs": dict(arch_kw),
-            "output_range": list(gen.output_range) if gen.output_range is not None else None,
-            "latent_shape": list(gen.latent_shape),
-            "output_shape": list(gen.output_shape),
-            "generator": gen.state_dict(),
-            "critic": critic.state_dict(),
-            "opt_g": opt_g.state_dict(),
-            "opt_d": opt_d.state_dict(),
-            **state,
-            "epochs": int(epochs),
-            "done": done,
-            "acc": acc.detach().cpu(),
-            "history": torch.from_numpy(np.ascontiguousarray(history)),
-            "rng": capture_rng(noise),
-            "device": str(dev),
-        }
-        atomic_torch_save(ckpt, ckpt_path)
-        plots.write_loss_csv(out_dir / "losses.csv", history)
+        def save(done: bool) -> None:
+            nonlocal history
+            history = _flush(history, pending)
+            ckpt = {
+                "format": FORMAT,
+                "version": VERSION,
+                "config_hash": config_hash,
+                "config_json": json.dumps(run_config, sort_keys=True),
+                "arch": arch,
+                "arch_kwargs": dict(arch_kw),
+                "output_range": list(gen.output_range) if gen.output_range is not None else None,
+                "latent_shape": list(gen.latent_shape),
+                "output_shape": list(gen.output_shape),
+                "generator": gen.state_dict(),
+                "critic": critic.state_dict(),
+                "opt_g": opt_g.state_dict(),
+                "opt_d": opt_d.state_dict(),
+                **state,
+                "epochs": int(epochs),
+                "done": done,
+                "acc": acc.detach().cpu(),
+                "history": torch.from_numpy(np.ascontiguousarray(history)),
+                "rng": capture_rng(noise),
+                "device": str(dev),
+            }
+            atomic_torch_save(ckpt, ckpt_path)
+            plots.write_loss_csv(out_dir / "losses.csv", history)
 
-    pending: list[tuple[int, int, int, torch.Tensor]] = []
-    total = epochs * n_batches
-    from tqdm.auto import tqdm
+        pending: list[tuple[int, int, int, torch.Tensor]] = []
+        total = epochs * n_batches
+        from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, initial=state["critic_step"], disable=not progress, unit="it", desc=f"{arch}/{cfg.name}")
-    gen.train()
-    critic.train()
+        bar = tqdm(total=total, initial=state["critic_step"], disable=not progress, unit="it", desc=f"{arch}/{cfg.name}")
+        gen.train()
+        critic.train()
+        try:
+            while state["epoch"] < epochs:
+                order = _epoch_order(len(x), seed, state["epoch"]).to(data.device)
+                while state["batch"] < n_batches:
+                    b = state["batch"]
+                    real = _to_float(data[order[b * batch_size : (b + 1) * batch_size]], gen, dev)
+                    acc += _critic_step(gen, critic, opt_d, cfg, real, noise)
+                    state["critic_step"] += 1
+                    if state["critic_step"] % cfg.n_critic == 0:
+                        loss_g = _generator_step(gen, critic, opt_g, cfg, batch_size, noise)
+                        state["gen_step"] += 1
+                        pending.append((state["gen_step"], state["critic_step"], state["epoch"],
+                                        torch.cat([acc / cfg.n_critic, loss_g.view(1)])))  # fmt: skip
+                        acc = torch.zeros_like(acc)
+                        if len(pending) >= 20:
+                            history = _flush(history, pending)
+                            bar.set_postfix(_postfix(history), refresh=False)
+                    state["batch"] += 1
+                    bar.update(1)
+                    if state["batch"] == n_batches:
+                        state["epoch"] += 1
+                        state["batch"] = 0
+                    done = state["epoch"] == epochs
+                    if state["critic_step"] % checkpoint_every == 0 and not done:
+                        save(done=False)
+                    if callback is not None:
+                        callback(dict(state))
+                    if state["batch"] == 0:
+                        break
+                if sample_every and state["epoch"] % sample_every == 0 and state["epoch"] < epochs:
+                    history = _flush(history, pending)
+                    writer.samples(f"samples_epoch{state['epoch']:04d}.png")
+                    writer.losses(history)
+        finally:
+            bar.close()
+        save(done=True)
+        writer.samples("samples_final.png")
+        writer.losses(history)
+        return ckpt_path
+
+
+def cpu_threads(threads: int | None) -> int:
+    """The torch thread count for CPU training: `threads`, or CPU_THREADS; a positive integer."""
+    n = CPU_THREADS if threads is None else threads
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    return int(n)
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op thread count at `n` for the block (unchanged when None), restored after."""
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
     try:
-        while state["epoch"] < epochs:
-            order = _epoch_order(len(x), seed, state["epoch"]).to(data.device)
-            while state["batch"] < n_batches:
-                b = state["batch"]
-                real = _to_float(data[order[b * batch_size : (b + 1) * batch_size]], gen, dev)
-                acc += _critic_step(gen, critic, opt_d, cfg, real, noise)
-                state["critic_step"] += 1
-                if state["critic_step"] % cfg.n_critic == 0:
-                    loss_g = _generator_step(gen, critic, opt_g, cfg, batch_size, noise)
-                    state["gen_step"] += 1
-                    pending.append((state["gen_step"], state["critic_step"], state["epoch"],
-                                    torch.cat([acc / cfg.n_critic, loss_g.view(1)])))  # fmt: skip
-                    acc = torch.zeros_like(acc)
-                    if len(pending) >= 20:
-                        history = _flush(history, pending)
-                        bar.set_postfix(_postfix(history), refresh=False)
-                state["batch"] += 1
-                bar.update(1)
-                if state["batch"] == n_batches:
-                    state["epoch"] += 1
-                    state["batch"] = 0
-                done = state["epoch"] == epochs
-                if state["critic_step"] % checkpoint_every == 0 and not done:
-                    save(done=False)
-                if callback is not None:
-                    callback(dict(state))
-                if state["batch"] == 0:
-                    break
-            if sample_every and state["epoch"] % sample_every == 0 and state["epoch"] < epochs:
-                history = _flush(history, pending)
-                writer.samples(f"samples_epoch{state['epoch']:04d}.png")
-                writer.losses(history)
+        yield
     finally:
-        bar.close()
-    save(done=True)
-    writer.samples("samples_final.png")
-    writer.losses(history)
-    return ckpt_path
+        torch.set_num_threads(before)
 
 
 # --------------------------------------------------------------------------------------------------
