@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from ganeval.protocol.draws import DeviceRows, branch, draw_rows, run_generator
+from ganeval.protocol.draws import DeviceRows, branch, draw_rows, probe_generator, run_generator
 from ganeval.protocol.settings import Settings
+
+PROBE_DRAW = "probe_draw"  # group column of the rows when probe_repeats > 0: 0 the run's value, 1 the repeat
 
 
 @dataclass
@@ -19,6 +21,7 @@ class Block:
     real: Any
     fakes: list[tuple[dict[str, Any], Any]]
     groups: dict[str, Any] = field(default_factory=dict)  # group columns shared by the block, e.g. data
+    draw: tuple[int, ...] = ()  # appended to the run's random key: default_rng([seed, r, *draw]); () = today's
 
 
 class SharedArray:
@@ -60,21 +63,34 @@ class MetricTask:
     _rows: DeviceRows | None = field(default=None, repr=False)
 
     def __call__(self, r: int) -> list[dict[str, Any]]:
+        from ganeval.metrics.registry import Metrics
         from ganeval.metrics.suite import prepare_set, score_pair
 
         s = self.settings
         rows_of = self._rows = self._rows or DeviceRows(s.device)
+        repeat = r < s.probe_repeats
+        probe = {PROBE_DRAW: 0} if s.probe_repeats else {}
+        imd = Metrics({"imd": s.metrics["imd"]}) if repeat else None  # type: ignore[index]
         out: list[dict[str, Any]] = []
         for block in self.blocks:
             real = as_array(block.real)
-            rng = run_generator(s.seed, r)
+            rng = run_generator(s.seed, r, *block.draw)
             real_state = prepare_set(rows_of(real, draw_rows(len(real), s.sample_size, rng)), s.metrics, s.device)
             for groups, fake in block.fakes:
                 fake, rng_g = as_array(fake), branch(rng)
                 fake_state = prepare_set(rows_of(fake, draw_rows(len(fake), s.sample_size, rng_g)), s.metrics, s.device)
                 values = score_pair(real_state, fake_state, rng_g, s.metrics, s.device)
-                out += [{"run": r, **block.groups, **groups, "metric": m, "value": float(v)} for m, v in values.items()]
+                head = {"run": r, **block.groups, **groups}
+                out += [{**head, **probe, "metric": m, "value": float(v)} for m, v in values.items()]
+                if imd is not None:  # IMD once more on the same subsamples, with the probes of another draw
+                    again = score_pair(real_state, fake_state, probe_generator(s.seed, r, *block.draw), imd, s.device)
+                    out.append({**head, PROBE_DRAW: 1, "metric": "imd", "value": float(again["imd"])})
         return out
+
+    def group_columns(self) -> list[str]:
+        """The group columns of the rows this task writes, in their order (between run and metric)."""
+        cols = [c for b in self.blocks for g, _ in b.fakes for c in (*b.groups, *g)]
+        return list(dict.fromkeys(cols + ([PROBE_DRAW] if self.settings.probe_repeats else [])))
 
     def shared(self, tmpdir: str) -> "MetricTask":
         """A copy whose arrays live in `.npy` files under `tmpdir` (for worker processes)."""
@@ -83,5 +99,5 @@ class MetricTask:
         def save(a: Any) -> SharedArray:
             return share(a, os.path.join(tmpdir, f"a{next(names)}.npy"))
 
-        blocks = [Block(save(b.real), [(g, save(f)) for g, f in b.fakes], dict(b.groups)) for b in self.blocks]
+        blocks = [Block(save(b.real), [(g, save(f)) for g, f in b.fakes], dict(b.groups), b.draw) for b in self.blocks]
         return MetricTask(blocks, self.settings)
