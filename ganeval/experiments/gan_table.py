@@ -47,14 +47,15 @@ def dataset_specs(cfg: Any, data_name: str = "data") -> dict[str, dict[str, Any]
 
 def plan_models(ctx: pipeline.Context, real: Any, spec: dict[str, Any], data: str) -> dict[str, list[Any]]:
     """model label -> plans (train specs or generator objects, one per training seed) for one dataset, all checked
-    and identified; the generator group's model comes last, under its own name (with replicas: its `name` or the
-    group's choice). Two models whose labels are equal, or models with unequal seed counts, are refused."""
+    and identified; the generator group's model comes last, under its own name (replicas with different default names, e.g. files:
+    the group's choice). Two models whose labels are equal, or models with unequal seed counts, are refused."""
     nodes = {model: node for model, node in spec["generators"].items() if node is not None}
     plans = {label: pipeline.plan_generator(ctx, real, node, f"{data}/{label}")
              for label, node in zip(unique_names(nodes, f"dataset {data} has the models"), nodes.values())}
     if spec["given"] is not None:
         gens = pipeline.plan_generator(ctx, real, spec["given"], f"{data}/generator")
-        own = spec["given"].get("name") if spec["given"].get("replicas") is not None else getattr(gens[0], "name", None)
+        names = {str(getattr(g, "name", None) or "") for g in gens}  # replicas of files: each its own default name
+        own = names.pop() if len(names) == 1 else None
         label = str(own or ctx.choices.get("generator") or "generator")
         if label in plans:
             raise ValueError(f"the generator group's model is named {label!r} like one in generators; "
