@@ -203,3 +203,15 @@ def test_unequal_seed_counts_are_refused(tmp_path: Path) -> None:
         run_inprocess(["experiment=benchmark", "data=array", f"data.path={f['real']}", "features=identity",
                        "generator=samples", "generator.replicas=[]", "runs=2", "sample_size=100",
                        "metrics.kid.subset_size=50", *FAST, *_dirs(tmp_path)])
+
+
+@pytest.mark.slow
+def test_torus_with_two_training_seeds(tmp_path: Path) -> None:
+    s = run_inprocess(["experiment=torus", "runs=2", "sample_size=100", "n_generated=200", "data.n=300",
+                       "train_epochs=1", "train_seeds=[0,1]", "metrics.kid.subset_size=50", *FAST,
+                       *_dirs(tmp_path)])
+    res = tmp_path / "res"
+    assert set(s.model) == {"good", "bad"} and set(s.n_seeds) == {2}
+    assert set(pd.read_csv(res / "summary_seeds.csv").train_seed) == {0, 1}
+    assert set(pd.read_csv(res / "verdict.csv").metric) == {"imd", "fid", "kid"}
+    assert len(list((tmp_path / "models" / "torus").glob("*/checkpoint.pt"))) == 4
