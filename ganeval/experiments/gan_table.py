@@ -47,8 +47,8 @@ def dataset_specs(cfg: Any, data_name: str = "data") -> dict[str, dict[str, Any]
 
 def plan_models(ctx: pipeline.Context, real: Any, spec: dict[str, Any], data: str) -> dict[str, list[Any]]:
     """model label -> plans (train specs or generator objects, one per training seed) for one dataset, all checked
-    and identified; the generator group's model comes last, under its own name (replicas with different default names, e.g. files:
-    the group's choice). Two models whose labels are equal, or models with unequal seed counts, are refused."""
+    and identified; the generator group's model comes last, under its own name (for replicas whose default names
+    differ, e.g. files: the group's choice). Two models whose labels are equal, or unequal seed counts, are refused."""
     nodes = {model: node for model, node in spec["generators"].items() if node is not None}
     plans = {label: pipeline.plan_generator(ctx, real, node, f"{data}/{label}")
              for label, node in zip(unique_names(nodes, f"dataset {data} has the models"), nodes.values())}
