@@ -267,3 +267,22 @@ def test_a_second_writer_is_refused_and_a_killed_writers_lock_taken_over(tmp_pat
     ev = evaluate_detailed(real, fake, runs=2, sample_size=300, metrics=("fid",), progress=False, results_dir=d)
     assert (ev.summary.n_runs == 2).all() and len(stored) >= 2  # resumed from the killed writer's runs
     pd.testing.assert_frame_equal(ev.runs, stored[stored.run < 2].reset_index(drop=True), check_dtype=False)
+
+
+def test_probe_repeat_rows_are_expected_only_in_the_first_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from ganeval.protocol import Block, Settings
+    from ganeval.protocol.store import Layout
+    from ganeval.protocol.task import MetricTask
+
+    rng = np.random.default_rng(2)
+    settings = Settings(runs=3, sample_size=30, metrics={"imd": {"nv": 5, "m": 4}, "fid": {}}, progress=False,
+                        probe_repeats=1)
+    task = MetricTask([Block(rng.normal(size=(60, 4)), [({"model": "a"}, rng.normal(size=(60, 4)))])], settings)
+    layout = Layout(task.row_spec())
+    first, second = task(0), task(1)
+    layout.check_new(0, first)
+    layout.check_new(1, second)
+    with pytest.raises(ValueError, match="run 1 has a row the current task does not write"):
+        layout.check_new(1, second + [{**first[-1], "run": 1}])
+    with pytest.raises(ValueError, match="run 0 is incomplete"):
+        layout.check_new(0, first[:-1])

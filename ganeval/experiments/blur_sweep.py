@@ -18,6 +18,7 @@ import pandas as pd
 from ganeval.experiments import pipeline
 from ganeval.protocol import Block
 from ganeval.results import summarize_runs
+from ganeval.results.seeds import split_probe_draws
 
 log = logging.getLogger("ganeval")
 
@@ -69,7 +70,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         Block(real_f, fakes, {"data": name}),
         Block(a_f, [({"role": "reference", "model": ref_b, "sigma": np.nan}, b_f)], {"data": ref_a}),
     ]
-    rows = pipeline.score(ctx, blocks)
+    rows = split_probe_draws(pipeline.score(ctx, blocks))[0]  # repeated-probe rows (probe_repeats) are not curves
     summary = normalized_summary(rows, ctx.settings.confidence, ctx.settings.sample_size)
     pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)
     if pipeline.strict_bool(cfg, "plots"):

@@ -2,7 +2,9 @@
 
 Datasets come from `datasets` (name -> {data, generators}) or, when that is empty, from the `data` group
 with `generators` plus the `generator` group. Everything that can fail is checked before any training,
-sampling or extraction starts.
+sampling or extraction starts. With several training seeds (`train_seeds`, or `replicas` of given
+generators; the same number for every model of a dataset) each seed index is one protocol block and the
+summary has two levels (per model and seed, per model across seeds).
 """
 
 from __future__ import annotations
@@ -13,9 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ganeval.experiments import pipeline
-from ganeval.protocol import Block
 from ganeval.protocol.api import unique_names
-from ganeval.results import compare_runs, summarize_runs
 
 log = logging.getLogger("ganeval")
 
@@ -45,19 +45,23 @@ def dataset_specs(cfg: Any, data_name: str = "data") -> dict[str, dict[str, Any]
     return out
 
 
-def plan_models(ctx: pipeline.Context, real: Any, spec: dict[str, Any], data: str) -> dict[str, Any]:
-    """model label -> plan (train spec or generator object) for one dataset, all checked and identified; the
-    generator group's model comes last, under its own name. Two models whose labels are equal are refused."""
+def plan_models(ctx: pipeline.Context, real: Any, spec: dict[str, Any], data: str) -> dict[str, list[Any]]:
+    """model label -> plans (train specs or generator objects, one per training seed) for one dataset, all checked
+    and identified; the generator group's model comes last, under its own name (for replicas whose default names
+    differ, e.g. files: the group's choice). Two models whose labels are equal, or unequal seed counts, are refused."""
     nodes = {model: node for model, node in spec["generators"].items() if node is not None}
     plans = {label: pipeline.plan_generator(ctx, real, node, f"{data}/{label}")
              for label, node in zip(unique_names(nodes, f"dataset {data} has the models"), nodes.values())}
     if spec["given"] is not None:
-        gen = pipeline.plan_generator(ctx, real, spec["given"], f"{data}/generator")
-        label = str(getattr(gen, "name", None) or ctx.choices.get("generator") or "generator")
+        gens = pipeline.plan_generator(ctx, real, spec["given"], f"{data}/generator")
+        names = {str(getattr(g, "name", None) or "") for g in gens}  # replicas of files: each its own default name
+        own = names.pop() if len(names) == 1 else None
+        label = str(own or ctx.choices.get("generator") or "generator")
         if label in plans:
             raise ValueError(f"the generator group's model is named {label!r} like one in generators; "
                              "rename it with generator.name=...")
-        plans[label] = gen
+        plans[label] = gens
+    pipeline.seed_count(plans, f"dataset {data}")
     for label, plan in plans.items():
         pipeline.identify_plan(ctx, plan, f"{data}/{label}", data_label(data))
     return plans
@@ -80,9 +84,11 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     sizes: dict[str, int] = {}
     for name, models in plans.items():
         sizes[f"the real pool of {name}"] = len(reals[name])
-        for model, plan in models.items():
-            size = pipeline.n_generated(cfg) if isinstance(plan, dict) else pipeline.pool_size(ctx, plan)
-            sizes[f"the generated pool of {name}/{model} (n_generated)"] = size
+        for model, seed_plans in models.items():
+            for i, plan in enumerate(seed_plans):
+                size = pipeline.n_generated(cfg) if isinstance(plan, dict) else pipeline.pool_size(ctx, plan)
+                what = pipeline.seed_key(f"{name}/{model}", i, len(seed_plans))
+                sizes[f"the generated pool of {what} (n_generated)"] = size
     settings.check_pools(sizes)
     extractor = pipeline.make_extractor(ctx)
     pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused now
@@ -92,19 +98,20 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     for name, models in plans.items():
         with ctx.stage("features"):
             real_f = pipeline.features(ctx, reals[name], extractor, f"{name} (real)")
-        fakes = []
-        for model, plan in models.items():
-            gen = pipeline.realise_generator(ctx, reals[name], plan, name, model)
-            pool = pipeline.generated_pool(ctx, gen, f"{name}/{model}")
-            with ctx.stage("features"):
-                fake_f = pipeline.features(ctx, pool, extractor, f"{name}/{model}")
-            pipeline.check_dims(real_f, reals[name], fake_f, pool, f"{name}/{model}")
-            fakes.append(({"model": model}, fake_f))
-        blocks.append(Block(real_f, fakes, {"data": name}))
+        fakes: dict[str, list[Any]] = {}
+        for model, seed_plans in models.items():
+            fakes[model] = []
+            for i, gen in enumerate(pipeline.realise_generators(ctx, reals[name], seed_plans, name, model)):
+                what = pipeline.seed_key(f"{name}/{model}", i, len(seed_plans))
+                pool = pipeline.generated_pool(ctx, gen, f"{name}/{model}")
+                with ctx.stage("features"):
+                    fake_f = pipeline.features(ctx, pool, extractor, what)
+                pipeline.check_dims(real_f, reals[name], fake_f, pool, what)
+                fakes[model].append(fake_f)
+        blocks += pipeline.seed_blocks(real_f, fakes, {"data": name})
 
     # 3. runs, summary, table
     rows = pipeline.score(ctx, blocks)
-    summary = summarize_runs(rows, settings.confidence, settings.sample_size)
-    comparison = compare_runs(rows, settings.confidence) if rows["model"].nunique() > 1 else None
-    pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name))
+    summary, comparison, seeds = pipeline.summarize(ctx, rows)
+    pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name), seeds=seeds)
     return summary

@@ -19,10 +19,11 @@ import pandas as pd
 
 from ganeval.hashing import array_identity, stable_hash
 from ganeval.metrics.registry import integer
-from ganeval.protocol import Settings
+from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite, unique_names
 from ganeval.protocol.settings import check_value
 from ganeval.results import RunRecord
+from ganeval.results.seeds import PROBE, SEED
 
 log = logging.getLogger("ganeval")
 
@@ -31,6 +32,9 @@ log = logging.getLogger("ganeval")
 # extends a finished experiment instead of refusing it.
 NON_NUMERIC_KEYS = ("results_dir", "cache_dir", "models_dir", "overwrite", "workers", "batch_size",
                     "progress", "plots", "runs", "hydra")
+# Keys left out of the config hash while at these values (their defaults, which change no number), so results
+# directories made before the keys existed still resume; a generator's `replicas: null` likewise.
+NEUTRAL_KEYS: dict[str, Any] = {"train_seeds": None, "probe_repeats": 0}
 
 
 @dataclass
@@ -44,6 +48,7 @@ class Context:
     config: dict[str, Any]  # resolved config as plain containers
     config_hash: str
     settings: Settings
+    train_seeds: tuple[int, ...] | None = None  # `train_seeds` checked; None: one seed (a spec's own, or `seed`)
     choices: dict[str, str] = field(default_factory=dict)  # Hydra's group choices, e.g. {"data": "digits"}
     stage_seconds: dict[str, float] = field(default_factory=dict)
     # what the numbers come from, by content (data arrays, generators, extractor): each input hashed once, as it
@@ -101,6 +106,7 @@ def make_context(cfg: Any) -> Context:
     else:
         results_dir = Path("results") / name
     settings = settings_from_config(cfg)
+    train_seeds = check_train_seeds(cfg.get("train_seeds"))
     for key in ("overwrite", "plots"):
         strict_bool(cfg, key)
     check_value("batch_size", cfg.batch_size, integer(1))
@@ -115,18 +121,39 @@ def make_context(cfg: Any) -> Context:
     config["device"] = settings.device
     config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
     ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=str(settings.device), config=config,
-                  config_hash=config_hash(config), settings=settings,
+                  config_hash=config_hash(config), settings=settings, train_seeds=train_seeds,
                   choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
     ctx.record.overrides = list(hc.overrides.task)
     ctx.record.command = "ganeval " + " ".join(hc.overrides.task)
     return ctx
 
 
+def check_train_seeds(value: Any) -> tuple[int, ...] | None:
+    """`train_seeds` checked: null (one seed, today's behaviour) or a non-empty list of distinct integers >= 0."""
+    if value is None:
+        return None
+    seeds = list(value) if type(value).__name__ in ("ListConfig", "list", "tuple") else None
+    if not seeds:
+        raise ValueError(f"train_seeds must be null or a non-empty list of distinct integers >= 0, e.g. [0, 1, 2]; "
+                         f"got {value!r}")
+    for i, seed in enumerate(seeds):
+        check_value(f"train_seeds[{i}]", seed, integer(0))
+    if len(set(seeds)) < len(seeds):
+        raise ValueError(f"train_seeds={seeds} repeats a seed: list each training seed once")
+    return tuple(int(seed) for seed in seeds)
+
+
 def check_missing(cfg: Any) -> None:
-    """Refuse a config that leaves a mandatory value ('???') unset, naming the keys to set."""
+    """Refuse a config that leaves a mandatory value ('???') unset, naming the keys to set (a key of a node with
+    `replicas` may be left to them: see `replica_nodes`)."""
     from omegaconf import OmegaConf
 
-    missing = sorted(k for k in OmegaConf.missing_keys(cfg) if not k.startswith("hydra"))
+    def replicated(key: str) -> bool:
+        parent = key.rpartition(".")[0]
+        node = OmegaConf.select(cfg, parent, throw_on_missing=False) if parent else None
+        return bool(OmegaConf.is_dict(node) and node.get("replicas") is not None)
+
+    missing = sorted(k for k in OmegaConf.missing_keys(cfg) if not k.startswith("hydra") and not replicated(k))
     if missing:
         keys = ", ".join(missing)
         raise ValueError(f"{keys} must be given: add {' '.join(k + '=...' for k in missing)} to the command line "
@@ -162,8 +189,14 @@ def check_writable(path: Path, key: str) -> None:
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
-    """Hash of the resolved config without the keys that change no number (NON_NUMERIC_KEYS)."""
-    return stable_hash({k: v for k, v in config.items() if k not in NON_NUMERIC_KEYS})
+    """Hash of the resolved config without the keys that change no number (NON_NUMERIC_KEYS) and those at their
+    neutral value (NEUTRAL_KEYS, the generator group's `replicas: null`)."""
+    kept = {k: v for k, v in config.items()
+            if k not in NON_NUMERIC_KEYS and not (k in NEUTRAL_KEYS and v == NEUTRAL_KEYS[k])}
+    generator = kept.get("generator")
+    if isinstance(generator, dict) and "replicas" in generator and generator["replicas"] is None:
+        kept["generator"] = {k: v for k, v in generator.items() if k != "replicas"}
+    return stable_hash(kept)
 
 
 def n_generated(cfg: Any) -> int:
@@ -188,7 +221,7 @@ def settings_from_config(cfg: Any) -> Settings:
     metrics = {k: (v or {}) for k, v in dict(raw).items() if v is not None}  # type: ignore[union-attr]  # null: not chosen
     return Settings(runs=cfg.runs, sample_size=cfg.sample_size, metrics=metrics, seed=cfg.seed,
                     confidence=cfg.confidence, device=cfg.device, workers=cfg.workers,
-                    progress=strict_bool(cfg, "progress"))
+                    progress=strict_bool(cfg, "progress"), probe_repeats=cfg.get("probe_repeats", 0))
 
 
 # --------------------------------------------------------------------------- data and features
@@ -275,17 +308,22 @@ def check_train_spec(real: np.ndarray, spec: Mapping[str, Any], what: str) -> No
     check_value(f"{what}.train.epochs", spec["epochs"], integer(1))
 
 
-def resolve_train_spec(ctx: Context, spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The spec that trains: `train_epochs` (when set) replaces its epochs, and its seed defaults to `seed`."""
+def resolve_train_spec(ctx: Context, spec: Mapping[str, Any], seed: int | None = None) -> dict[str, Any]:
+    """The spec that trains: `train_epochs` (when set) replaces its epochs; its seed is `seed` when given (one of
+    `train_seeds`), else its own, else the config's `seed`."""
     out = dict(spec)
     if ctx.cfg.get("train_epochs") is not None:
         out["epochs"] = ctx.cfg.train_epochs
+    if seed is not None:
+        out["seed"] = seed
     out.setdefault("seed", ctx.settings.seed)
     return out
 
 
 def train_generator(ctx: Context, real: np.ndarray, spec: Mapping[str, Any], data: str, model: str) -> Any:
-    """Train (or resume, or reuse) a generator on `real` as the resolved `spec` says; return a generator object."""
+    """Train (or resume, or reuse) a generator on `real` as the resolved `spec` says; return a generator object.
+
+    Its checkpoint directory is keyed by the spec (its seed included), so each training seed has its own."""
     from ganeval.gan import train
 
     key = stable_hash({"data": data, "model": model, **spec}, 10)
@@ -302,39 +340,102 @@ def checkpoint_generator(path: str | Path) -> Any:
     return CheckpointGenerator(path=str(path))
 
 
-def plan_generator(ctx: Context, real: np.ndarray, node: Any, what: str) -> Any:
-    """A generator node, checked but not run: the resolved `{train: ...}` spec as a plain dict (checked), or the
-    instantiated generator (validated)."""
+def plan_generator(ctx: Context, real: np.ndarray, node: Any, what: str) -> list[Any]:
+    """A generator node, checked but not run, as one plan per training seed: the resolved `{train: ...}` spec
+    (checked) once per `train_seeds` entry, or the instantiated generator (validated) once per `replicas` entry."""
     if "train" in node:
-        spec = resolve_train_spec(ctx, plain(node.train))
-        check_train_spec(real, spec, what)
-        return spec
-    gen = instantiate(node)
-    if hasattr(gen, "validate"):
-        gen.validate()
-    return gen
+        spec = plain(node.train)
+        if ctx.train_seeds is not None and "seed" in spec:
+            raise ValueError(f"{what}.train sets its own seed ({spec['seed']}) and train_seeds="
+                             f"{list(ctx.train_seeds)} is given: drop {what}.train.seed or train_seeds")
+        plans = [resolve_train_spec(ctx, spec, seed) for seed in ctx.train_seeds or (None,)]
+        check_train_spec(real, plans[0], what)  # the seeds' specs differ only in their seed
+        return plans
+    gens = [instantiate(n) for n in replica_nodes(node, what)]
+    for gen in gens:
+        if hasattr(gen, "validate"):
+            gen.validate()
+    return gens
 
 
-def identify_plan(ctx: Context, plan: Any, what: str, data: str) -> None:
-    """Put a plan's content identity into `ctx.content` under `what` ("data/model"), computed once here.
+def replica_nodes(node: Any, what: str) -> list[dict[str, Any]]:
+    """A given generator's config without `replicas`, once per `replicas` entry (each one training seed): a scalar
+    entry replaces the argument its class names in `replica_argument`, a mapping replaces the arguments it names."""
+    from hydra.utils import get_class
+
+    spec = dict(plain(node))
+    replicas = spec.pop("replicas", None)
+    if replicas is None:
+        return [spec]
+    if not isinstance(replicas, list) or not replicas:
+        raise ValueError(f"{what}.replicas must be a non-empty list (one entry per training seed), got {replicas!r}")
+    try:
+        argument = getattr(get_class(str(spec.get("_target_"))), "replica_argument", None)
+    except Exception:  # an unknown target: instantiating it says why
+        argument = None
+    out = []
+    for i, entry in enumerate(replicas):
+        if isinstance(entry, dict):
+            out.append({**spec, **entry})
+        elif argument is None:
+            raise ValueError(f"{what}.replicas[{i}]={entry!r}: {spec.get('_target_')} names no replica argument; "
+                             "give each replica as a mapping of the arguments it replaces")
+        else:
+            out.append({**spec, argument: entry})
+        unset = sorted(k for k, v in out[-1].items() if v == "???")
+        if unset:
+            raise ValueError(f"{what}.replicas[{i}] leaves {', '.join(unset)} unset: give it in the entry or in {what}")
+    return out
+
+
+def seed_key(what: str, index: int, seeds: int) -> str:
+    """The name a model's seed `index` (of `seeds`) is identified and recorded under: "data/model" for one seed."""
+    return what if seeds == 1 else f"{what}/{SEED}={index}"
+
+
+def identify_plan(ctx: Context, plans: list[Any], what: str, data: str) -> None:
+    """Put each seed's plan's content identity into `ctx.content` under `what` ("data/model"; one key per seed
+    with several, see `seed_key`), computed once here.
 
     A train spec is identified with the content hash of the data it trains on (`data`, a `load_data` name), a
     given generator by its `identity()` (file, folder, weights or code content).
     """
-    ident = {"train": plan, "data": data_hash(ctx, data)} if isinstance(plan, dict) else generator_identity(plan)
-    ctx.content["generators"][what] = ident
+    for i, plan in enumerate(plans):
+        ident = {"train": plan, "data": data_hash(ctx, data)} if isinstance(plan, dict) else generator_identity(plan)
+        ctx.content["generators"][seed_key(what, i, len(plans))] = ident
 
 
-def realise_generator(ctx: Context, real: np.ndarray, plan: Any, data: str, model: str) -> Any:
-    """The generator object of a plan (trained, resumed or reused for a train spec), recorded in summary.json
-    under "data/model": a trained one by its checkpoint, a given one by the identity `identify_plan` took."""
+def realise_generators(ctx: Context, real: np.ndarray, plans: list[Any], data: str, model: str) -> list[Any]:
+    """The generator objects of a model's plans, one per seed (trained, resumed or reused for a train spec),
+    recorded in summary.json under "data/model" (`seed_key`): a trained one by its checkpoint, a given one by the
+    identity `identify_plan` took."""
     record = ctx.record.generators = ctx.record.generators or {}
-    if not isinstance(plan, dict):
-        record[f"{data}/{model}"] = ctx.content["generators"][f"{data}/{model}"]
-        return plan
-    gen = train_generator(ctx, real, plan, data, model)
-    record[f"{data}/{model}"] = generator_identity(gen)
-    return gen
+    gens = []
+    for i, plan in enumerate(plans):
+        key = seed_key(f"{data}/{model}", i, len(plans))
+        gen = plan if not isinstance(plan, dict) else train_generator(ctx, real, plan, data, model)
+        record[key] = ctx.content["generators"][key] if gen is plan else generator_identity(gen)
+        gens.append(gen)
+    return gens
+
+
+def seed_count(plans: Mapping[str, list[Any]], what: str) -> int:
+    """The number of training seeds S every model of `plans` (model -> one plan per seed) has; unequal counts raise."""
+    counts = {model: len(p) for model, p in plans.items()}
+    if len(set(counts.values())) > 1:
+        raise ValueError(f"the models of {what} have different numbers of training seeds ({counts}): give each the "
+                         "same number (train_seeds for trained models, replicas for given ones)")
+    return next(iter(counts.values()), 1)
+
+
+def seed_blocks(real: Any, fakes: Mapping[str, list[Any]], groups: dict[str, Any]) -> list[Block]:
+    """The protocol blocks of one real pool and each model's pools (one per seed): with one seed the one block of
+    today; else one per seed index i (group train_seed = i; draw () for i = 0, (i,) after, see `ganeval.protocol`)."""
+    seeds = len(next(iter(fakes.values())))
+    if seeds == 1:
+        return [Block(real, [({"model": m}, f[0]) for m, f in fakes.items()], dict(groups))]
+    return [Block(real, [({"model": m, SEED: i}, f[i]) for m, f in fakes.items()], dict(groups), (i,) if i else ())
+            for i in range(seeds)]
 
 
 def plain(node: Any) -> dict[str, Any]:
@@ -428,15 +529,36 @@ def score(ctx: Context, blocks: list[Any]) -> pd.DataFrame:
     return rows
 
 
+def summarize(ctx: Context, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None]:
+    """(summary, comparison of models or None, per-(model, seed) summary or None) of the per-run rows.
+
+    Rows with a `train_seed` or `probe_draw` column get the two levels of `summarize_levels` (what the intervals
+    cover and the variance shares go into the run record); other rows today's `summarize_runs`/`compare_runs`.
+    """
+    from ganeval.results import compare_runs, summarize_runs
+    from ganeval.results.seeds import coverage_note, summarize_levels, variance_record
+
+    s = ctx.settings
+    if SEED not in rows.columns and PROBE not in rows.columns:
+        comparison = compare_runs(rows, s.confidence) if rows["model"].nunique() > 1 else None
+        return summarize_runs(rows, s.confidence, s.sample_size), comparison, None
+    levels = summarize_levels(rows, s.confidence, s.sample_size)
+    ctx.record.interval_covers = coverage_note(levels.summary)
+    ctx.record.variance_shares = variance_record(levels.variance)
+    return levels.summary, levels.comparison if len(levels.comparison) else None, levels.seeds
+
+
 def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
-          tables: bool = True) -> None:
-    """Write summary.csv/.json, comparison.csv, the tables and (if plots) summary.png into results_dir."""
+          tables: bool = True, seeds: pd.DataFrame | None = None) -> None:
+    """Write summary.csv/.json, comparison.csv, summary_seeds.csv (per-(model, seed) `seeds` with several
+    training seeds), the tables and (if plots) summary.png into results_dir."""
     from ganeval.results import plots, write_results
 
     if "imd" in ctx.settings.metrics:
         ctx.record.knn = ctx.settings.metrics["imd"]["knn"]
+    seeds = seeds if seeds is not None and SEED in seeds.columns else None
     ctx.record.set_results(summary, ctx.stage_seconds)
-    write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables)
+    write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
     if strict_bool(ctx.cfg, "plots") and tables:
-        plots.plot_summary(summary, ctx.results_dir / "summary.png", title)
+        plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds)
     log.info("results in %s", ctx.results_dir)

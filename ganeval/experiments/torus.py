@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ganeval.experiments import pipeline
-from ganeval.protocol import Block
 from ganeval.protocol.api import unique_names
-from ganeval.results import compare_runs, summarize_runs, write_csv
+from ganeval.results import write_csv
 
 log = logging.getLogger("ganeval")
 
@@ -62,19 +61,21 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     for name, plan in plans.items():
         pipeline.identify_plan(ctx, plan, f"torus/{name}", "data")
     pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused before training
-    pools: dict[str, np.ndarray] = {}
-    for name, plan in plans.items():
-        gen = pipeline.realise_generator(ctx, real, plan, "torus", name)
-        pools[name] = pipeline.generated_pool(ctx, gen, name).astype(np.float32)
-    rows = pipeline.score(ctx, [Block(real, [({"model": k}, v) for k, v in pools.items()], {"data": "torus"})])
-    summary = summarize_runs(rows, ctx.settings.confidence, ctx.settings.sample_size)
-    comparison = compare_runs(rows, ctx.settings.confidence)
-    fractions = {"real": hole_fraction(real, R, r), **{k: hole_fraction(v, R, r) for k, v in pools.items()}}
+    seed_pools: dict[str, list[np.ndarray]] = {}
+    for name, seed_plans in plans.items():
+        gens = pipeline.realise_generators(ctx, real, seed_plans, "torus", name)
+        seed_pools[name] = [pipeline.generated_pool(ctx, gen, name).astype(np.float32) for gen in gens]
+    rows = pipeline.score(ctx, pipeline.seed_blocks(real, seed_pools, {"data": "torus"}))
+    summary, comparison, seeds = pipeline.summarize(ctx, rows)
+    assert comparison is not None  # two models
+    pools = {k: v[0] for k, v in seed_pools.items()}  # the first training seed's samples are plotted
+    fractions = {"real": hole_fraction(real, R, r),  # with several training seeds: the mean over seeds
+                 **{k: float(np.mean([hole_fraction(p, R, r) for p in v])) for k, v in seed_pools.items()}}
     a, b = list(pools)
     v = verdict(summary, comparison, a, b)
     ctx.record.hole_fraction = fractions
     ctx.record.verdict = v.to_dict(orient="records")
-    pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name))
+    pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name), seeds=seeds)
     write_csv(v, ctx.results_dir / "verdict.csv")
     lines = [f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
              + ", ".join(f"{k} {f:.3f}" for k, f in fractions.items()) + "."]

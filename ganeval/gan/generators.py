@@ -4,7 +4,9 @@ Each is what one option of the `generator` config group instantiates, and all be
 `validate()` checks files and shapes cheaply (the pipeline calls it before expensive work),
 `sample(n, seed, batch_size=500, device=None)` returns N uint8 images N×C×H×W (or float N×D points)
 and the same seed gives the same samples, `identity()` says what the generator is. Errors name the
-generator config and what was expected.
+generator config and what was expected. `replica_argument` names the constructor argument that one entry
+of a config's `replicas` list replaces (one training seed of the same model: another file, checkpoint,
+state dict, or the seed passed to a callable).
 """
 
 from __future__ import annotations
@@ -29,9 +31,13 @@ class _Base:
     """Shared argument checks and error wording of every generator source."""
 
     kind = "base"
+    replica_argument = "path"  # the constructor argument a scalar `replicas` entry replaces
 
-    def __init__(self, name: str | None) -> None:
+    def __init__(self, name: str | None, replicas: Sequence[Any] | None = None) -> None:
         self.name = name or self.kind
+        # the config's `replicas` (one entry per training seed): the pipeline makes one generator per entry
+        # (`ganeval.experiments.pipeline.replica_nodes`); this generator itself is its own source only
+        self.replicas = None if replicas is None else list(replicas)
 
     @property
     def what(self) -> str:
@@ -77,8 +83,8 @@ class CheckpointGenerator(_Base):
 
     kind = "checkpoint"
 
-    def __init__(self, path: str | Path, name: str | None = None) -> None:
-        super().__init__(name or Path(path).parent.name or Path(path).stem)
+    def __init__(self, path: str | Path, name: str | None = None, replicas: Sequence[Any] | None = None) -> None:
+        super().__init__(name or Path(path).parent.name or Path(path).stem, replicas)
         self.path = Path(path)
         self._module: nn.Module | None = None
         self._meta: dict[str, Any] = {}
@@ -129,6 +135,7 @@ class ModuleGenerator(_Base):
     """
 
     kind = "module"
+    replica_argument = "state_dict"
 
     def __init__(
         self,
@@ -138,8 +145,9 @@ class ModuleGenerator(_Base):
         state_dict: str | Path | None = None,
         name: str | None = None,
         strict: bool = True,
+        replicas: Sequence[Any] | None = None,
     ) -> None:
-        super().__init__(name)
+        super().__init__(name, replicas)
         if type(module).__name__ == "DictConfig":  # from Hydra with _recursive_: false: keep plain data
             from omegaconf import OmegaConf
 
@@ -269,17 +277,24 @@ class CallableGenerator(_Base):
     """A Python callable `package.module:function`, called as `function(n, seed)`.
 
     It returns uint8 images (N×H×W, N×H×W×C or N×C×H×W, C = 1 or 3) or floats in [0, 1] (the same
-    layouts); with points=True, float points N×D.
+    layouts); with points=True, float points N×D. `seed`, when given, is passed instead of the seed
+    `sample` is called with (one replica: one training seed of the model behind the callable).
     """
 
     kind = "callable"
+    replica_argument = "seed"
 
     def __init__(
-        self, function: str | Callable[[int, int], Any], name: str | None = None, points: bool = False
+        self, function: str | Callable[[int, int], Any], name: str | None = None, points: bool = False,
+        seed: int | None = None, replicas: Sequence[Any] | None = None,
     ) -> None:
-        super().__init__(name or (function if isinstance(function, str) else getattr(function, "__name__", None)))
+        super().__init__(name or (function if isinstance(function, str) else getattr(function, "__name__", None)),
+                         replicas)
         self.function = function
         self.points = points
+        self.seed = seed
+        if seed is not None:
+            self._check_request(1, seed, 1)
         if isinstance(function, str) and (function.count(":") != 1 or not all(function.split(":"))):
             raise ValueError(f"{self.what}: function must look like 'package.module:function', got {function!r}")
 
@@ -307,7 +322,7 @@ class CallableGenerator(_Base):
         """Whatever `function(n, seed)` returns, checked and converted to uint8 N×C×H×W (or float N×D)."""
         self._check_request(n, seed, batch_size)
         fn = self._resolve()
-        out = fn(int(n), int(seed))
+        out = fn(int(n), int(seed if self.seed is None else self.seed))
         if isinstance(out, torch.Tensor):
             out = out.detach().cpu().numpy()
         out = np.asarray(out)
@@ -322,6 +337,8 @@ class CallableGenerator(_Base):
         target = self.function if isinstance(self.function, str) else (
             f"{getattr(self.function, '__module__', '?')}:{getattr(self.function, '__qualname__', '?')}")  # fmt: skip
         ident = {"kind": self.kind, "name": self.name, "function": target, "points": self.points}
+        if self.seed is not None:
+            ident["seed"] = self.seed
         try:
             fn = self._resolve()
         except ValueError:  # not importable (validate() says why): nothing more to name
@@ -342,8 +359,10 @@ class SampleGenerator(_Base):
 
     kind = "samples"
 
-    def __init__(self, path: str | Path, name: str | None = None, key: str | None = None) -> None:
-        super().__init__(name or Path(path).stem)
+    def __init__(
+        self, path: str | Path, name: str | None = None, key: str | None = None, replicas: Sequence[Any] | None = None
+    ) -> None:
+        super().__init__(name or Path(path).stem, replicas)
         self.path = Path(path)
         self.key = key
         self._data: np.ndarray | None = None

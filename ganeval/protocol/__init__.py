@@ -3,6 +3,15 @@
 Run r draws with `numpy.random.default_rng([seed, r])`: `sample_size` real rows, then for each generator
 (from a copy of that generator, so models never change each other's numbers) `sample_size` generated rows
 and the metrics' random draws (IMD probes, KID subsets). Per-run rows go to a resumable `runs.csv`.
+
+Training seeds: a `Block` may carry an extra key `draw`, and run r of that block draws with
+`default_rng([seed, r, *draw])`. The pipeline builds one block per training-seed index i (every model's
+seed-i generator, group column `train_seed` = i) with draw () for i = 0 (today's draws) and (i,) for
+i >= 1: the real subsample of run r is drawn per seed index and shared by all models of that index, so
+seed i of model A and seed i of model B are paired on the real side, and seeds do not share real subsamples
+(an interval across seeds then covers the real-subsample variation too). With `Settings.probe_repeats` = P
+the first P runs also score IMD again on the same subsamples with probes from
+`default_rng([seed, r, *draw, 2**20])`: rows with `probe_draw` = 1 beside the ordinary rows' `probe_draw` = 0.
 """
 
 from ganeval.protocol.api import Evaluation, evaluate, evaluate_detailed, run_blocks

@@ -84,7 +84,7 @@ def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
             check_finite(f"the generated pool {g or ''}".strip(), f)
             sizes[f"the generated pool {g or ''}".strip()] = len(f)
             fakes.append((g, f))
-        out.append(Block(real, fakes, dict(b.groups)))
+        out.append(Block(real, fakes, dict(b.groups), tuple(int(d) for d in b.draw)))
     settings.check_pools(sizes)
     return out
 
@@ -111,7 +111,8 @@ def run_blocks(
     if results_dir is not None:
         if identity is None:
             identity = {"blocks": [
-                {"groups": b.groups, "real": array_identity(as_array(b.real), 16),
+                {"groups": b.groups, **({"draw": list(b.draw)} if b.draw else {}),
+                 "real": array_identity(as_array(b.real), 16),
                  "fakes": [{"groups": g, **array_identity(f, 16)} for g, f in b.fakes]}
                 for b in blocks
             ]}

@@ -1,7 +1,11 @@
-"""The per-run random draws, as documented: run r of seed s uses `numpy.random.default_rng([s, r])`.
+"""The per-run random draws, as documented: run r of seed s uses `numpy.random.default_rng([s, r, *draw])`.
 
-The real subsample is drawn first; each generator then draws from its own copy of that generator
-(its subsample rows, then its metrics' draws), so adding or removing a model changes no other numbers.
+`draw` is a block's extra key: () for an ordinary block (so `default_rng([s, r])`, the draws of every
+experiment with one training seed) and (i,) for the block of training-seed index i >= 1, so each seed index
+gets its own real subsample of run r (shared by all models of that index). The real subsample is drawn
+first; each generator then draws from its own copy of that generator (its subsample rows, then its metrics'
+draws), so adding or removing a model changes no other numbers. A repeated probe draw (`probe_generator`)
+scores IMD again on the same subsamples with `default_rng([s, r, *draw, PROBE_KEY])`.
 """
 
 from __future__ import annotations
@@ -12,9 +16,17 @@ from typing import Any
 import numpy as np
 
 
-def run_generator(seed: int, run: int) -> np.random.Generator:
-    """The random generator of run `run`."""
-    return np.random.default_rng([seed, run])
+PROBE_KEY = 1 << 20  # the last entry of a repeated probe draw's key (above any seed index)
+
+
+def run_generator(seed: int, run: int, *draw: int) -> np.random.Generator:
+    """The random generator of run `run` (of the block whose extra key is `draw`; () for today's draws)."""
+    return np.random.default_rng([seed, run, *draw])
+
+
+def probe_generator(seed: int, run: int, *draw: int) -> np.random.Generator:
+    """The random generator of run `run`'s repeated IMD probe draw (same subsamples, other probes)."""
+    return run_generator(seed, run, *draw, PROBE_KEY)
 
 
 def branch(rng: np.random.Generator) -> np.random.Generator:

@@ -26,7 +26,9 @@ class Settings:
     """Runs, subsample size, metrics with their options, seed, confidence level, device and CPU workers.
 
     Run r draws with `numpy.random.default_rng([seed, r])`; `metrics` may be names, name -> options,
-    or a `Metrics`; `device` None/"auto" means CUDA when available, else CPU.
+    or a `Metrics`; `device` None/"auto" means CUDA when available, else CPU. The first `probe_repeats`
+    runs also score IMD once more with another probe draw on the same subsamples (the probe share of the
+    variance; rows with `probe_draw` = 1).
     """
 
     runs: int = 100
@@ -37,6 +39,7 @@ class Settings:
     device: str | None = None
     workers: int = 1
     progress: bool = True
+    probe_repeats: int = 0
 
     def __post_init__(self) -> None:
         check_value("runs", self.runs, integer(1))
@@ -44,17 +47,22 @@ class Settings:
         check_value("seed", self.seed, integer(0))
         check_value("workers", self.workers, integer(1))
         check_value("progress", self.progress, boolean())
+        check_value("probe_repeats", self.probe_repeats, integer(0))
         check_confidence(self.confidence)
         try:
             metrics = Metrics(self.metrics)
         except ValueError as e:
             raise ValueError(f"metrics: {e}") from None
         metrics.check_sample_size(int(self.sample_size))
+        if self.probe_repeats and "imd" not in metrics:
+            raise ValueError(f"probe_repeats={self.probe_repeats} repeats IMD's probe draw, but IMD is not among the "
+                             "metrics: set probe_repeats=0 or score IMD")
         device = resolve_device_name(self.device)
         if self.workers > 1 and device != "cpu":
             raise ValueError(f"workers={self.workers} needs device=cpu (a GPU runs one run at a time); set workers=1")
         for name, value in (("runs", int(self.runs)), ("sample_size", int(self.sample_size)), ("seed", int(self.seed)),
-                            ("workers", int(self.workers)), ("confidence", float(self.confidence)), ("metrics", metrics),
+                            ("workers", int(self.workers)), ("probe_repeats", int(self.probe_repeats)),
+                            ("confidence", float(self.confidence)), ("metrics", metrics),
                             ("device", device)):
             object.__setattr__(self, name, value)
 
@@ -68,7 +76,11 @@ class Settings:
                 )
 
     def identity(self) -> dict[str, Any]:
-        """The settings that change the numbers of a run (not the run count: more runs extend a store)."""
+        """The settings that change the numbers of a run (not the run count: more runs extend a store);
+        probe_repeats only when set, so stores made without it keep their identity."""
         assert isinstance(self.metrics, Metrics)
-        return {"sample_size": self.sample_size, "metrics": self.metrics.as_dict(), "seed": self.seed,
-                "device": str(self.device).split(":")[0]}
+        out: dict[str, Any] = {"sample_size": self.sample_size, "metrics": self.metrics.as_dict(), "seed": self.seed,
+                               "device": str(self.device).split(":")[0]}
+        if self.probe_repeats:
+            out["probe_repeats"] = self.probe_repeats
+        return out

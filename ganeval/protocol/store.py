@@ -59,7 +59,9 @@ class Layout:
     """The rows a task's runs write, as objects (to check new rows) and as runs.csv text (to check stored ones)."""
 
     def __init__(self, spec: RowSpec) -> None:
-        self.template = spec.rows(0)
+        self.spec = spec
+        self.template = spec.rows(0, every=True)  # the rows of every run first, then those of the first runs only
+        self.n_every = len(spec.rows(spec.extra_runs))
         lines = list(csv.reader(io.StringIO(pd.DataFrame(self.template).to_csv(index=False))))
         self.header = lines[0]
         self.groups = [c for c in self.header if c not in _FIXED]
@@ -81,18 +83,19 @@ class Layout:
     def check_run(self, r: int, found: list[tuple[int | None, float, str]]) -> None:
         """ValueError unless run r's rows (expected index or None, value, label) are every expected row once, finite."""
         seen: set[int] = set()
+        expected = len(self.template) if r < self.spec.extra_runs else self.n_every
         for i, value, label in found:
-            if i is None:
+            if i is None or i >= expected:
                 raise ValueError(f"run {r} has a row the current task does not write ({label})")
             if i in seen:
                 raise ValueError(f"run {r} has the row {label} twice")
             if not math.isfinite(value):
                 raise ValueError(f"run {r}: {label} is {value}, not a finite number")
             seen.add(i)
-        missing = [i for i in range(len(self.template)) if i not in seen]
+        missing = [i for i in range(expected) if i not in seen]
         if missing:
             example = self._label(self._object_key(self.template[missing[0]]))
-            raise ValueError(f"run {r} is incomplete: {len(missing)} of its {len(self.template)} rows are missing "
+            raise ValueError(f"run {r} is incomplete: {len(missing)} of its {expected} rows are missing "
                              f"(e.g. {example})")
 
     def check_new(self, r: int, rows: list[dict[str, Any]]) -> None:

@@ -8,20 +8,29 @@ from typing import Any, Mapping, Protocol
 
 import numpy as np
 
-from ganeval.protocol.draws import DeviceRows, branch, draw_rows, run_generator
+from ganeval.protocol.draws import DeviceRows, branch, draw_rows, probe_generator, run_generator
 from ganeval.protocol.settings import Settings
+
+PROBE_DRAW = "probe_draw"  # group column of the rows when probe_repeats > 0: 0 the run's value, 1 the repeat
 
 
 @dataclass(frozen=True)
 class RowSpec:
-    """The rows every run of a task writes: one per group (its group columns) and metric."""
+    """The rows every run of a task writes: one per group (its group columns) and metric; and, in runs
+    r < `extra_runs` only, one per extra group and extra metric (e.g. IMD's repeated probe draw)."""
 
     groups: tuple[Mapping[str, Any], ...]
     metrics: tuple[str, ...]
+    extra_groups: tuple[Mapping[str, Any], ...] = ()
+    extra_metrics: tuple[str, ...] = ()
+    extra_runs: int = 0
 
-    def rows(self, r: int, value: float = 0.0) -> list[dict[str, Any]]:
-        """The rows of a complete run r, in the task's order (group, then metric), each with `value`."""
-        return [{"run": r, **g, "metric": m, "value": value} for g in self.groups for m in self.metrics]
+    def rows(self, r: int, value: float = 0.0, every: bool = False) -> list[dict[str, Any]]:
+        """The rows of a complete run r (with `every`, the extra rows whatever r), each with `value`."""
+        extra = every or r < self.extra_runs
+        pairs = [(g, m) for g in self.groups for m in self.metrics]
+        pairs += [(g, m) for g in self.extra_groups for m in self.extra_metrics] if extra else []
+        return [{"run": r, **g, "metric": m, "value": value} for g, m in pairs]
 
 
 class Task(Protocol):
@@ -39,6 +48,7 @@ class Block:
     real: Any
     fakes: list[tuple[dict[str, Any], Any]]
     groups: dict[str, Any] = field(default_factory=dict)  # group columns shared by the block, e.g. data
+    draw: tuple[int, ...] = ()  # appended to the run's random key: default_rng([seed, r, *draw]); () = today's
 
 
 class SharedArray:
@@ -80,26 +90,38 @@ class MetricTask:
     _rows: DeviceRows | None = field(default=None, repr=False)
 
     def __call__(self, r: int) -> list[dict[str, Any]]:
+        from ganeval.metrics.registry import Metrics
         from ganeval.metrics.suite import prepare_set, score_pair
 
         s = self.settings
         rows_of = self._rows = self._rows or DeviceRows(s.device)
+        repeat = r < s.probe_repeats
+        probe = {PROBE_DRAW: 0} if s.probe_repeats else {}
+        imd = Metrics({"imd": s.metrics["imd"]}) if repeat else None  # type: ignore[index]
         out: list[dict[str, Any]] = []
         for block in self.blocks:
             real = as_array(block.real)
-            rng = run_generator(s.seed, r)
+            rng = run_generator(s.seed, r, *block.draw)
             real_state = prepare_set(rows_of(real, draw_rows(len(real), s.sample_size, rng)), s.metrics, s.device)
             for groups, fake in block.fakes:
                 fake, rng_g = as_array(fake), branch(rng)
                 fake_state = prepare_set(rows_of(fake, draw_rows(len(fake), s.sample_size, rng_g)), s.metrics, s.device)
                 values = score_pair(real_state, fake_state, rng_g, s.metrics, s.device)
-                out += [{"run": r, **block.groups, **groups, "metric": m, "value": float(v)} for m, v in values.items()]
+                head = {"run": r, **block.groups, **groups}
+                out += [{**head, **probe, "metric": m, "value": float(v)} for m, v in values.items()]
+                if imd is not None:  # IMD once more on the same subsamples, with the probes of another draw
+                    again = score_pair(real_state, fake_state, probe_generator(s.seed, r, *block.draw), imd, s.device)
+                    out.append({**head, PROBE_DRAW: 1, "metric": "imd", "value": float(again["imd"])})
         return out
 
     def row_spec(self) -> RowSpec:
-        """Every block's generators, each scored by every metric."""
-        groups = tuple({**b.groups, **g} for b in self.blocks for g, _ in b.fakes)
-        return RowSpec(groups, tuple(self.settings.metrics))
+        """Every block's generators, each scored by every metric; with probe repeats, IMD once more in the first runs."""
+        heads = [{**b.groups, **g} for b in self.blocks for g, _ in b.fakes]
+        s = self.settings
+        if not s.probe_repeats:
+            return RowSpec(tuple(heads), tuple(s.metrics))
+        return RowSpec(tuple({**h, PROBE_DRAW: 0} for h in heads), tuple(s.metrics),
+                       tuple({**h, PROBE_DRAW: 1} for h in heads), ("imd",), s.probe_repeats)
 
     def shared(self, tmpdir: str) -> "MetricTask":
         """A copy whose arrays live in `.npy` files under `tmpdir` (for worker processes)."""
@@ -108,5 +130,5 @@ class MetricTask:
         def save(a: Any) -> SharedArray:
             return share(a, os.path.join(tmpdir, f"a{next(names)}.npy"))
 
-        blocks = [Block(save(b.real), [(g, save(f)) for g, f in b.fakes], dict(b.groups)) for b in self.blocks]
+        blocks = [Block(save(b.real), [(g, save(f)) for g, f in b.fakes], dict(b.groups), b.draw) for b in self.blocks]
         return MetricTask(blocks, self.settings)
