@@ -10,26 +10,29 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ganeval.results import RunRecord, compare_runs, summarize_runs, write_results
+from ganeval.results import RunRecord, write_results
+from ganeval.results.seeds import Levels, summarize_levels, variance_record
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference" / "quickstart"
 
 
-def _reference() -> tuple[RunRecord, pd.DataFrame, pd.DataFrame]:
-    """The reference quickstart's record, and its summary and comparison recomputed from its runs.csv."""
+def _reference() -> tuple[RunRecord, Levels]:
+    """The reference quickstart's record, and its two-level summaries recomputed from its runs.csv."""
     rows = pd.read_csv(REFERENCE / "runs.csv", keep_default_na=False, na_values=[""])
     rec = RunRecord.read(REFERENCE / "summary.json")
-    confidence = rec.config["confidence"]
-    return rec, summarize_runs(rows, confidence, rec.config["sample_size"]), compare_runs(rows, confidence)
+    return rec, summarize_levels(rows, rec.config["confidence"], rec.config["sample_size"])
 
 
 def test_reference_quickstart_files_reproduced_byte_for_byte(tmp_path: Path) -> None:
-    rec, summary, comparison = _reference()
-    again = dataclasses.replace(rec, results=[])
+    rec, levels = _reference()
+    summary = levels.summary
+    again = dataclasses.replace(rec, results=[], variance_shares=None)
     again.set_results(summary, rec.stage_seconds)
+    again.variance_shares = variance_record(levels.variance)
     assert again == rec  # the pipeline's record of these runs holds the committed numbers
-    paths = write_results(tmp_path, summary, comparison, again, title=rec.config["title"])
-    assert sorted(p.name for p in paths) == ["comparison.csv", "summary.csv", "summary.json", "table.md", "table.tex"]
+    paths = write_results(tmp_path, summary, levels.comparison, again, title=rec.config["title"], seeds=levels.seeds)
+    assert sorted(p.name for p in paths) == ["comparison.csv", "summary.csv", "summary.json", "summary_seeds.csv",
+                                             "table.md", "table.tex"]
     for p in paths:
         assert p.read_bytes() == (REFERENCE / p.name).read_bytes(), p.name
     np.testing.assert_array_equal(pd.read_csv(tmp_path / "summary.csv")["mean"], summary["mean"])  # full precision
@@ -37,17 +40,18 @@ def test_reference_quickstart_files_reproduced_byte_for_byte(tmp_path: Path) -> 
 
 def test_old_record_reads_into_typed_fields() -> None:
     rec = RunRecord.read(REFERENCE / "summary.json")
-    assert rec.experiment == "quickstart" and rec.runs == 100 and rec.seed == 0 and rec.knn == "exact"
+    assert rec.experiment == "quickstart" and rec.runs == 30 and rec.seed == 0 and rec.knn == "exact"
     assert rec.extractor == {"channels": None, "name": "pixels", "scale": "x/255", "size": None}
-    assert set(rec.generators or {}) == {"digits/wgan", "digits/wgan_gp"} and rec.overrides == ["progress=false"]
-    assert rec.hole_fraction is None and "not the variation over training seeds" in rec.interval_covers
+    assert set(rec.generators or {}) == {f"digits/{m}/train_seed={i}" for m in ("wgan", "wgan_gp") for i in range(3)}
+    assert rec.overrides == ["progress=false"] and rec.hole_fraction is None
+    assert "across training seeds" in rec.interval_covers and len(rec.variance_shares or []) == 6
     assert rec.protocol() == {"sample_size": 1000, "confidence": 0.99, "extractor": rec.extractor,
                               "metrics": rec.config["metrics"], "knn": "exact"}
     assert rec.to_json() == (REFERENCE / "summary.json").read_text()
 
 
 def test_round_trip_write_read_equals(tmp_path: Path) -> None:
-    _, summary, _ = _reference()
+    summary = _reference()[1].summary
     rec = RunRecord(config_hash="abc", config={"runs": 10, "sample_size": 1000}, seed=3, device="cpu",
                     runs=10, command="ganeval seed=3", overrides=["seed=3"], extractor={"name": "identity"},
                     knn="approx", generators={"d/m": {"kind": "samples"}}, seconds_per_run=0.25,
