@@ -105,7 +105,7 @@ def test_root_config_defaults() -> None:
     cfg = compose_config([])
     assert cfg.hydra.runtime.choices.experiment == "quickstart"
     assert cfg.run_experiment._target_ == "ganeval.experiments.gan_table.run"
-    for key, value in {"runs": 100, "sample_size": 1000, "confidence": 0.99, "seed": 0, "device": None,
+    for key, value in {"runs": 30, "sample_size": 1000, "confidence": 0.99, "seed": 0, "device": None,
                        "results_dir": None, "cache_dir": ".cache/ganeval"}.items():
         assert cfg[key] == value, key
     plain = compose_config(["experiment=benchmark"])

@@ -44,7 +44,7 @@ def test_quickstart_tiny(tmp_path) -> None:  # type: ignore[no-untyped-def]
     rec = json.loads((res / "summary.json").read_text())
     assert rec["extractor"]["name"] == "pixels" and {"train digits/wgan", "train digits/wgan_gp"} <= set(rec["stage_seconds"])
     assert (res / "summary.png").stat().st_size > 1000
-    assert len(list((tmp_path / "models" / "digits").glob("*/checkpoint.pt"))) == 2
+    assert len(list((tmp_path / "models" / "digits").glob("*/checkpoint.pt"))) == 2 * 3  # 3 training seeds each
     # a second call reuses the trained models, the cached features and the stored runs
     again = run_inprocess([*QUICK, *_dirs(tmp_path)])
     pd.testing.assert_frame_equal(again, s)

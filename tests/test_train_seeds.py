@@ -31,11 +31,11 @@ def _dirs(tmp_path: Path, res: str = "res") -> list[str]:
 def _quick(seeds: str | None) -> list[str]:
     """The quickstart at a few seconds, with `train_seeds` when given."""
     out = ["experiment=quickstart", "runs=3", "sample_size=100", "n_generated=150", "train_epochs=1",
-           "metrics.kid.subset_size=50", *FAST]
+           "metrics.kid.subset_size=50", "probe_repeats=0", *FAST]
     for g in ("wgan", "wgan_gp"):
         out += [f"generators.{g}.train.arch_kwargs.latent_dim=8", f"generators.{g}.train.arch_kwargs.dim=4",
                 f"generators.{g}.train.batch_size=512"]
-    return out + ([f"train_seeds={seeds}"] if seeds else [])
+    return out + [f"train_seeds={seeds or 'null'}"]
 
 
 def _points(tmp_path: Path) -> dict[str, Path]:
