@@ -1,4 +1,5 @@
-"""Feature extraction: FID Inception pool3 (pytorch-fid's network), raw pixels, identity; cached.
+"""Feature extraction: FID Inception pool3 (pytorch-fid's network), DINOv2 (timm), CLIP (open_clip), raw
+pixels, identity; cached.
 
 `extract(images, "inception", weights=..., cache_dir=...)` turns any image source into N×D float32
 features; extractors are registered by name and selectable from `ganeval/configs/features/*.yaml`.
@@ -7,6 +8,8 @@ features; extractors are registered by name and selectable from `ganeval/configs
 from __future__ import annotations
 
 from ganeval.features.base import REGISTRY, Extractor, get_extractor, register
+from ganeval.features.clip import ClipExtractor
+from ganeval.features.dinov2 import DinoV2Extractor
 from ganeval.features.extraction import extract, extract_with_info
 from ganeval.features.inception import (
     InceptionExtractor,
@@ -18,6 +21,6 @@ from ganeval.features.simple import IdentityExtractor, PixelsExtractor
 
 __all__ = [
     "extract", "extract_with_info", "Extractor", "REGISTRY", "get_extractor", "register",
-    "InceptionExtractor", "PixelsExtractor", "IdentityExtractor",
+    "InceptionExtractor", "DinoV2Extractor", "ClipExtractor", "PixelsExtractor", "IdentityExtractor",
     "WeightsNotFoundError", "resolve_weights", "check_weights_available",
 ]

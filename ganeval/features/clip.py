@@ -1,0 +1,111 @@
+"""CLIP image-tower features (Kynkäänniemi et al. 2023) through open_clip: ViT-L/14 (OpenAI) by default.
+
+Preprocessing is open_clip's own for the model (PIL bicubic resize of the short side, centre crop,
+CLIP mean/std), applied to each uint8 image (gray -> 3 equal channels); the feature is
+`encode_image`'s embedding, not normalised.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ganeval.features.base import Extractor, register
+from ganeval.features.pretrained import hub_cached, hub_download, import_extra, resolve_library_weights, weights_identity
+from ganeval.features.resize import to_pil
+
+WEIGHTS_ENV = "GANEVAL_CLIP_WEIGHTS"
+HUB_FILES = ("open_clip_model.safetensors", "open_clip_pytorch_model.bin")
+
+
+def pretrained_cfg(arch: str, tag: str) -> dict[str, Any]:
+    """open_clip's record of a pretrained tag (hub id, quick_gelu, ...); a clear error for unknown pairs."""
+    open_clip = import_extra("open_clip", "clip", "features=clip")
+    if arch not in open_clip.list_models():
+        raise ValueError(f"arch must be an open_clip model name (open_clip.list_models()), got {arch!r}")
+    cfg = open_clip.get_pretrained_cfg(arch, tag)
+    if not cfg:
+        tags = sorted(t for a, t in open_clip.list_pretrained() if a == arch)
+        raise ValueError(f"pretrained={tag!r} is not a tag of {arch} in open_clip; its tags: {tags}")
+    return dict(cfg)
+
+
+def build(arch: str, tag: str, weights: str | os.PathLike | None = None) -> tuple[torch.nn.Module, Any]:
+    """(model, preprocess) through open_clip: random weights when `weights` is None, else that file
+    (with the tag's activation: OpenAI's models use QuickGELU)."""
+    open_clip = import_extra("open_clip", "clip", "features=clip")
+    quick = bool(pretrained_cfg(arch, tag).get("quick_gelu", False))
+    model, _, preprocess = open_clip.create_model_and_transforms(
+        arch, pretrained=None if weights is None else str(weights), force_quick_gelu=quick,
+    )
+    return model.eval().requires_grad_(False), preprocess
+
+
+def resolve_weights(arch: str, tag: str, weights: str | os.PathLike | None = None, download: bool = True) -> Path:
+    """The CLIP weights file: argument, $GANEVAL_CLIP_WEIGHTS, the hub cache, then open_clip's hub download."""
+    cfg = pretrained_cfg(arch, tag)
+    repo = str(cfg.get("hf_hub", "")).rstrip("/")
+    if not repo:
+        raise ValueError(f"open_clip has no Hugging Face hub id for {arch}/{tag}; pass the weights file as `weights=`")
+    manual = (
+        f"On a machine with internet access run `python -c \"import open_clip; open_clip.create_model('{arch}', "
+        f"pretrained='{tag}')\"` and copy its Hugging Face cache (~/.cache/huggingface) here, or download "
+        f"https://huggingface.co/{repo}/resolve/main/{HUB_FILES[0]} and pass its path as `weights=` (config key "
+        f"features.weights) or in ${WEIGHTS_ENV}."
+    )
+    return resolve_library_weights(
+        f"CLIP {arch} ({tag})", weights, WEIGHTS_ENV, lambda: hub_cached(repo, HUB_FILES),
+        lambda: hub_download(repo, HUB_FILES), manual, download,
+    )
+
+
+@register("clip")
+class ClipExtractor(Extractor):
+    """CLIP image embeddings (ViT-L/14 OpenAI by default: 768-d) with open_clip's preprocessing."""
+
+    def __init__(self, arch: str = "ViT-L-14", pretrained: str = "openai",
+                 weights: str | os.PathLike | None = None, download: bool = True) -> None:
+        pretrained_cfg(arch, pretrained)
+        self.arch = arch
+        self.pretrained = pretrained
+        self.weights = weights
+        self.download = bool(download)
+        self._path: Path | None = None
+        self._model: torch.nn.Module | None = None
+        self._preprocess: Any = None
+        self._device: torch.device | None = None
+
+    def weights_path(self) -> Path:
+        """The resolved weights file (resolved once per instance)."""
+        if self._path is None:
+            self._path = resolve_weights(self.arch, self.pretrained, self.weights, self.download)
+        return self._path
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "name": "clip",
+            "model": f"{self.arch}/{self.pretrained}",
+            "weights": weights_identity(self.weights_path()),
+            "preprocess": "open_clip's eval transform per image (gray->rgb); encode_image, not normalised",
+        }
+
+    def setup(self, device: torch.device) -> None:
+        if self._model is None:
+            self._model, self._preprocess = build(self.arch, self.pretrained, self.weights_path())
+        if self._device != device:
+            self._model = self._model.to(device)
+            self._device = device
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        if self._model is None or self._device != batch.device:
+            self.setup(batch.device)
+        assert self._model is not None
+        x = torch.stack([self._preprocess(im) for im in to_pil(batch)]).to(batch.device)
+        with torch.inference_mode():
+            return self._model.encode_image(x).float()
+
+
+__all__ = ["ClipExtractor", "build", "resolve_weights", "pretrained_cfg"]

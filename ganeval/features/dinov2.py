@@ -1,0 +1,120 @@
+"""DINOv2 ViT features (FD_DINOv2, Stein et al. 2023) through timm, preprocessed as dgm-eval does.
+
+Preprocessing (dgm-eval): each uint8 image resized to 224×224 with PIL's bicubic filter, gray -> 3
+equal channels, x/255, ImageNet mean/std normalisation; the feature is the class token after the final
+norm (timm `num_classes=0`, the same vector as DINOv2's `x_norm_clstoken`). The network is timm's DINOv2
+built at 224 px (timm resamples the 518-px position embedding once at load; DINOv2's own hub code
+interpolates it at every forward, so values can differ slightly from dgm-eval's).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ganeval.features.base import Extractor, register
+from ganeval.features.pretrained import hub_cached, hub_download, import_extra, resolve_library_weights, weights_identity
+from ganeval.features.resize import pil_resize_batch
+
+ARCHS = {
+    "vits14": "vit_small_patch14_dinov2.lvd142m",
+    "vitb14": "vit_base_patch14_dinov2.lvd142m",
+    "vitl14": "vit_large_patch14_dinov2.lvd142m",
+    "vitg14": "vit_giant_patch14_dinov2.lvd142m",
+}
+WEIGHTS_ENV = "GANEVAL_DINOV2_WEIGHTS"
+HUB_FILES = ("model.safetensors", "pytorch_model.bin")
+SIZE = 224
+MEAN = (0.485, 0.456, 0.406)
+STD = (0.229, 0.224, 0.225)
+
+
+def timm_name(arch: str) -> str:
+    """timm's model name of a DINOv2 size (vits14, vitb14, vitl14, vitg14)."""
+    if arch not in ARCHS:
+        raise ValueError(f"arch must be one of {sorted(ARCHS)}, got {arch!r}")
+    return ARCHS[arch]
+
+
+def build(arch: str, weights: str | os.PathLike | None = None) -> torch.nn.Module:
+    """timm's DINOv2 at 224 px without a head (random weights when `weights` is None), in eval mode."""
+    timm = import_extra("timm", "dinov2", "features=dinov2")
+    kw: dict[str, Any] = {"img_size": SIZE, "num_classes": 0}
+    if weights is not None:
+        kw.update(pretrained=True, pretrained_cfg_overlay={"file": str(weights)})
+    return timm.create_model(timm_name(arch), **kw).eval().requires_grad_(False)
+
+
+def resolve_weights(arch: str, weights: str | os.PathLike | None = None, download: bool = True) -> Path:
+    """The DINOv2 weights file: argument, $GANEVAL_DINOV2_WEIGHTS, the hub cache, then timm's download."""
+    timm = import_extra("timm", "dinov2", "features=dinov2")
+    name = timm_name(arch)
+    repo = timm.models.get_pretrained_cfg(name).hf_hub_id
+    manual = (
+        f"On a machine with internet access run `python -c \"import timm; timm.create_model('{name}', "
+        f"pretrained=True)\"` and copy its Hugging Face cache (~/.cache/huggingface) here, or download "
+        f"https://huggingface.co/{repo}/resolve/main/{HUB_FILES[0]} and pass its path as `weights=` (config key "
+        f"features.weights) or in ${WEIGHTS_ENV}."
+    )
+    return resolve_library_weights(
+        f"DINOv2 {arch} ({name})", weights, WEIGHTS_ENV, lambda: hub_cached(repo, HUB_FILES),
+        lambda: hub_download(repo, HUB_FILES), manual, download,
+    )
+
+
+def preprocess(batch: torch.Tensor) -> torch.Tensor:
+    """uint8 (or [0, 1] float) images N×C×H×W -> the network's normalised 224×224 float input."""
+    x = pil_resize_batch(batch, SIZE).float().div_(255)
+    mean = torch.tensor(MEAN, dtype=x.dtype).view(1, 3, 1, 1)
+    std = torch.tensor(STD, dtype=x.dtype).view(1, 3, 1, 1)
+    return (x - mean) / std
+
+
+@register("dinov2")
+class DinoV2Extractor(Extractor):
+    """DINOv2 class-token features (ViT-L/14 by default: 1024-d), dgm-eval's preprocessing."""
+
+    def __init__(self, arch: str = "vitl14", weights: str | os.PathLike | None = None, download: bool = True) -> None:
+        timm_name(arch)
+        self.arch = arch
+        self.weights = weights
+        self.download = bool(download)
+        self._path: Path | None = None
+        self._model: torch.nn.Module | None = None
+        self._device: torch.device | None = None
+
+    def weights_path(self) -> Path:
+        """The resolved weights file (resolved once per instance)."""
+        if self._path is None:
+            self._path = resolve_weights(self.arch, self.weights, self.download)
+        return self._path
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "name": "dinov2",
+            "model": timm_name(self.arch),
+            "weights": weights_identity(self.weights_path()),
+            "preprocess": f"PIL bicubic {SIZE}x{SIZE}, gray->rgb, x/255, ImageNet mean/std; class token",
+        }
+
+    def setup(self, device: torch.device) -> None:
+        if self._model is None:
+            self._model = build(self.arch, self.weights_path())
+        if self._device != device:
+            self._model = self._model.to(device)
+            self._device = device
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        if self._model is None or self._device != batch.device:
+            self.setup(batch.device)
+        assert self._model is not None
+        x = preprocess(batch).to(batch.device)
+        with torch.inference_mode():
+            return self._model(x).float()
+
+
+__all__ = ["DinoV2Extractor", "ARCHS", "build", "resolve_weights", "preprocess", "timm_name"]
