@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from ganeval.metrics import imd
-from ganeval.metrics.knn import distance_error, exact_knn, measured_precision, resolve_precision
+from ganeval.metrics.knn import distance_error, exact_knn, resolve_precision
 
 
 def brute_force(x: np.ndarray, k: int) -> np.ndarray:
@@ -75,16 +75,14 @@ def test_precision_choices_are_checked() -> None:
         resolve_precision("tf32", cpu, None)
     with pytest.raises(ValueError, match="cannot share its Gram strips"):
         resolve_precision("bfloat16", cpu, lambda a, g: None)
-    assert resolve_precision("auto", cpu, lambda a, g: None) == "float32"
-    choice = measured_precision(cpu)
-    assert choice in ("float32", "bfloat16") and measured_precision(cpu) == choice
+    assert resolve_precision("float32", cpu, lambda a, g: None) == "float32"
 
 
 def test_imd_is_the_same_in_every_precision() -> None:
     rng = np.random.default_rng(1)
     x = rng.standard_normal((400, 32)).astype(np.float32)
     y = (rng.standard_normal((400, 32)) * 1.5).astype(np.float32)
-    values = {p: imd(x, y, seed=3, knn_precision=p) for p in ("float32", "bfloat16", "auto")}
-    assert values["bfloat16"] == values["float32"] == values["auto"]
+    values = {p: imd(x, y, seed=3, knn_precision=p) for p in ("float32", "bfloat16")}
+    assert values["bfloat16"] == values["float32"]
     with pytest.raises(ValueError, match="knn_precision"):
         imd(x, y, knn_precision="half")

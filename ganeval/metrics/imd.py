@@ -74,9 +74,9 @@ OPTIONS = (
     option("nv", 100, integer(1), "random probe vectors"),
     option("normalization", "empty", one_of(*NORMALIZATIONS), "heat-trace normalisation"),
     option("knn", "exact", one_of("exact", "approx"), "exact search, or approx (pynndescent) above ~50k rows"),
-    option("knn_precision", "auto", one_of(*PRECISIONS),
-           "exact search's products: float32 | bfloat16 | tf32 (certified: the same graph) | auto (measured); "
-           "float32 while KID shares the Gram strips"),
+    option("knn_precision", "float32", one_of(*PRECISIONS),
+           "exact search's products: float32 | bfloat16 | tf32 (certified: the same graph; "
+           "float32 while KID shares the Gram strips)"),
     option("rademacher", False, boolean(), "Rademacher instead of Gaussian probes"),
     option("variance_reduction", True, boolean(), "the control variate of the paper's appendix"),
 )
@@ -90,7 +90,7 @@ def check_imd_options(method: str = "slq", **options: Any) -> None:
         raise ValueError(f"method must be 'slq' or 'exact', got {method!r}")
 
 
-def knn_graph(x: torch.Tensor, k: int, knn: str = "exact", seed: int = 0, precision: str = "auto") -> torch.Tensor:
+def knn_graph(x: torch.Tensor, k: int, knn: str = "exact", seed: int = 0, precision: str = "float32") -> torch.Tensor:
     """N×k neighbour indices: exact blocked search (its products in `precision`, the same graph in any),
     or pynndescent's approximate graph (opt-in)."""
     if knn == "approx":
