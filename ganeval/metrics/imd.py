@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, as_tensor, resolve_device
-from ganeval.metrics.knn import exact_knn
+from ganeval.metrics.knn import PRECISIONS, exact_knn
 from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
 from ganeval.metrics.parallel import device_map
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, boolean, fan_out, integer, one_of, option, register_metric
@@ -74,6 +74,9 @@ OPTIONS = (
     option("nv", 100, integer(1), "random probe vectors"),
     option("normalization", "empty", one_of(*NORMALIZATIONS), "heat-trace normalisation"),
     option("knn", "exact", one_of("exact", "approx"), "exact search, or approx (pynndescent) above ~50k rows"),
+    option("knn_precision", "float32", one_of(*PRECISIONS),
+           "exact search's products: float32 | bfloat16 | tf32 (certified: the same graph; "
+           "float32 while KID shares the Gram strips)"),
     option("rademacher", False, boolean(), "Rademacher instead of Gaussian probes"),
     option("variance_reduction", True, boolean(), "the control variate of the paper's appendix"),
 )
@@ -87,14 +90,15 @@ def check_imd_options(method: str = "slq", **options: Any) -> None:
         raise ValueError(f"method must be 'slq' or 'exact', got {method!r}")
 
 
-def knn_graph(x: torch.Tensor, k: int, knn: str = "exact", seed: int = 0) -> torch.Tensor:
-    """N×k neighbour indices: exact blocked search, or pynndescent's approximate graph (opt-in)."""
+def knn_graph(x: torch.Tensor, k: int, knn: str = "exact", seed: int = 0, precision: str = "float32") -> torch.Tensor:
+    """N×k neighbour indices: exact blocked search (its products in `precision`, the same graph in any),
+    or pynndescent's approximate graph (opt-in)."""
     if knn == "approx":
         from ganeval.metrics.knn_approx import approx_knn
 
         nbrs = approx_knn(x.detach().cpu().numpy(), k, seed=seed)
         return torch.from_numpy(nbrs).to(x.device)
-    return exact_knn(x, k)
+    return exact_knn(x, k, precision=precision)
 
 
 def _check_exact_size(a: ArrayLike, name: str, method: str) -> None:
@@ -164,6 +168,7 @@ def heat_trace(
     rademacher: bool = DEFAULTS["rademacher"],
     variance_reduction: bool = DEFAULTS["variance_reduction"],
     probes: ArrayLike | None = None,
+    knn_precision: str = DEFAULTS["knn_precision"],
     device: str | torch.device | None = None,
 ) -> np.ndarray:
     """Normalised heat-trace signature ×1e6 of the union k-NN graph of `x` (N×D), one value per t.
@@ -172,13 +177,13 @@ def heat_trace(
     `method="exact"` uses a dense eigendecomposition (N ≤ 10 000): the ground truth for the estimate.
     """
     check_imd_options(method, k=k, m=m, nv=nv, normalization=normalization, knn=knn, rademacher=rademacher,
-                      variance_reduction=variance_reduction)
+                      variance_reduction=variance_reduction, knn_precision=knn_precision)
     ts = temperatures(t)
     dev = resolve_device(device, x)
     _check_exact_size(x, "x", method)
     xt = _features(x, "x", k, dev)
     knn_seed = seed if isinstance(seed, (int, np.integer)) else 0
-    nbrs = knn_graph(xt, k, knn, seed=int(knn_seed))
+    nbrs = knn_graph(xt, k, knn, seed=int(knn_seed), precision=knn_precision)
     return trace_from_graph(
         nbrs, ts, m=m, nv=nv, seed=seed, normalization=normalization, method=method,
         rademacher=rademacher, variance_reduction=variance_reduction, probes=probes,
@@ -211,6 +216,7 @@ def imd(
     rademacher: bool = DEFAULTS["rademacher"],
     variance_reduction: bool = DEFAULTS["variance_reduction"],
     method: str = "slq",
+    knn_precision: str = DEFAULTS["knn_precision"],
 ) -> float:
     """IMD between sample sets x (N×D) and y (M×D'); D may differ (the distance is intrinsic).
 
@@ -219,7 +225,7 @@ def imd(
     g = numpy.random.default_rng(s). `probes=(Px, Py)` gives the starting vectors instead.
     """
     check_imd_options(method, k=k, m=m, nv=nv, normalization=normalization, knn=knn, rademacher=rademacher,
-                      variance_reduction=variance_reduction)
+                      variance_reduction=variance_reduction, knn_precision=knn_precision)
     ts = temperatures(t)
     dev = resolve_device(device, x, y)
     for name, a in (("x", x), ("y", y)):
@@ -241,7 +247,7 @@ def imd(
                 variance_reduction=variance_reduction)
 
     def trace(job: tuple[torch.Tensor, ArrayLike | None]) -> np.ndarray:
-        return trace_from_graph(knn_graph(job[0], k, knn, knn_seed), ts, probes=job[1], **opts)
+        return trace_from_graph(knn_graph(job[0], k, knn, knn_seed, knn_precision), ts, probes=job[1], **opts)
 
     jobs = [(xt, px), (yt, py)]
     # pynndescent runs one build at a time
@@ -252,7 +258,9 @@ def imd(
 def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None) -> torch.Tensor:
     """The statistics stage: the set's k-NN graph (N×k indices); an exact search hands its Gram strips to `hooks`."""
     if o["knn"] == "exact":
-        return exact_knn(x, o["k"], gram_hook=fan_out(hooks))
+        # KID reuses the Gram strips, which must then be float32 (the graph is the same either way)
+        precision = o["knn_precision"] if not hooks else "float32"
+        return exact_knn(x, o["k"], gram_hook=fan_out(hooks), precision=precision)
     return knn_graph(x, o["k"], o["knn"])
 
 
