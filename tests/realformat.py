@@ -10,7 +10,7 @@
 
 Images are real pictures shipped with scikit-learn (digits upscaled, crops of its two photographs), so a GAN has
 something to learn; CIFAR and CelebA files differ from the published ones, so they are read with `checksums=False`.
-Run `python tests/realformat.py DIR` to write all four under DIR.
+Run `python tests/realformat.py DIR [N [SEED]]` to write all four under DIR (N training images each, default 40).
 """
 
 from __future__ import annotations
@@ -131,15 +131,16 @@ def write_celeba(root: Path, partition: list[int], seed: int = 0) -> np.ndarray:
     return images
 
 
-def write_all(root: Path, seed: int = 0) -> Path:
-    """Every dataset of the paper's table, small (a few hundred images each), under `root`; returns root."""
-    root = Path(root)
-    write_mnist(root, 400, 40, seed=seed)
-    write_mnist(root, 400, 40, fashion=True, seed=seed + 1)
-    write_cifar10(root, 80, 40, seed=seed + 2)
-    write_celeba(root, [0] * 400 + [1] * 20 + [2] * 20, seed=seed + 3)
+def write_all(root: Path, n: int = 40, seed: int = 0) -> Path:
+    """Every dataset of the paper's table under `root`, `n` training images each (n/5 per CIFAR batch) and a few
+    test ones; returns root."""
+    root, test = Path(root), max(2, n // 10)
+    write_mnist(root, n, test, seed=seed)
+    write_mnist(root, n, test, fashion=True, seed=seed + 1)
+    write_cifar10(root, n // 5, test, seed=seed + 2)
+    write_celeba(root, [0] * n + [1] * test + [2] * test, seed=seed + 3)
     return root
 
 
 if __name__ == "__main__":
-    print(write_all(Path(sys.argv[1])))
+    print(write_all(Path(sys.argv[1]), *(int(a) for a in sys.argv[2:])))

@@ -1,4 +1,4 @@
-"""The IMD paper's Table 1 (`\\label{tab:gans}`), typed from the paper, for `experiment=paper_table` to show beside ours.
+"""The IMD paper's Table 1 (`\\label{tab:gans}`), typed from the paper, for `experiment=paper_table` to show.
 
 Source: paper/imd-paper.tex (Tsitsulin et al., ICLR 2020), the table at line ~743-791 (caption at line 750,
 "IMD agrees with KID and FID across varying datasets for GAN evaluation"); it is the paper's only `table`

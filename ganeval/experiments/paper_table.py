@@ -50,7 +50,8 @@ def columns(summary: pd.DataFrame) -> list[tuple[str, str]]:
 
 def cells(summary: pd.DataFrame) -> pd.DataFrame:
     """One row per (dataset, model, metric) of the table: our interval and the paper's, in the paper's units
-    (KID×10³), and whether they overlap ('yes', 'no'; 'not run' where we have no cell, '' where the paper has none)."""
+    (KID×10³), and whether they overlap ('yes', 'no'; 'not run' where we have no cell, '' where the paper has
+    none)."""
     ours = {(str(r.data), str(r.model), str(r.metric)): r for r in summary.itertuples(index=False)}
     metrics = list(PAPER_METRICS) + sorted({str(m) for m in summary.metric} - set(PAPER_METRICS))
     out = []
@@ -181,12 +182,14 @@ def table_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, title
                   "| | overlap | " + " | ".join(overlap) + " |"]
     o = orderings(comparison, sorted(set(summary["data"].astype(str))))
     conf = _conf(summary)
-    lines += ["", f"Ordering: the paper ranks {_model(B)} better (lower) than {_model(A)} on every dataset and metric. "
-              f"Ours: the {conf} interval of the paired difference {_model(A)} − {_model(B)}.", "",
-              f"| dataset | metric | paper {_model(A)} − {_model(B)} | ours {_model(A)} − {_model(B)} [{conf} interval]"
-              " | paired by | verdict |", "|---|---|---|---|---|---|"]
+    diff = f"{_model(A)} − {_model(B)}"
+    lines += ["", f"Ordering: the paper ranks {_model(B)} better (lower) than {_model(A)} on every dataset and "
+              f"metric. Ours: the {conf} interval of the paired difference {diff}.", "",
+              f"| dataset | metric | paper {diff} | ours {diff} [{conf} interval] | paired by | verdict |",
+              "|---|---|---|---|---|---|"]
     for r in o.itertuples(index=False):
-        ours_diff = "–" if r.verdict == NOT_RUN else f"{r.diff_mean:.{digits}f} {_interval(r.ci_low, r.ci_high, digits)}"
+        interval = _interval(r.ci_low, r.ci_high, digits)
+        ours_diff = "–" if r.verdict == NOT_RUN else f"{r.diff_mean:.{digits}f} {interval}"
         by = "–" if r.verdict == NOT_RUN else f"{r.paired_by} (n = {int(r.n_pairs)})"
         lines.append(f"| {_label(r.data)} | {metric_label(r.metric)[0]} | {r.paper_diff:.2f} | {ours_diff} | {by} | "
                      f"{r.verdict} |")
