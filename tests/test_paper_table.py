@@ -126,6 +126,18 @@ def test_orderings_follow_the_interval_of_the_paired_difference() -> None:
     assert pt.decide(-0.1, 0.2, 1.0) == pt.UNDECIDED and pt.decide(np.nan, np.nan, 1.0) == pt.UNDECIDED
 
 
+def test_orderings_pair_by_training_seed_with_several_seeds() -> None:
+    from ganeval.results import summarize_levels
+
+    rows = _rows({("celeba", m, "fid"): 10.0 + NOISE for m in PAPER_MODELS})
+    rows = pd.concat([rows.assign(train_seed=i, value=rows.value + i * 3 + (rows.model == "wgan") * (1 + 0.1 * i))
+                      for i in range(3)], ignore_index=True)
+    levels = summarize_levels(rows, 0.99, 10000)
+    o = pt.orderings(levels.comparison, ["celeba"]).set_index(["data", "metric"]).loc[("celeba", "fid")]
+    assert (o.paired_by, o.n_pairs, o.verdict) == ("training seed", 3, pt.HOLDS)
+    assert o.diff_mean == pytest.approx(1.1)  # the mean over seeds of the per-seed differences 1.0, 1.1, 1.2
+
+
 def test_verdict_table_and_tex_say_it_per_line() -> None:
     values = {(d, m, k): (10.0 if m == "wgan" else 5.0) + NOISE for d in ("mnist",) for m in PAPER_MODELS
               for k in PAPER_METRICS}
