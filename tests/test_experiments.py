@@ -64,7 +64,7 @@ def test_paper_table_with_embedded_sources(tmp_path) -> None:  # type: ignore[no
     s = run_inprocess(over + FAST + _dirs(tmp_path))
     assert set(zip(s.data, s.model)) == {(d, g) for d in ("mnist", "cifar10") for g in ("wgan", "wgan_gp")}
     tex = (tmp_path / "res" / "table.tex").read_text()
-    assert r"\multicolumn{2}{c}{\textbf{mnist}}" in tex and r"KID $\times 10^3$" in tex
+    assert r"\multicolumn{2}{c}{\textbf{MNIST}}" in tex and r"KID $\times 10^3$" in tex
     cmp_ = pd.read_csv(tmp_path / "res" / "comparison.csv")
     assert len(cmp_) == 6  # one pair per dataset and metric
 

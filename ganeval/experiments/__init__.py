@@ -5,7 +5,7 @@ An experiment config selects its module with the `run_experiment` node, e.g.
 instantiates it and calls it with the run's context.
 
 - gan_table: real data vs generators (trained here or given) -> the paper's GAN table (quickstart,
-  paper_table, benchmark).
+  paper_table, benchmark); paper_table: our table beside the paper's Table 1 (paper_numbers) and the verdicts.
 - blur_sweep: a dataset blurred at several σ against itself, normalised by an unlike reference pair.
 - torus: two vanilla GANs on a 3-D torus, the fraction of samples in the hole, and the metrics.
 - heat_traces: normalised heat-trace curves of several datasets with bands over runs.

@@ -4,7 +4,9 @@ Datasets come from `datasets` (name -> {data, generators}) or, when that is empt
 with `generators` plus the `generator` group. Everything that can fail is checked before any training,
 sampling or extraction starts. With several training seeds (`train_seeds`, or `replicas` of given
 generators; the same number for every model of a dataset) each seed index is one protocol block and the
-summary has two levels (per model and seed, per model across seeds).
+summary has two levels (per model and seed, per model across seeds). With `compare_to_paper: true`
+(experiment=paper_table) the tables carry the paper's Table 1 beside ours and verdict.md says, from the interval of
+each paired difference, whether the paper's ordering holds (see `ganeval.experiments.paper_table`).
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     """Train/load, sample, extract, run the protocol, and write the table (see module doc)."""
     cfg, settings = ctx.cfg, ctx.settings
     specs = dataset_specs(cfg, ctx.choices.get("data") or "data")
+    paper = cfg.get("compare_to_paper") is not None and pipeline.strict_bool(cfg, "compare_to_paper")
 
     # 1. everything that can fail, before expensive work
     with ctx.stage("load data"):
@@ -113,5 +116,29 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     # 3. runs, summary, table
     rows = pipeline.score(ctx, blocks)
     summary, comparison, seeds = pipeline.summarize(ctx, rows)
-    pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name), seeds=seeds)
+    title = str(cfg.get("title") or ctx.name)
+    if paper:
+        write_beside_paper(ctx, summary, comparison, seeds, title)
+    else:
+        pipeline.write(ctx, summary, comparison, title, seeds=seeds)
     return summary
+
+
+def write_beside_paper(ctx: pipeline.Context, summary: pd.DataFrame, comparison: pd.DataFrame | None,
+                       seeds: pd.DataFrame | None, title: str) -> None:
+    """The result files with the paper's Table 1 beside ours: table.md/.tex, verdict.md/.csv and paper_cells.csv
+    (`ganeval.experiments.paper_table`), the orderings also in summary.json, and summary.png."""
+    from ganeval.experiments import paper_table
+
+    cfg, s = ctx.cfg, ctx.settings
+    differences = paper_table.protocol_differences(s.sample_size, s.runs, s.confidence, ctx.record.extractor,
+                                                   cfg.get("train_epochs"))
+    orderings = paper_table.orderings(comparison, sorted(set(summary["data"].astype(str))))
+    ctx.record.verdict = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+                          for r in orderings.to_dict(orient="records")]
+    pipeline.write(ctx, summary, comparison, title, tables=False, seeds=seeds)
+    paper_table.write(ctx.results_dir, summary, comparison, title, differences, str(cfg.get("note") or ""))
+    if pipeline.strict_bool(cfg, "plots"):
+        from ganeval.results import plots
+
+        plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds)

@@ -1,0 +1,341 @@
+"""Our GAN table beside the paper's Table 1: per cell, do the intervals overlap; per dataset × metric, does the paper's
+ordering hold in ours, decided from the interval of the paired difference (`experiment=paper_table`).
+
+Plain functions of the summary and the model comparison (`ganeval.results`): `cells` and `orderings` build the
+frames, `table_markdown` / `table_latex` / `verdict_markdown` render them. An ordering "holds" only when the
+interval of our paired difference WGAN − WGAN-GP excludes 0 in the paper's direction, is "reversed" when it excludes
+0 the other way, "undecided" otherwise, and "not run" for a dataset this run did not score.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ganeval.common import atomic_write_text
+from ganeval.experiments.paper_numbers import (
+    PAPER_DATASETS,
+    PAPER_METRICS,
+    PAPER_MODELS,
+    PAPER_PROTOCOL,
+    PAPER_SCALE,
+    PAPER_TABLE,
+    paper_better,
+)
+from ganeval.results.seeds import coverage_note
+from ganeval.results.tables import metric_label, table_cells
+
+HOLDS, REVERSED, UNDECIDED, NOT_RUN = "holds", "reversed", "undecided", "not run"
+A, B = PAPER_MODELS  # the paper's pair, in its order: the difference is always A − B (WGAN − WGAN-GP)
+PUBLISHED_WEIGHTS = "6726825d"  # SHA-256 prefix of pytorch-fid's FID Inception weights (the paper's features)
+
+
+def _label(dataset: str) -> str:
+    return PAPER_DATASETS.get(dataset, dataset)
+
+
+def _model(model: str) -> str:
+    return PAPER_MODELS.get(model, model)
+
+
+def columns(summary: pd.DataFrame) -> list[tuple[str, str]]:
+    """The table's (dataset, model) columns: the paper's eight in its order, then any other of the summary's."""
+    ours = list(dict.fromkeys(zip(summary["data"].astype(str), summary["model"].astype(str))))
+    paper = [(d, m) for d in PAPER_DATASETS for m in PAPER_MODELS]
+    return paper + [c for c in ours if c not in paper]
+
+
+def cells(summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per (dataset, model, metric) of the table: our interval and the paper's, in the paper's units
+    (KID×10³), and whether they overlap ('yes', 'no'; 'not run' where we have no cell, '' where the paper has
+    none)."""
+    ours = {(str(r.data), str(r.model), str(r.metric)): r for r in summary.itertuples(index=False)}
+    metrics = list(PAPER_METRICS) + sorted({str(m) for m in summary.metric} - set(PAPER_METRICS))
+    out = []
+    for data, model in columns(summary):
+        for metric in metrics:
+            scale = PAPER_SCALE.get(metric, metric_label(metric)[1])
+            r = ours.get((data, model, metric))
+            p = PAPER_TABLE.get((data, model, metric))
+            row: dict[str, Any] = {"data": data, "model": model, "metric": metric,
+                                   "ours_mean": np.nan, "ours_low": np.nan, "ours_high": np.nan,
+                                   "paper_mean": np.nan, "paper_low": np.nan, "paper_high": np.nan}
+            if r is not None:
+                row.update(ours_mean=r.mean * scale, ours_low=r.ci_low * scale, ours_high=r.ci_high * scale)
+            if p is not None:
+                row.update(paper_mean=p.mean, paper_low=p.mean - p.half_width, paper_high=p.mean + p.half_width)
+            if r is None:
+                row["overlap"] = NOT_RUN
+            elif p is None:
+                row["overlap"] = ""
+            elif not np.isfinite(row["ours_low"]):
+                row["overlap"] = "no interval"
+            else:
+                row["overlap"] = "yes" if max(row["ours_low"], row["paper_low"]) <= min(row["ours_high"],
+                                                                                         row["paper_high"]) else "no"
+            out.append(row)
+    return pd.DataFrame(out)
+
+
+def decide(low: float, high: float, paper_sign: float) -> str:
+    """The verdict of a difference's interval [low, high] against the paper's sign of it (+1 or −1)."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return UNDECIDED
+    if low > 0 or high < 0:
+        return HOLDS if (1.0 if low > 0 else -1.0) == paper_sign else REVERSED
+    return UNDECIDED
+
+
+def orderings(comparison: pd.DataFrame | None, datasets_run: Sequence[str]) -> pd.DataFrame:
+    """One row per paper dataset × metric: the paper's difference WGAN − WGAN-GP, ours (mean and the interval of the
+    paired difference, in the paper's units) and the verdict (holds / reversed / undecided / not run)."""
+    if comparison is None or comparison.empty:
+        comparison = pd.DataFrame(columns=["data", "metric", "a", "b"])
+    out = []
+    for data in PAPER_DATASETS:
+        for metric in PAPER_METRICS:
+            pa, pb = PAPER_TABLE[(data, A, metric)].mean, PAPER_TABLE[(data, B, metric)].mean
+            row: dict[str, Any] = {"data": data, "metric": metric, "paper_better": paper_better(data, metric),
+                                   "paper_diff": pa - pb, "diff_mean": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                                   "n_pairs": np.nan, "paired_by": "", "verdict": NOT_RUN}
+            pair = comparison["a"].astype(str) + "|" + comparison["b"].astype(str)
+            hit = comparison[(comparison["data"].astype(str) == data) & (comparison["metric"] == metric)
+                             & pair.isin([f"{A}|{B}", f"{B}|{A}"])]
+            if data in datasets_run and len(hit):
+                c = hit.iloc[0]
+                sign, scale = (1.0 if str(c["a"]) == A else -1.0), PAPER_SCALE[metric]
+                lo, hi = sorted((sign * c["ci_low"] * scale, sign * c["ci_high"] * scale))
+                seeds = "n_seeds" in c.index and pd.notna(c.get("n_seeds"))
+                row.update(diff_mean=sign * c["diff_mean"] * scale, ci_low=lo, ci_high=hi,
+                           n_pairs=int(c["n_seeds"] if seeds else c["n_runs"]),
+                           paired_by="training seed" if seeds else "run",
+                           verdict=decide(lo, hi, float(np.sign(pa - pb))))
+            out.append(row)
+    return pd.DataFrame(out)
+
+
+def protocol_differences(sample_size: int, runs: int, confidence: float, extractor: Mapping[str, Any] | None,
+                         train_epochs: Any = None) -> list[str]:
+    """How our protocol differs from the paper's (10k vs 10k, 100 runs, 99 %, published Inception pool3 weights)."""
+    out = []
+    if sample_size != PAPER_PROTOCOL["sample_size"]:
+        out.append(f"sample_size {sample_size} (paper {PAPER_PROTOCOL['sample_size']}; IMD's value depends on it)")
+    if runs != PAPER_PROTOCOL["runs"]:
+        out.append(f"runs {runs} (paper {PAPER_PROTOCOL['runs']})")
+    if abs(confidence - PAPER_PROTOCOL["confidence"]) > 1e-12:
+        out.append(f"confidence {confidence:g} (paper {PAPER_PROTOCOL['confidence']:g})")
+    ex = dict(extractor or {})
+    if ex.get("name") != "inception" or ex.get("dims") != 2048 or ex.get("resize") != 299 or ex.get("autocast"):
+        out.append(f"features {ex.get('name')} {ex.get('dims', '')}-d"
+                   f"{', resize ' + str(ex.get('resize')) if ex.get('name') == 'inception' else ''}"
+                   f"{', autocast ' + str(ex.get('autocast')) if ex.get('autocast') else ''}"
+                   f" (paper {PAPER_PROTOCOL['features']}, 299×299 input)")
+    if ex.get("name") == "inception" and ex.get("weights") != PUBLISHED_WEIGHTS:
+        out.append(f"Inception weights {ex.get('weights')}… (not the published FID weights {PUBLISHED_WEIGHTS}…)")
+    if train_epochs is not None:
+        out.append(f"train_epochs={train_epochs} overrides every model's epochs (paper: 200; CelebA 50)")
+    return out
+
+
+def _interval(low: float, high: float, digits: int = 2) -> str:
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def _conf(summary: pd.DataFrame) -> str:
+    return f"{float(summary['confidence'].iloc[0]):.0%}"
+
+
+def _not_comparable(differences: Sequence[str]) -> str:
+    if not differences:
+        return "Our protocol is the paper's (10k vs 10k, 100 runs, 99 %, published Inception pool3 weights)."
+    return ("Our protocol differs from the paper's: " + "; ".join(differences) + ". So our cells and the paper's are "
+            "not the same quantity and their overlap says nothing about the paper's numbers.")
+
+
+def table_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
+                   differences: Sequence[str], note: str = "", digits: int = 2) -> str:
+    """table.md: per metric three rows (ours, the paper's, overlap) over the paper's eight columns (and any other we
+    ran), then the ordering table (the paper's difference WGAN − WGAN-GP beside ours, with its verdict)."""
+    c = cells(summary)
+    t = table_cells(summary, comparison, digits=digits)
+    cols = columns(summary)
+    metrics = list(dict.fromkeys(c.metric))
+    lines = ([f"### {title}", ""] if title else []) + ([f"**{note}**", ""] if note else [])
+    lines += ["| metric | | " + " | ".join(f"{_label(d)} / {_model(m)}" for d, m in cols) + " |",
+              "|---|---|" + "---|" * len(cols)]
+    for metric in metrics:
+        label = metric_label(metric)[0]
+        ours, paper, overlap = [], [], []
+        for d, m in cols:
+            row = c[(c.data == d) & (c.model == m) & (c.metric == metric)].iloc[0]
+            key = next((g for g in t.columns if (str(g[0]), str(g[-1])) == (d, m)), None)
+            cell = t.loc[metric, key] if key is not None and metric in t.index else NOT_RUN
+            ours.append(f"**{cell}**" if key is not None and (metric, key) in t.attrs["best"] else cell)
+            half = (row.paper_high - row.paper_low) / 2
+            paper.append("–" if np.isnan(row.paper_mean) else f"{row.paper_mean:.2f} ± {half:.2f}")
+            overlap.append(row.overlap or "–")
+        lines += [f"| {label} | ours | " + " | ".join(ours) + " |",
+                  "| | paper | " + " | ".join(paper) + " |",
+                  "| | overlap | " + " | ".join(overlap) + " |"]
+    o = orderings(comparison, sorted(set(summary["data"].astype(str))))
+    conf = _conf(summary)
+    diff = f"{_model(A)} − {_model(B)}"
+    lines += ["", f"Ordering: the paper ranks {_model(B)} better (lower) than {_model(A)} on every dataset and "
+              f"metric. Ours: the {conf} interval of the paired difference {diff}.", "",
+              f"| dataset | metric | paper {diff} | ours {diff} [{conf} interval] | paired by | verdict |",
+              "|---|---|---|---|---|---|"]
+    for r in o.itertuples(index=False):
+        interval = _interval(r.ci_low, r.ci_high, digits)
+        ours_diff = "–" if r.verdict == NOT_RUN else f"{r.diff_mean:.{digits}f} {interval}"
+        by = "–" if r.verdict == NOT_RUN else f"{r.paired_by} (n = {int(r.n_pairs)})"
+        lines.append(f"| {_label(r.data)} | {metric_label(r.metric)[0]} | {r.paper_diff:.2f} | {ours_diff} | {by} | "
+                     f"{r.verdict} |")
+    lines += ["", f"Cells: mean ± half-width of the {conf} interval (the paper's: 99 % over 100 runs of 10k vs 10k). "
+              "Bold (ours only): significantly best in its dataset by the paired difference. Overlap: whether our "
+              "interval and the paper's share a point. Verdict: holds when the interval of our paired difference "
+              "excludes 0 in the paper's direction, reversed when it excludes 0 the other way, undecided otherwise.",
+              "", _not_comparable(differences), "", coverage_note(summary), ""]
+    return "\n".join(lines)
+
+
+def _tex(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"), ("#", r"\#")):
+        s = s.replace(a, b)
+    return s
+
+
+def _tex_cell(text: str, bold: bool = False) -> str:
+    if " ± " not in text:
+        return _tex(text).replace("–", "--")
+    mean, half = text.split(" ± ")
+    mean = r"\mathbf{" + mean + "}" if bold else mean
+    return f"${mean} \\pm {half}$"
+
+
+def table_latex(summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
+                differences: Sequence[str], note: str = "", digits: int = 2) -> str:
+    """table.tex: the paper's layout (datasets as multicolumn headers, models below) with rows ours / paper / overlap
+    per metric, and the ordering table; booktabs."""
+    c = cells(summary)
+    t = table_cells(summary, comparison, digits=digits)
+    cols = columns(summary)
+    datasets = list(dict.fromkeys(d for d, _ in cols))
+    caption = title + (f" ({note})" if note else "")
+    lines = [r"\begin{table}[t]", r"\centering", r"\small"]
+    if caption:
+        lines.append(rf"\caption{{{_tex(caption)}}}")
+    lines += [rf"\begin{{tabular}}{{ll{'c' * len(cols)}}}", r"\toprule",
+              " & & " + " & ".join(rf"\multicolumn{{{sum(1 for d2, _ in cols if d2 == d)}}}{{c}}"
+                                   rf"{{\textbf{{{_tex(_label(d))}}}}}" for d in datasets) + r" \\"]
+    start, rules = 3, []
+    for d in datasets:
+        n = sum(1 for d2, _ in cols if d2 == d)
+        rules.append(rf"\cmidrule(lr){{{start}-{start + n - 1}}}")
+        start += n
+    lines += ["".join(rules), r"\textbf{Metric} & & " + " & ".join(_tex(_model(m)) for _, m in cols) + r" \\",
+              r"\midrule"]
+    for metric in dict.fromkeys(c.metric):
+        ours, paper, overlap = [], [], []
+        for d, m in cols:
+            row = c[(c.data == d) & (c.model == m) & (c.metric == metric)].iloc[0]
+            key = next((g for g in t.columns if (str(g[0]), str(g[-1])) == (d, m)), None)
+            text = t.loc[metric, key] if key is not None and metric in t.index else NOT_RUN
+            ours.append(_tex_cell(text, key is not None and (metric, key) in t.attrs["best"]))
+            half = (row.paper_high - row.paper_low) / 2
+            paper.append("--" if np.isnan(row.paper_mean) else f"${row.paper_mean:.2f} \\pm {half:.2f}$")
+            overlap.append(_tex(row.overlap) if row.overlap else "--")
+        lines += [metric_label(metric)[2] + " & ours & " + " & ".join(ours) + r" \\",
+                  " & paper & " + " & ".join(paper) + r" \\",
+                  " & overlap & " + " & ".join(overlap) + r" \\"]
+    lines += [r"\bottomrule", r"\end{tabular}", "", r"\medskip", "", r"\begin{tabular}{llrll}", r"\toprule",
+              rf"\textbf{{Dataset}} & \textbf{{Metric}} & paper {_tex(_model(A))} $-$ {_tex(_model(B))} & "
+              rf"ours [{_tex(_conf(summary))} interval] & verdict \\", r"\midrule"]
+    for r in orderings(comparison, sorted(set(summary["data"].astype(str)))).itertuples(index=False):
+        ours_diff = "--" if r.verdict == NOT_RUN else (
+            f"${r.diff_mean:.{digits}f}$ $[{r.ci_low:.{digits}f}, {r.ci_high:.{digits}f}]$")
+        lines.append(f"{_tex(_label(r.data))} & {metric_label(r.metric)[2]} & ${r.paper_diff:.2f}$ & {ours_diff} & "
+                     f"{r.verdict} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def overall(o: pd.DataFrame) -> str:
+    """One statement on the paper's claim (WGAN-GP better on every metric) over the datasets run."""
+    run = o[o.verdict != NOT_RUN]
+    missing = [_label(d) for d in dict.fromkeys(o[o.verdict == NOT_RUN].data)]
+    untested = f" Not run (claim untested there): {', '.join(missing)}." if missing else ""
+    if run.empty:
+        return f"Overall: no dataset of the paper's table was run, so the claim is untested.{untested}"
+    n, counts = len(run), run.verdict.value_counts()
+    h, rv, u = (int(counts.get(v, 0)) for v in (HOLDS, REVERSED, UNDECIDED))
+    what = f"{h} of {n} dataset × metric pairs hold, {rv} reversed, {u} undecided"
+    if h == n:
+        status = "holds on every dataset and metric run"
+    elif rv:
+        status = "does not hold: the ordering is reversed where listed above"
+    else:
+        status = "is not confirmed: some differences' intervals contain 0"
+    return f"Overall: the paper's ordering ({_model(B)} better) {status} ({what}).{untested}"
+
+
+def agreement(o: pd.DataFrame) -> list[str]:
+    """Per dataset run: does IMD's verdict agree with KID's and FID's (the paper's caption: IMD agrees with both)?"""
+    out = []
+    for data, g in o[o.verdict != NOT_RUN].groupby("data", sort=False):
+        v = dict(zip(g.metric, g.verdict))
+        decided = {m: x for m, x in v.items() if x in (HOLDS, REVERSED)}
+        if len(decided) == len(v) and len(set(decided.values())) == 1:
+            state = "agree (all three decided the same way)"
+        elif "imd" in decided and any(x != decided["imd"] for m, x in decided.items() if m != "imd"):
+            state = "disagree (IMD decided against a decided KID or FID)"
+        else:
+            state = "undecided (some interval contains 0)"
+        out.append(f"- {_label(str(data))}: IMD, KID and FID " + state + ": "
+                   + ", ".join(f"{metric_label(m)[0]} {x}" for m, x in v.items()))
+    return out
+
+
+def verdict_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, differences: Sequence[str],
+                     note: str = "") -> str:
+    """verdict.md: one line per paper dataset × metric (the ordering verdict, or 'not run'), the agreement of IMD with
+    KID and FID per dataset run, an overall statement, and what our protocol and intervals are."""
+    o = orderings(comparison, sorted(set(summary["data"].astype(str))))
+    conf = _conf(summary)
+    lines = ["# The paper's Table 1 (tab:gans) against ours", ""]
+    if note:
+        lines += [f"**{note}**", ""]
+    lines += [f"The paper's claim: {_model(B)} is better (lower) than {_model(A)} on IMD, KID and FID for every "
+              f"dataset, and IMD agrees with KID and FID. Decided here from the {conf} interval of our paired "
+              f"difference {_model(A)} − {_model(B)}: holds when it excludes 0 above (paper's direction), reversed "
+              "when it excludes 0 below, undecided when it contains 0.", ""]
+    for r in o.itertuples(index=False):
+        head = f"- {_label(r.data)}, {metric_label(r.metric)[0]}: "
+        if r.verdict == NOT_RUN:
+            lines.append(head + NOT_RUN)
+            continue
+        lines.append(head + f"{r.verdict} ({_model(A)} − {_model(B)} = {r.diff_mean:.4g}, {conf} interval "
+                     f"{_interval(r.ci_low, r.ci_high, 4)}, paired by {r.paired_by}, n = {int(r.n_pairs)}; "
+                     f"paper {r.paper_diff:.2f})")
+    agree = agreement(o)
+    if agree:
+        lines += ["", "IMD against KID and FID (the paper's caption: IMD agrees with both):", *agree]
+    lines += ["", overall(o), "", _not_comparable(differences), "", coverage_note(summary), ""]
+    return "\n".join(lines)
+
+
+def write(out_dir: str | Path, summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
+          differences: Sequence[str], note: str = "") -> pd.DataFrame:
+    """Write table.md, table.tex, verdict.md, verdict.csv (the orderings) and paper_cells.csv; return the orderings."""
+    from ganeval.results import write_csv
+
+    out = Path(out_dir)
+    o = orderings(comparison, sorted(set(summary["data"].astype(str))))
+    atomic_write_text(out / "table.md", table_markdown(summary, comparison, title, differences, note))
+    atomic_write_text(out / "table.tex", table_latex(summary, comparison, title, differences, note))
+    atomic_write_text(out / "verdict.md", verdict_markdown(summary, comparison, differences, note))
+    write_csv(o, out / "verdict.csv")
+    write_csv(cells(summary), out / "paper_cells.csv")
+    return o
