@@ -221,6 +221,19 @@ def compare(rows: pd.DataFrame, confidence: float) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def welch_interval(a: pd.Series, b: pd.Series, confidence: float) -> tuple[float, float, float]:
+    """mean(a) − mean(b) of two independent sets of runs (two sample sizes) with its Welch confidence interval, from
+    summary rows (mean, std, n_runs)."""
+    from scipy.stats import t as student_t
+
+    va, vb = a["std"] ** 2 / a["n_runs"], b["std"] ** 2 / b["n_runs"]
+    se = math.sqrt(va + vb)
+    dof = (va + vb) ** 2 / (va**2 / (a["n_runs"] - 1) + vb**2 / (b["n_runs"] - 1)) if se > 0 else 1.0
+    half = float(student_t.ppf(0.5 + confidence / 2.0, dof)) * se
+    d = float(a["mean"] - b["mean"])
+    return d, d - half, d + half
+
+
 def loglog_slope(n: Sequence[float], y: Sequence[float]) -> float:
     """Least-squares slope of log y against log n (e.g. −0.5 for a half-width falling like 1/√n)."""
     x, v = np.log(np.asarray(n, float)), np.log(np.asarray(y, float))
@@ -299,14 +312,17 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, 
         for pair in PAIRS:
             s = _line(summary, metric, knn, pair)
             falls = all(a.ci_low > b.ci_high for (_, a), (_, b) in zip(s.iloc[:-1].iterrows(), s.iloc[1:].iterrows()))
+            d, low, high = welch_interval(s.iloc[0], s.iloc[-1], float(s.confidence.iloc[0]))
             claims.append({
                 "claim": f"falls/{metric}/{knn}/{pair}".replace("//", "/"),
                 "holds": falls,
+                "overall": bool(low > 0),
                 "slope": loglog_slope(s.n, s["mean"].abs()),
                 "detail": f"{label(metric, knn)}, {pair} pair: mean " + " → ".join(f"{v:.4g}" for v in s["mean"])
                           + f" over n = {', '.join(map(str, s.n))}; "
                           + ("each n's interval lies above the next one's" if falls else
-                             "not every step down is outside the intervals"),
+                             "not every step down is outside the intervals")
+                          + f"; n={lo_n} − n={hi_n}: {d:+.4g} [{low:.4g}, {high:.4g}] (Welch)",
             })
     for metric, knn in _lines(summary):
         s = _line(summary, metric, knn, "different")
@@ -400,7 +416,7 @@ def verdict_markdown(claims: list[dict[str, Any]], summary: pd.DataFrame, contex
     falls = [by[k] for k in ("falls/imd/exact/same", "falls/imd/exact/different") if k in by]
     if falls:
         lines += ["", "IMD's expected value depends on n: "
-                  + "; ".join(f"{c['detail']} (log-log slope of the mean {c['slope']:+.2f})" for c in falls) + ". "
+                  + "; ".join(f"{c['detail']}, log-log slope of the mean {c['slope']:+.2f}" for c in falls) + ". "
                   "IMD is a maximum over t of noisy differences of heat traces, so the noise (subsampling and probes) "
                   "adds to its expected value, and that share falls as n grows: the same pair's value falls towards "
                   "0, while the different pair's moves towards the distance of the two distributions. Compare IMD "
@@ -464,8 +480,24 @@ def plot_stability(summary: pd.DataFrame, path: Path) -> Path:
     from ganeval.results.plots import _plt, _save
 
     plt = _plt()
+    from matplotlib.ticker import FixedLocator, NullLocator
+
     metrics = [m for m in ("imd", "fid", "kid") if m in set(summary.metric)]
-    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(4.0 * (len(metrics) + 1), 3.6), squeeze=False)
+    cols = 2 if len(metrics) >= 2 else len(metrics) + 1
+    rows = math.ceil((len(metrics) + 1) / cols)
+    fig, grid = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False)
+    axes = [list(grid.ravel())]
+    for ax in axes[0][len(metrics) + 1:]:
+        ax.axis("off")
+    sizes = sorted(int(n) for n in summary.n.unique())
+
+    def n_axis(ax: Any) -> None:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(FixedLocator(sizes))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticklabels([str(n) for n in sizes])
+        ax.set_xlabel("sample size n")
+
     colors = {"same": "C0", "different": "C3"}
     for ax, m in zip(axes[0], metrics):
         for metric, knn in _lines(summary):
@@ -477,21 +509,20 @@ def plot_stability(summary: pd.DataFrame, path: Path) -> Path:
                 ax.plot(s.n, s["mean"], style, marker="o", ms=3, color=colors[pair],
                         label=f"{pair} pair" + (f", {knn}" if knn else ""))
                 ax.fill_between(s.n, s.ci_low, s.ci_high, color=colors[pair], alpha=0.15 if knn != "approx" else 0.08)
-        ax.set_xscale("log")
-        ax.set_xlabel("sample size n")
-        ax.set_title(m.upper())
+        n_axis(ax)
+        ax.set_title(m.upper() + (" (exact kNN solid, approximate dashed)" if m == "imd" and len(_lines(summary)) and
+                                  ("imd", "approx") in _lines(summary) else ""), fontsize=9)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
-    ax = axes[0][-1]
+    ax = axes[0][len(metrics)]
     for i, (metric, knn) in enumerate(_lines(summary)):
         s = _line(summary, metric, knn, "different")
         ax.plot(s.n, s.relative_mean, "--" if knn == "approx" else "-", marker="o", ms=3, color=f"C{i + 4}",
                 label=label(metric, knn))
         ax.fill_between(s.n, s.relative_ci_low, s.relative_ci_high, color=f"C{i + 4}", alpha=0.15)
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
-    ax.set_xscale("log")
-    ax.set_xlabel("sample size n")
-    ax.set_title(f"different pair, relative to n={int(summary.n.max())}")
+    n_axis(ax)
+    ax.set_title(f"different pair, relative to its mean at n={int(summary.n.max())} (the paper's axis)", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     conf = float(summary.confidence.iloc[0])
@@ -563,15 +594,23 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
             write_json({"seconds_per_run": ctx.stage_seconds[stage] / todo, "runs_timed": todo,
                         "load_1min": round(os.getloadavg()[0], 2), "cpu": cpu_model(), "device": settings.device},
                        directory / "timing.json")
-        timings[f"n{part.n}-{part.name}"] = timing = read_timing(directory)
+        timing = read_timing(directory)
+        if part.knn == "approx" and "approx_recall" not in timing:  # measured once, kept beside the part's runs
+            if not warmed:
+                with ctx.stage("compile pynndescent"):
+                    warm_up_approx()
+                warmed = True
+            with ctx.stage("approx kNN recall"):
+                timing["approx_recall"] = approx_recall(a, part.settings, part.n)
+            from ganeval.results import write_json
+
+            write_json(timing, directory / "timing.json")
+        timings[f"n{part.n}-{part.name}"] = timing
         if "seconds_per_run" in timing:
             seconds[f"n{part.n}-{part.name}"] = float(timing["seconds_per_run"])
             loads.append(float(timing.get("load_1min", math.nan)))
         chunks.append(split_probe_draws(rows)[0])
-    recall = {}
-    if "approx" in methods:
-        with ctx.stage("approx kNN recall"):
-            recall = {n: approx_recall(a, settings, n) for n in sizes}
+    recall = {int(key[1:].split("-")[0]): float(t["approx_recall"]) for key, t in timings.items() if "approx_recall" in t}
     rows = pd.concat(chunks, ignore_index=True)
     rows["knn"] = rows["knn"].fillna("") if "knn" in rows else ""
     summary = summarize(rows, settings.confidence)
