@@ -238,4 +238,16 @@ def test_reference_is_what_its_runs_give() -> None:
     stored_claims = {c["claim"]: c for c in record["verdict"]}
     for name, c in claims.items():
         assert stored_claims[name]["holds"] == c["holds"], name
-    return None
+    # the reference's verdicts, as README and verdict.md state them
+    assert claims["diverge/imd/exact"]["holds"] and claims["diverge/imd/approx"]["holds"]  # within 0.5–2.5 of n=4000
+    assert claims["separation/fid"]["holds"] and not claims["separation/imd/exact"]["holds"]
+    c = stability.compare(stored, 0.99)
+    imd = c[(c.kind == "different - same") & (c.metric == "imd") & (c.knn == "exact")].set_index("n")
+    assert (imd.loc[[1000, 2000, 4000], "ci_low"] > 0).all() and (imd.loc[[250, 500], "ci_low"] < 0).all()
+    assert claims["approx/no_added_variance"]["holds"]
+    assert claims["approx/agrees/same"]["holds"] and claims["approx/agrees/different"]["holds"]
+    assert not claims["approx/diverges_further/same"]["holds"] and min(recall.values()) > 0.999
+    assert claims["falls/imd/exact/same"]["overall"]  # E[IMD] of the same pair: n=250 above n=4000 (Welch)
+    assert claims["falls/fid/same"]["holds"] and claims["falls/fid/different"]["holds"]
+    assert all(claims[f"interval/{line}/{pair}"]["holds"] for line in ("imd/exact", "imd/approx", "fid", "kid")
+               for pair in ("same", "different"))
