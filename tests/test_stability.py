@@ -33,9 +33,10 @@ def _dirs(tmp_path: Path) -> list[str]:
 def test_sample_sizes_halve_the_largest() -> None:
     assert stability.sample_sizes(4000, 4) == [250, 500, 1000, 2000, 4000]
     assert stability.sample_sizes(25000, 2) == [6250, 12500, 25000]
-    assert stability.sample_sizes(300, 0) == [300]
-    with pytest.raises(ValueError, match="halvings must be an integer ≥ 0"):
-        stability.sample_sizes(4000, -1)
+    assert stability.sample_sizes(300, 1) == [150, 300]
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="halvings must be an integer ≥ 1"):
+            stability.sample_sizes(4000, bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="the smallest n must be at least 10"):
         stability.sample_sizes(100, 4)
 

@@ -58,8 +58,8 @@ class Part:
 # --------------------------------------------------------------------------- the grid and the parts
 def sample_sizes(top: int, halvings: int) -> list[int]:
     """The grid: `top` halved `halvings` times, rounded, smallest first (e.g. 4000, 4 -> 250, 500, 1000, 2000, 4000)."""
-    if not isinstance(halvings, int) or isinstance(halvings, bool) or halvings < 0:
-        raise ValueError(f"halvings must be an integer ≥ 0, got {halvings!r}")
+    if not isinstance(halvings, int) or isinstance(halvings, bool) or halvings < 1:
+        raise ValueError(f"halvings must be an integer ≥ 1 (a curve needs at least two n), got {halvings!r}")
     sizes = [int(round(top / 2**k)) for k in range(halvings, -1, -1)]
     if sizes[0] < 10:
         raise ValueError(f"sample_size={top} halved {halvings} times gives n={sizes[0]}: the smallest n must be at "
