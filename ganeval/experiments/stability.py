@@ -418,9 +418,9 @@ def verdict_markdown(claims: list[dict[str, Any]], summary: pd.DataFrame, contex
         lines += ["", "IMD's expected value depends on n: "
                   + "; ".join(f"{c['detail']}, log-log slope of the mean {c['slope']:+.2f}" for c in falls) + ". "
                   "IMD is a maximum over t of noisy differences of heat traces, so the noise (subsampling and probes) "
-                  "adds to its expected value, and that share falls as n grows: the same pair's value falls towards "
-                  "0, while the different pair's moves towards the distance of the two distributions. Compare IMD "
-                  "values only at equal n and equal probe settings."]
+                  "adds to its expected value, and that share falls as n grows; for a same-distribution pair, whose "
+                  "true distance is 0, it is the whole value. Compare IMD values only at equal n and equal probe "
+                  "settings."]
     lines += ["", f"> {PAPER['variance']}", ""]
     var = by.get("approx/no_added_variance")
     lines += [f"- No additional variance: **{mark(var)}** — "
