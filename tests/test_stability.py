@@ -1,0 +1,254 @@
+"""experiment=stability: the grid, the halves, the paired statistics, the verdict, and end-to-end runs at reduced size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from apphelp import run_inprocess
+from ganeval.experiments import stability
+from ganeval.protocol import Settings
+
+REFERENCE = Path(__file__).resolve().parents[1] / "results" / "reference" / "stability"
+# Reduced size, fixed seed: 64-d pool3-like halves of 3000 rows against the 32-factor variant, n = 200, 400, 800.
+SMALL = ["experiment=stability", "runs=6", "sample_size=800", "halvings=2", "data.n=6000", "other.n=3000",
+         "data.d=64", "other.d=64", "metrics.kid.subsets=20", "metrics.kid.subset_size=200", "progress=false",
+         "seed=0"]
+
+
+TINY = ["experiment=stability", "runs=3", "sample_size=200", "halvings=1", "data.n=800", "other.n=400", "data.d=16",
+        "other.d=16", "metrics.imd.nv=20", "metrics.kid.subsets=10", "metrics.kid.subset_size=100",
+        "knn_methods=[exact]", "progress=false", "seed=0"]
+
+
+def _dirs(tmp_path: Path) -> list[str]:
+    return [f"results_dir={tmp_path / 'res'}", f"cache_dir={tmp_path / 'cache'}"]
+
+
+# --------------------------------------------------------------------------- pieces
+def test_sample_sizes_halve_the_largest() -> None:
+    assert stability.sample_sizes(4000, 4) == [250, 500, 1000, 2000, 4000]
+    assert stability.sample_sizes(25000, 2) == [6250, 12500, 25000]
+    assert stability.sample_sizes(300, 1) == [150, 300]
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="halvings must be an integer ≥ 1"):
+            stability.sample_sizes(4000, bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="the smallest n must be at least 10"):
+        stability.sample_sizes(100, 4)
+
+
+def test_split_halves_are_disjoint_seeded_and_complete() -> None:
+    x = np.arange(21, dtype=np.float32)[:, None]
+    a, b = stability.split_halves(x, 0)
+    assert len(a) == len(b) == 10 and not set(a[:, 0]) & set(b[:, 0])
+    a2, b2 = stability.split_halves(x, 0)
+    np.testing.assert_array_equal(a, a2)
+    a3, _ = stability.split_halves(x, 1)
+    assert not np.array_equal(a, a3)
+    with pytest.raises(ValueError, match="at least 4"):
+        stability.split_halves(x[:3], 0)
+
+
+def test_knn_methods_are_checked() -> None:
+    assert stability.knn_methods(["exact", "approx"], "exact") == ["exact", "approx"]
+    for bad in ([], ["exact", "exact"], ["fast"]):
+        with pytest.raises(ValueError, match="knn_methods must be"):
+            stability.knn_methods(bad, "exact")
+    with pytest.raises(ValueError, match="metrics.imd.knn='approx' is set"):
+        stability.knn_methods(["exact"], "approx")
+
+
+def test_parts_score_each_n_with_its_own_settings() -> None:
+    settings = Settings(runs=3, sample_size=2000, metrics={"imd": {"nv": 20}, "fid": {}, "kid": {"subset_size": 1000}},
+                        progress=False)
+    parts = stability.plan_parts(settings, [500, 2000], ["exact", "approx"])
+    assert [(p.n, p.name) for p in parts] == [(500, "imd-exact"), (500, "imd-approx"), (500, "fid-kid"),
+                                              (2000, "imd-exact"), (2000, "imd-approx"), (2000, "fid-kid")]
+    assert all(p.settings.sample_size == p.n and p.settings.runs == 3 for p in parts)
+    assert parts[1].settings.metrics["imd"]["knn"] == "approx" and parts[1].settings.metrics["imd"]["nv"] == 20
+    assert list(parts[0].settings.metrics) == ["imd"] and list(parts[2].settings.metrics) == ["fid", "kid"]
+    assert parts[2].settings.metrics["kid"]["subset_size"] == 500  # KID subsets never exceed n
+    assert parts[5].settings.metrics["kid"]["subset_size"] == 1000
+
+
+def test_variance_ratio_interval_covers_at_its_level() -> None:
+    """Pitman–Morgan: on correlated normal pairs with equal variances the 90% interval holds 1 about 90% of the time,
+    and it finds a variance ratio of 4."""
+    rng = np.random.default_rng(0)
+    hits = 0
+    for _ in range(400):
+        z = rng.standard_normal((3, 15))
+        a, b = z[0] + z[2], z[1] + z[2]  # correlation 0.5, equal variances
+        _, low, high = stability.variance_ratio_interval(a, b, 0.9)
+        hits += low <= 1.0 <= high
+    assert 0.85 <= hits / 400 <= 0.95
+    z = rng.standard_normal((2, 40))
+    ratio, low, high = stability.variance_ratio_interval(2 * z[0] + 0.1 * z[1], z[0], 0.99)
+    assert low < 4.0 < high and 3.0 < ratio < 5.0 and high / low < 1.5  # strongly paired: a narrow interval
+    with pytest.raises(ValueError, match="paired runs"):
+        stability.variance_ratio_interval(np.ones(3), np.ones(4), 0.9)
+
+
+def test_loglog_slope() -> None:
+    n = np.array([250, 500, 1000, 2000])
+    assert stability.loglog_slope(n, 3.0 / np.sqrt(n)) == pytest.approx(-0.5)
+    assert stability.loglog_slope(n, 2.0 * n) == pytest.approx(1.0)
+
+
+def _rows(separated: bool) -> pd.DataFrame:
+    """Synthetic runs: FID-like lines falling with n; the different pair 1.0 above the same pair when `separated`."""
+    rng = np.random.default_rng(1)
+    out = []
+    for n in (100, 400):
+        for r in range(8):
+            noise = rng.normal(0, 0.01, 2)
+            out.append({"run": r, "n": n, "pair": "same", "knn": "", "metric": "fid", "value": 10 / n + noise[0]})
+            out.append({"run": r, "n": n, "pair": "different", "knn": "", "metric": "fid",
+                        "value": 10 / n + (1.0 if separated else 0.0) + noise[1]})
+    return pd.DataFrame(out)
+
+
+def test_summary_and_paired_comparison() -> None:
+    rows = _rows(True)
+    s = stability.summarize(rows, 0.99)
+    assert len(s) == 4 and set(s.n) == {100, 400}
+    top = s[s.n == 400]
+    np.testing.assert_allclose(top.relative_mean, 1.0)
+    same100 = rows[(rows.n == 100) & (rows.pair == "same")].value
+    row = s[(s.n == 100) & (s.pair == "same")].iloc[0]
+    assert row["mean"] == pytest.approx(same100.mean()) and row["std"] == pytest.approx(same100.std(ddof=1))
+    assert row.relative_mean == pytest.approx(same100.mean() / top[top.pair == "same"]["mean"].iloc[0])
+    c = stability.compare(rows, 0.99)
+    d = c[(c.kind == "different - same") & (c.n == 100)].iloc[0]
+    diff = (rows[(rows.n == 100) & (rows.pair == "different")].value.to_numpy()
+            - rows[(rows.n == 100) & (rows.pair == "same")].value.to_numpy())
+    assert d.diff_mean == pytest.approx(diff.mean()) and d.excludes_zero
+
+
+@pytest.mark.parametrize("separated", [True, False])
+def test_verdict_follows_the_intervals(separated: bool) -> None:
+    rows = _rows(separated)
+    s, c = stability.summarize(rows, 0.99), stability.compare(rows, 0.99)
+    claims = {v["claim"]: v for v in stability.verdict(s, c)}
+    assert claims["separation/fid"]["holds"] is separated
+    assert claims["falls/fid/same"]["holds"] is True  # 0.1 -> 0.025, noise sd 0.01 over 8 runs
+    assert claims["interval/fid/same"]["holds"] in (True, False)
+    text = stability.verdict_markdown(list(claims.values()), s, {
+        "description": "x", "runs": 8, "confidence": 0.99, "pools": "p", "machine": "m"})
+    assert ("lies above the same pair at every n" in text) is separated
+    assert "> we empirically verify" in text and "does not induce additional variance" in text
+
+
+# --------------------------------------------------------------------------- end to end
+def _check_outputs(res: Path, summary: pd.DataFrame, parts: set[str]) -> dict:
+    """Every output exists, summary.csv equals the returned summary, and it is what the stored runs give."""
+    for name in ("summary.csv", "comparison.csv", "summary.json", "table.md", "verdict.md", "knn.csv", "stability.png"):
+        assert (res / name).exists(), name
+    assert (res / "stability.png").stat().st_size > 5000
+    assert {p.name for p in (res / "runs").iterdir()} == parts
+    stored = pd.concat([pd.read_csv(p / "runs.csv") for p in sorted((res / "runs").iterdir())], ignore_index=True)
+    stored["knn"] = stored["knn"].fillna("") if "knn" in stored else ""
+    again = stability.summarize(stored, 0.99)
+    written = pd.read_csv(res / "summary.csv", keep_default_na=False, na_values=[""])
+    written["knn"] = written["knn"].fillna("")
+    pd.testing.assert_frame_equal(again, written, check_dtype=False)
+    pd.testing.assert_frame_equal(again, summary.reset_index(drop=True), check_dtype=False)
+    record = json.loads((res / "summary.json").read_text())
+    assert record["experiment"] == "stability" and record["verdict"]
+    return {v["claim"]: v for v in record["verdict"]}
+
+
+def test_stability_tiny_writes_consistent_outputs_and_resumes(tmp_path: Path) -> None:
+    """n = 100, 200, 3 runs, 16-d: every output, summary.csv = the stored runs, a rerun resumes to the same numbers."""
+    s = run_inprocess(TINY + _dirs(tmp_path))
+    res = tmp_path / "res"
+    _check_outputs(res, s, {f"n{n}-{p}" for n in (100, 200) for p in ("imd-exact", "fid-kid")})
+    assert set(s.metric) == {"imd", "fid", "kid"} and set(s[s.metric == "imd"].knn) == {"exact"}
+    assert len(s) == 2 * 2 * 3 and (s.n_runs == 3).all()
+    text = (res / "verdict.md").read_text()
+    assert "IMD (exact kNN), same pair: mean" in text and "approximate kNN was not run" in text
+    timing = json.loads((res / "runs" / "n200-imd-exact" / "timing.json").read_text())
+    assert timing["runs_timed"] == 3 and timing["seconds_per_run"] > 0
+    again = run_inprocess(TINY + _dirs(tmp_path))  # every part resumed from disk: the same numbers, the same times
+    pd.testing.assert_frame_equal(again, s)
+    assert json.loads((res / "runs" / "n200-imd-exact" / "timing.json").read_text()) == timing
+    with pytest.raises(ValueError, match="holds runs made by another config"):
+        run_inprocess(TINY + ["split_seed=1"] + _dirs(tmp_path))
+
+
+@pytest.mark.slow
+def test_stability_exact_small(tmp_path: Path) -> None:
+    """IMD exact, FID, KID on n = 200, 400, 800 (6 runs): the verdicts that hold at this size are pinned."""
+    s = run_inprocess(SMALL + ["knn_methods=[exact]"] + _dirs(tmp_path))
+    res = tmp_path / "res"
+    parts = {f"n{n}-{p}" for n in (200, 400, 800) for p in ("imd-exact", "fid-kid")}
+    claims = _check_outputs(res, s, parts)
+    # FID falls with n for both pairs (its bias ~ 1/n), each n's interval above the next one's
+    assert claims["falls/fid/same"]["holds"] is True and claims["falls/fid/different"]["holds"] is True
+    # FID's paired difference different − same excludes 0 at every n
+    c = pd.read_csv(res / "comparison.csv", keep_default_na=False)
+    fid = c[(c.kind == "different - same") & (c.metric == "fid")]
+    assert len(fid) == 3 and (fid.ci_low.astype(float) > 0).all()
+    # IMD of the same pair: its expected value falls from the smallest to the largest n
+    imd_same = s[(s.metric == "imd") & (s.pair == "same")].sort_values("n")["mean"].to_numpy()
+    assert imd_same[0] > 2 * imd_same[-1]
+    # every interval is narrower at the largest n than at the smallest
+    assert all(claims[f"interval/{m}/{p}"]["holds"] for m in ("imd/exact", "fid", "kid") for p in ("same", "different"))
+
+
+def test_stability_refuses_a_bad_config_before_work(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"each half of data \(pool3_like, 300 rows\)"):
+        run_inprocess(TINY + ["data.n=300"] + _dirs(tmp_path))
+    with pytest.raises(ValueError, match="metrics.imd.knn='approx' is set"):
+        run_inprocess(TINY + ["metrics.imd.knn=approx"] + _dirs(tmp_path))
+    assert not (tmp_path / "res" / "runs").exists()
+
+
+@pytest.mark.slow
+def test_stability_approx_small(tmp_path: Path) -> None:
+    """With approximate kNN too (pynndescent compiles first: ~40 s): approx agrees with exact within the intervals
+    and adds no variance at this size."""
+    s = run_inprocess(SMALL + ["~metrics.fid", "~metrics.kid"] + _dirs(tmp_path))
+    res = tmp_path / "res"
+    claims = _check_outputs(res, s, {f"n{n}-imd-{k}" for n in (200, 400, 800) for k in ("exact", "approx")})
+    assert claims["approx/agrees/same"]["holds"] is True and claims["approx/agrees/different"]["holds"] is True
+    assert claims["approx/no_added_variance"]["holds"] is True
+    knn = pd.read_csv(res / "knn.csv")
+    assert (knn.approx_recall > 0.9).all() and knn.approx_recall.le(1.0).all()
+    assert knn["seconds_per_run_imd-approx"].gt(0).all()
+
+
+# --------------------------------------------------------------------------- the committed reference
+@pytest.mark.skipif(not (REFERENCE / "summary.csv").exists(), reason="no committed reference")
+def test_reference_is_what_its_runs_give() -> None:
+    """results/reference/stability: summary.csv recomputed from the stored runs, and its verdict from that summary."""
+    stored = pd.concat([pd.read_csv(p / "runs.csv") for p in sorted((REFERENCE / "runs").iterdir())],
+                       ignore_index=True)
+    stored["knn"] = stored["knn"].fillna("")
+    summary = stability.summarize(stored, 0.99)
+    written = pd.read_csv(REFERENCE / "summary.csv", keep_default_na=False, na_values=[""])
+    written["knn"] = written["knn"].fillna("")
+    pd.testing.assert_frame_equal(summary, written, check_dtype=False)
+    record = json.loads((REFERENCE / "summary.json").read_text())
+    recall = {int(r.n): float(r.approx_recall) for r in pd.read_csv(REFERENCE / "knn.csv").itertuples()}
+    claims = {c["claim"]: c for c in stability.verdict(summary, stability.compare(stored, 0.99), None, recall)}
+    stored_claims = {c["claim"]: c for c in record["verdict"]}
+    for name, c in claims.items():
+        assert stored_claims[name]["holds"] == c["holds"], name
+    # the reference's verdicts, as README and verdict.md state them
+    assert claims["diverge/imd/exact"]["holds"] and claims["diverge/imd/approx"]["holds"]  # within 0.5–2.5 of n=4000
+    assert claims["separation/fid"]["holds"] and not claims["separation/imd/exact"]["holds"]
+    c = stability.compare(stored, 0.99)
+    imd = c[(c.kind == "different - same") & (c.metric == "imd") & (c.knn == "exact")].set_index("n")
+    assert (imd.loc[[1000, 2000, 4000], "ci_low"] > 0).all() and (imd.loc[[250, 500], "ci_low"] < 0).all()
+    assert claims["approx/no_added_variance"]["holds"]
+    assert claims["approx/agrees/same"]["holds"] and claims["approx/agrees/different"]["holds"]
+    assert not claims["approx/diverges_further/same"]["holds"] and min(recall.values()) > 0.999
+    assert claims["falls/imd/exact/same"]["overall"]  # E[IMD] of the same pair: n=250 above n=4000 (Welch)
+    assert claims["falls/fid/same"]["holds"] and claims["falls/fid/different"]["holds"]
+    assert all(claims[f"interval/{line}/{pair}"]["holds"] for line in ("imd/exact", "imd/approx", "fid", "kid")
+               for pair in ("same", "different"))
