@@ -142,10 +142,13 @@ def test_documented_command_passes_its_dry_run(where: str, command: str, tmp_pat
     if "PYTHONPATH" in env:
         monkeypatch.syspath_prepend(str(tmp_path / env["PYTHONPATH"]))
     if program == "ganeval-collate":
-        # the folder it is given is the one a sweep makes: multirun/DATE/TIME by default
+        # the folder it is given is one a documented sweep makes: multirun/DATE/TIME by default, or the
+        # results_dir a documented -m command gives
         sweep = str(compose_config([]).hydra.sweep.dir)
-        shape = re.sub(r"\d", "0", sweep)
-        assert re.sub(r"\d", "0", args[0].rstrip("/")) == shape, (args[0], sweep)
+        given = {a.partition("=")[2] for _, c in COMMANDS if " -m " in f" {c} " for a in split(c)[2]
+                 if a.startswith("results_dir=")}
+        folder = args[0].rstrip("/")
+        assert re.sub(r"\d", "0", folder) == re.sub(r"\d", "0", sweep) or folder in given, (folder, sweep, given)
         return
     multirun = bool({"-m", "--multirun"} & set(args))
     flags = [a for a in args if a.startswith("-") and a not in ("-m", "--multirun")]
@@ -224,6 +227,26 @@ def test_the_documented_smoke_run_runs(tmp_path: Path, one_torch_thread) -> None
                              f"cache_dir={tmp_path / 'c'}", "progress=false"])
     assert set(summary.metric) == {"imd", "fid", "kid"} and (summary.n_runs == 10).all()
     assert (summary.sample_size == 500).all() and (tmp_path / "r" / "table.md").exists()
+
+
+def test_readme_library_example_gives_the_numbers_it_shows() -> None:
+    """The README's IMD example: imd(x, y) equals imd_from_traces with one shared generator, and the per-trace
+    default seeds give the other value the README names."""
+    import numpy as np
+
+    from ganeval.metrics import fid, heat_trace, imd, imd_from_traces
+
+    readme = (ROOT / "README.md").read_text()
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1000, 10)).astype(np.float32)
+    y = (1.2 * rng.normal(size=(1000, 10))).astype(np.float32)
+    value = imd(x, y)
+    g = np.random.default_rng(0)
+    assert imd_from_traces(heat_trace(x, seed=g), heat_trace(y, seed=g)) == value
+    separate = imd_from_traces(heat_trace(x), heat_trace(y))
+    assert abs(separate - value) > 1
+    for number in (f"{value:.3f}", f"{separate:.3f}", f"{fid(x, y):.3f}"):
+        assert number in readme, number
 
 
 if __name__ == "__main__":
