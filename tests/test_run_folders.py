@@ -61,6 +61,13 @@ def test_one_config_hash_in_log_refusal_and_both_files(arrays, monkeypatch, capl
     assert "data.config.seed: 0 -> 1" in str(err.value)  # the refusal names the config key that differs
 
 
+def test_console_refuses_an_unwritable_results_dir_with_its_message(tmp_path: Path) -> None:
+    (tmp_path / "a_file").write_text("")
+    p = _cli(["results_dir=a_file/res", "dry_run=true"], tmp_path)  # Hydra's run folder cannot be made there either
+    assert p.returncode == 2, p.stderr[-3000:]
+    assert "results_dir=a_file/res cannot be made" in p.stderr + p.stdout and "Traceback" not in p.stderr
+
+
 @pytest.mark.slow
 def test_console_runs_write_inside_their_results_dir_and_benchmarks_coexist(arrays) -> None:  # type: ignore[no-untyped-def]
     first = _cli(_bench("fake.npy"), arrays)

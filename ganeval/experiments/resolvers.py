@@ -83,7 +83,18 @@ def benchmark_dir(root: Any) -> str:
 
 
 def _results_dir(*, _root_: Any) -> str:
-    return str(default_results_dir(_root_.get("results_dir"), _choices(_root_).get("experiment")))
+    """Hydra's run folder: the results directory; when that cannot be written, a scratch folder instead, so that
+    Hydra starts and the pipeline refuses the results directory with its own message (exit 2), not a traceback."""
+    import tempfile
+
+    from ganeval.experiments.pipeline import check_writable
+
+    path = default_results_dir(_root_.get("results_dir"), _choices(_root_).get("experiment"))
+    try:
+        check_writable(path, "results_dir")
+    except ValueError:
+        return tempfile.mkdtemp(prefix="ganeval-hydra-")
+    return str(path)
 
 
 def _benchmark_dir(*, _root_: Any) -> str:
