@@ -21,8 +21,8 @@ from ganeval.hashing import array_identity, stable_hash
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite, unique_names
-from ganeval.protocol.store import identity_hash
 from ganeval.protocol.settings import check_value
+from ganeval.protocol.store import identity_hash
 from ganeval.results import RunRecord
 from ganeval.results.seeds import PROBE, SEED
 
@@ -53,7 +53,7 @@ class Context:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     dry_run: bool = False  # dry_run=true: check the config, do no work (`ganeval.experiments.validate`)
     # what the numbers come from, by content (data arrays, generators, extractor): each input hashed once, as it
-    # is loaded or planned; with the config hash it is the identity of results_dir (see `open_results`)
+    # is loaded or planned; with the numeric config it is the identity of results_dir (see `open_results`)
     content: dict[str, dict[str, Any]] = field(default_factory=lambda: {"data": {}, "generators": {}})
     record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
 
@@ -219,8 +219,6 @@ def numeric_config(config: Mapping[str, Any]) -> dict[str, Any]:
 # for a task run through `run_loop`). What it hashes:
 CONFIG_HASH_MEANS = "resolved config without number-neutral keys + protocol settings + content hashes of the inputs"
 UNKNOWN_HASH = "(not computed: no runs were scored)"
-
-
 
 
 def n_generated(cfg: Any) -> int:

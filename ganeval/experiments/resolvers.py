@@ -3,7 +3,8 @@
 `register()` is called when `ganeval.__main__` is imported, before Hydra composes anything:
 
 - `${ganeval.results_dir:}`: `results_dir`, or results/<experiment> when it is null (`default_results_dir`,
-  the one rule the pipeline uses too), so Hydra's run folder (`hydra.run.dir`) is the results directory;
+  the one rule the pipeline uses too), so Hydra's run folder (`hydra.run.dir`) is the results directory (a
+  scratch folder when that cannot be written, so that the pipeline refuses it with its own message);
 - `${ganeval.first:a,b}`: a, or b when a is null (a sweep's directory: `results_dir`, else multirun/DATE/TIME);
 - `${ganeval.benchmark_dir:}`: results/benchmark/<data>-vs-<models>-<hash> (experiment=benchmark's default), so two
   benchmarks of different inputs coexist;
