@@ -157,6 +157,6 @@ def validate(ctx: pipeline.Context, run: Any) -> dict[str, Any]:
         log.warning("dry run: %s does not exist here (a real run would stop on it)", item)
     log.info("dry run of experiment %s (%s): the config is valid; results would go to %s. Checked: %s. Not checked "
              "(they need the inputs): the data, sample files and weights themselves, callables' code, stored runs.",
-             ctx.name, getattr(run, "func", run).__name__ if callable(run) else run, ctx.results_dir,
+             ctx.name, cfg.run_experiment._target_, ctx.results_dir,
              "; ".join(checked))
     return {"experiment": ctx.name, "results_dir": str(ctx.results_dir), "checked": checked, "missing_inputs": missing}
