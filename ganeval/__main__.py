@@ -43,7 +43,7 @@ def run_app(cfg: Any) -> Any:
     if ctx.dry_run:
         from ganeval.experiments.validate import validate
 
-        return validate(ctx, run)
+        return validate(ctx)  # run_experiment instantiated above: its module imports
     log.info("experiment %s (%s) -> %s on %s", ctx.name, cfg.run_experiment._target_, ctx.results_dir, ctx.device)
     return run(ctx)
 

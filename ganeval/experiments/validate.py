@@ -136,7 +136,7 @@ def check_data_sizes(cfg: Any, sample_size: int) -> list[str]:
     return done
 
 
-def validate(ctx: pipeline.Context, run: Any) -> dict[str, Any]:
+def validate(ctx: pipeline.Context) -> dict[str, Any]:
     """Run every check of a dry run (see the module doc) and log what was and was not checked; return that."""
     cfg = ctx.cfg
     pipeline.check_writable(Path(str(cfg.models_dir)), "models_dir")
