@@ -1,7 +1,9 @@
 """The `ganeval` command (a Hydra app; `python -m ganeval` is the same). No arguments: experiment=quickstart.
 
+    ganeval --help                                 # the experiments and top-level keys, one line each
     ganeval experiment=blur_sweep runs=20
     ganeval experiment=benchmark data=array data.path=real.npy generator=samples generator.path=fake.npy features=identity
+    ganeval experiment=paper_table dry_run=true    # check a command without doing any work
     ganeval -m hydra/launcher=joblib seed=0,1      # a sweep; merge with ganeval-collate multirun/DATE/TIME
 """
 
@@ -13,7 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ganeval.experiments import resolvers
+
 log = logging.getLogger("ganeval")
+resolvers.register()  # the root config's ${ganeval.*} interpolations: before Hydra composes it
 
 
 def config_dir() -> Path:
@@ -22,7 +27,8 @@ def config_dir() -> Path:
 
 
 def run_app(cfg: Any) -> Any:
-    """Instantiate the config's `run_experiment` node and call it with the run's context; return its summary."""
+    """Instantiate the config's `run_experiment` node and call it with the run's context; return its summary
+    (with dry_run=true: check the config without any work and return the list of checks, see `validate`)."""
     from hydra.utils import instantiate
 
     from ganeval.experiments.pipeline import make_context
@@ -34,8 +40,11 @@ def run_app(cfg: Any) -> Any:
                          "ganeval.experiments.gan_table.run, _partial_: true}")
     run = instantiate(cfg.run_experiment)
     ctx = make_context(cfg)
-    log.info("experiment %s (%s) -> %s on %s, config %s", ctx.name, cfg.run_experiment._target_, ctx.results_dir,
-             ctx.device, ctx.config_hash)
+    if ctx.dry_run:
+        from ganeval.experiments.validate import validate
+
+        return validate(ctx)  # run_experiment instantiated above: its module imports
+    log.info("experiment %s (%s) -> %s on %s", ctx.name, cfg.run_experiment._target_, ctx.results_dir, ctx.device)
     return run(ctx)
 
 

@@ -37,7 +37,7 @@ def test_table_layout_and_best_marked() -> None:
     assert f"{fid_mean:.2f}" in lines[4].split("|")[2]
     assert "over 10 runs of 500 samples" in md
     assert "bold: significantly best at 99%: the interval of every paired difference (by run)" in md
-    assert "**" not in table_markdown(s) and "nothing is bold: no paired comparison was given" in table_markdown(s)
+    assert "**" not in table_markdown(s) and "nothing is bold: no paired comparison of the models was made" in table_markdown(s)
 
 
 def test_latex_table_has_multicolumn_headers_and_bold() -> None:

@@ -22,18 +22,19 @@ from ganeval.metrics.registry import integer
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite, unique_names
 from ganeval.protocol.settings import check_value
+from ganeval.protocol.store import identity_hash
 from ganeval.results import RunRecord
 from ganeval.results.seeds import PROBE, SEED
 
 log = logging.getLogger("ganeval")
 
-# Keys that do not change any number: left out of the config hash that guards resuming.
+# Keys that do not change any number: left out of the config part of a run's identity (see `Context.identity`).
 # `runs` is left out too: run r's numbers do not depend on how many runs there are, so raising `runs`
 # extends a finished experiment instead of refusing it.
 NON_NUMERIC_KEYS = ("results_dir", "cache_dir", "models_dir", "overwrite", "workers", "batch_size",
-                    "progress", "plots", "runs", "hydra")
-# Keys left out of the config hash while at these values (their defaults, which change no number), so results
-# directories made before the keys existed still resume; a generator's `replicas: null` likewise.
+                    "progress", "plots", "runs", "hydra", "dry_run")
+# Keys left out of the identity while at these values (their defaults, which change no number); a generator's
+# `replicas: null` likewise.
 NEUTRAL_KEYS: dict[str, Any] = {"train_seeds": None, "probe_repeats": 0}
 
 
@@ -46,24 +47,37 @@ class Context:
     results_dir: Path
     device: str
     config: dict[str, Any]  # resolved config as plain containers
-    config_hash: str
     settings: Settings
     train_seeds: tuple[int, ...] | None = None  # `train_seeds` checked; None: one seed (a spec's own, or `seed`)
     choices: dict[str, str] = field(default_factory=dict)  # Hydra's group choices, e.g. {"data": "digits"}
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    dry_run: bool = False  # dry_run=true: check the config, do no work (`ganeval.experiments.validate`)
     # what the numbers come from, by content (data arrays, generators, extractor): each input hashed once, as it
-    # is loaded or planned; with the config hash it is the identity of results_dir (see `open_results`)
+    # is loaded or planned; with the numeric config it is the identity of results_dir (see `open_results`)
     content: dict[str, dict[str, Any]] = field(default_factory=lambda: {"data": {}, "generators": {}})
     record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
 
     def __post_init__(self) -> None:
         """Start the run record with what the context knows; the steps and `write` fill in the rest."""
-        self.record = RunRecord(config_hash=self.config_hash, config=self.config, seed=self.settings.seed,
+        self.record = RunRecord(config_hash=UNKNOWN_HASH, config=self.config, seed=self.settings.seed,
                                 device=self.device, experiment=self.name, runs=self.settings.runs)
 
     def identity(self) -> dict[str, Any]:
-        """What results_dir is keyed by: the config hash and the content of every input."""
-        return {"config_hash": self.config_hash, "content": self.content}
+        """What the numbers depend on besides the protocol settings: the resolved config without the keys that
+        change no number (`numeric_config`) and the content hashes of every input."""
+        return {"config": numeric_config(self.config), "content": self.content}
+
+    @property
+    def config_hash(self) -> str:
+        """The run's config hash (`identity_hash`), once `open_results` or `score` has computed it."""
+        return self.record.config_hash
+
+    def set_config_hash(self, identity: Mapping[str, Any]) -> str:
+        """Record and log the config hash of the identity results_dir is keyed by (`identity_hash`)."""
+        if self.record.config_hash != (h := identity_hash(identity)):
+            self.record.config_hash = h
+            log.info("config hash %s (%s) -> %s", h, CONFIG_HASH_MEANS, self.results_dir)
+        return h
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -95,16 +109,17 @@ def make_context(cfg: Any) -> Context:
     from hydra.types import RunMode
     from omegaconf import OmegaConf
 
+    from ganeval.experiments.resolvers import default_results_dir
+
     import_plugins(cfg.get("plugins") or [])
     check_missing(cfg)
     hc = HydraConfig.get()
     name = hc.runtime.choices.get("experiment") or "custom"
-    if cfg.results_dir:
-        results_dir = Path(str(cfg.results_dir))
-    elif hc.mode == RunMode.MULTIRUN:
-        results_dir = Path(hc.runtime.output_dir)  # each sweep job in its own job directory
+    if hc.mode == RunMode.MULTIRUN:
+        results_dir = Path(hc.runtime.output_dir)  # each sweep job in its own job directory (under results_dir)
     else:
-        results_dir = Path("results") / name
+        results_dir = default_results_dir(cfg.results_dir, name)  # = Hydra's run folder (hydra.run.dir)
+    dry_run = strict_bool(cfg, "dry_run") if "dry_run" in cfg else False
     settings = settings_from_config(cfg)
     train_seeds = check_train_seeds(cfg.get("train_seeds"))
     for key in ("overwrite", "plots"):
@@ -121,7 +136,7 @@ def make_context(cfg: Any) -> Context:
     config["device"] = settings.device
     config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
     ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=str(settings.device), config=config,
-                  config_hash=config_hash(config), settings=settings, train_seeds=train_seeds,
+                  settings=settings, train_seeds=train_seeds, dry_run=dry_run,
                   choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
     ctx.record.overrides = list(hc.overrides.task)
     ctx.record.command = "ganeval " + " ".join(hc.overrides.task)
@@ -188,15 +203,22 @@ def check_writable(path: Path, key: str) -> None:
                          "or make it writable") from None
 
 
-def config_hash(config: Mapping[str, Any]) -> str:
-    """Hash of the resolved config without the keys that change no number (NON_NUMERIC_KEYS) and those at their
-    neutral value (NEUTRAL_KEYS, the generator group's `replicas: null`)."""
+def numeric_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved config without the keys that change no number (NON_NUMERIC_KEYS) and those at their neutral
+    value (NEUTRAL_KEYS, the generator group's `replicas: null`): the config part of a run's identity."""
     kept = {k: v for k, v in config.items()
             if k not in NON_NUMERIC_KEYS and not (k in NEUTRAL_KEYS and v == NEUTRAL_KEYS[k])}
     generator = kept.get("generator")
     if isinstance(generator, dict) and "replicas" in generator and generator["replicas"] is None:
         kept["generator"] = {k: v for k, v in generator.items() if k != "replicas"}
-    return stable_hash(kept)
+    return kept
+
+
+# The one "config hash" ganeval shows (log, refusal message, runs.meta.json, summary.json): `identity_hash` of the
+# identity a results directory is keyed by (`store_identity(settings, ctx.identity())`, or `ctx.identity()` alone
+# for a task run through `run_loop`). What it hashes:
+CONFIG_HASH_MEANS = "resolved config without number-neutral keys + protocol settings + content hashes of the inputs"
+UNKNOWN_HASH = "(not computed: no runs were scored)"
 
 
 def n_generated(cfg: Any) -> int:
@@ -489,8 +511,8 @@ def open_results(ctx: Context, protocol: bool = True) -> None:
     from ganeval.protocol.store import ConfigMismatchError, check_store
 
     identity = store_identity(ctx.settings, ctx.identity()) if protocol else ctx.identity()
-    try:  # run_loop keys the store by stable_hash of the identity it is given: the same key here
-        check_store(ctx.results_dir, stable_hash(identity), strict_bool(ctx.cfg, "overwrite"))
+    try:  # run_loop keys the store by identity_hash of the identity it is given: the same key here
+        check_store(ctx.results_dir, ctx.set_config_hash(identity), strict_bool(ctx.cfg, "overwrite"))
     except ConfigMismatchError as e:
         raise ConfigMismatchError(f"{e}{stored_differences(ctx.results_dir, identity)}") from None
 
@@ -522,7 +544,9 @@ def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 
 def score(ctx: Context, blocks: list[Any]) -> pd.DataFrame:
     """Run the protocol over `blocks` into results_dir/runs.csv (resumable) and return the per-run rows."""
     from ganeval.protocol import run_blocks
+    from ganeval.protocol.api import store_identity
 
+    ctx.set_config_hash(store_identity(ctx.settings, ctx.identity()))  # the key run_blocks opens the store with
     with ctx.stage("runs"):
         rows = run_blocks(blocks, ctx.settings, ctx.results_dir, ctx.identity(), strict_bool(ctx.cfg, "overwrite"))
     ctx.record.seconds_per_run = ctx.stage_seconds["runs"] / ctx.settings.runs

@@ -24,7 +24,6 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from ganeval.hashing import stable_hash
 from ganeval.protocol import store
 from ganeval.protocol.settings import Settings
 from ganeval.protocol.task import Task
@@ -127,7 +126,7 @@ def run_loop(
         return _run(task, settings, layout, None, desc)
     with store.locked(results_dir):
         identity = identity or {}
-        opened = store.open_store(results_dir, stable_hash(identity), identity, layout, overwrite)
+        opened = store.open_store(results_dir, store.identity_hash(identity), identity, layout, overwrite)
         return _run(task, settings, layout, opened, desc)
 
 

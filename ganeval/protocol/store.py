@@ -24,6 +24,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from ganeval.common import atomic_write_text
+from ganeval.hashing import stable_hash
 from ganeval.protocol.task import RowSpec
 
 try:
@@ -140,6 +141,13 @@ class Layout:
         return runs
 
 
+def identity_hash(identity: Any) -> str:
+    """The config hash of a results directory: the hash of the identity its runs are keyed by (for the `ganeval` app:
+    the resolved config without number-neutral keys, the protocol settings and the inputs' content hashes). It is
+    the one hash runs.meta.json, summary.json, the log and a refusal show."""
+    return stable_hash(identity)
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -209,7 +217,7 @@ def open_store(
     meta = _read_meta(meta_path)
     if meta["config_hash"] != config_hash:
         raise ConfigMismatchError(
-            f"{d} holds runs made by another config (hash {meta['config_hash']}, now {config_hash}); "
+            f"{d} holds runs made by another config (config hash {meta['config_hash']}, now {config_hash}); "
             "choose another results_dir or pass overwrite=true to discard them"
         )
     if not runs_path.exists():
@@ -243,7 +251,7 @@ def check_store(results_dir: str | Path, config_hash: str, overwrite: bool = Fal
         stored = _read_meta(meta_path)["config_hash"]
         if stored != config_hash:
             raise ConfigMismatchError(
-                f"{d} holds runs made by another config (hash {stored}, now {config_hash}); "
+                f"{d} holds runs made by another config (config hash {stored}, now {config_hash}); "
                 "choose another results_dir or pass overwrite=true to discard them"
             )
     elif runs_path.exists():

@@ -12,7 +12,7 @@ import pandas as pd
 from ganeval.common import atomic_write_bytes
 from ganeval.results.summary import summary_group_columns
 
-LABELS = {"imd": "IMD", "fid": "FID", "kid": "KID"}
+LABELS = {"imd": "IMD", "fid": "FID", "kid": "KID"}  # curve names of normalised values (no unit), e.g. blur.png
 
 
 def _plt():  # type: ignore[no-untyped-def]
@@ -40,36 +40,46 @@ def _seed_means(seeds: pd.DataFrame, columns: list[str], group: tuple, metric: s
     return seeds.loc[mask, "mean"].to_numpy(float)
 
 
-def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None) -> Path:
-    """One panel per metric: each group's mean with its confidence interval as an error bar.
+def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame | None = None) -> Any:
+    """The figure of `plot_summary`: one panel per metric, in the table's units (the registry's label and scale,
+    e.g. KID×10³), panels laid out so that no label reaches into a neighbour (constrained layout)."""
+    from ganeval.results.tables import metric_label
 
-    With `seeds` (the per-(model, seed) summary) each training seed's mean is a small point beside its model's
-    pooled interval.
-    """
     plt = _plt()
     cols = summary_group_columns(summary)
     metrics = list(dict.fromkeys(summary.metric))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.8 * len(metrics), 3.6), squeeze=False, layout="constrained")
     for ax, m in zip(axes[0], metrics):
+        label, scale, _ = metric_label(m)
         s = summary[summary.metric == m]
         groups = list(s[cols].itertuples(index=False, name=None))
         labels = [" / ".join(str(v) for v in r) for r in groups] if cols else ["value"]
         x = np.arange(len(s))
-        ax.errorbar(x, s["mean"], yerr=s["half_width"].fillna(0), fmt="o", capsize=4,
+        ax.errorbar(x, s["mean"] * scale, yerr=s["half_width"].fillna(0) * scale, fmt="o", capsize=4,
                     label="model: mean, CI" if seeds is not None else None)
         if seeds is not None:
             for i, g in enumerate(groups):
-                y = _seed_means(seeds, cols, g, m)
+                y = _seed_means(seeds, cols, g, m) * scale
                 ax.plot(x[i] + 0.2 + np.linspace(-0.05, 0.05, len(y)), y, ".", color="C1", ms=5,
                         label="training seeds" if i == 0 else None)
             ax.legend(fontsize=7)
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
-        ax.set_title(LABELS.get(m, m))
-        ax.set_ylabel(f"{LABELS.get(m, m)} (lower is better)")
+        ax.set_xlim(-0.5, len(s) - 0.5 + (0.3 if seeds is not None else 0))
+        ax.set_title(f"{label} (lower is better)", fontsize=10)
+        ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     conf = summary["confidence"].iloc[0] if "confidence" in summary else None
     fig.suptitle((title + " " if title else "") + (f"(mean, {conf:.0%} CI)" if conf else ""), fontsize=10)
-    return _save(fig, path)
+    return fig
+
+
+def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None) -> Path:
+    """One panel per metric: each group's mean with its confidence interval as an error bar, in the table's units.
+
+    With `seeds` (the per-(model, seed) summary) each training seed's mean is a small point beside its model's
+    pooled interval.
+    """
+    return _save(summary_figure(summary, title, seeds), path)
 
 
 def plot_blur(summary: pd.DataFrame, path: str | Path, value: str = "normalized") -> Path:

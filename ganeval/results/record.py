@@ -35,7 +35,7 @@ def package_versions() -> dict[str, str]:
 class RunRecord:
     """The summary.json of one experiment run; the pipeline steps fill the fields they know."""
 
-    config_hash: str  # hash of the resolved config without the keys that change no number
+    config_hash: str  # the hash results_dir is keyed by (protocol.store.identity_hash): runs.meta.json holds the same
     config: dict[str, Any]  # the resolved config
     seed: int
     device: str

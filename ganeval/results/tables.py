@@ -136,13 +136,27 @@ def _interval_sentence(summary: pd.DataFrame) -> str:
             f"one seed; {runs}.")
 
 
+def _one_model_per_dataset(summary: pd.DataFrame, model_column: str = "model") -> bool:
+    """True when no dataset (value of the group columns other than the model's) has two models to compare."""
+    cols = summary_group_columns(summary)
+    if model_column not in cols:
+        return True
+    rest = [c for c in cols if c != model_column]
+    return bool((summary.groupby(rest, dropna=False)[model_column].nunique() if rest else
+                 pd.Series([summary[model_column].nunique()])).max() <= 1)
+
+
 def _bold_sentence(summary: pd.DataFrame, comparison: pd.DataFrame | None) -> str:
-    """What bold means in a table of `summary` given `comparison`."""
+    """What bold means in a table of `summary` given `comparison`, naming comparison.csv only when there is one
+    (it is written exactly when the comparison is not empty)."""
     if comparison is None or comparison.empty:
-        return "Lower is better; nothing is bold: no paired comparison was given."
+        why = ("each dataset has one model, so there is nothing to compare" if _one_model_per_dataset(summary) else
+               "no paired comparison of the models was made (their runs were not paired), so none is declared better")
+        return f"Lower is better; nothing is bold: {why}."
     paired = "by training seed" if "n_seeds" in comparison.columns else "by run"
     return (f"Lower is better; bold: significantly best at {summary['confidence'].iloc[0]:.0%}: the interval of "
-            f"every paired difference ({paired}) with the other models of its dataset excludes 0.")
+            f"every paired difference ({paired}) with the other models of its dataset excludes 0 (the differences "
+            "and their intervals: comparison.csv).")
 
 
 def table_markdown(

@@ -1,0 +1,70 @@
+"""`ganeval --help`: generated from the experiment files and the root config's key comments, for the chosen command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from apphelp import compose_config
+from ganeval.__main__ import config_dir
+from ganeval.experiments import help as helptext
+
+
+def _help(overrides: list[str]) -> str:
+    return str(compose_config(overrides).hydra.help.template)
+
+
+def test_every_experiment_and_top_level_key_has_its_line() -> None:
+    text = _help([])
+    experiments = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
+    lines = text.splitlines()
+    for name in experiments:  # one line each, with a description from its file
+        (line,) = [ln for ln in lines if ln.startswith(f"  {name} ")]
+        assert len(line.split(None, 1)[1]) > 10, line
+    keys = [k for k in OmegaConf.to_container(compose_config([]), resolve=False) if k != "hydra"]  # type: ignore[union-attr]
+    described = helptext.key_descriptions()
+    groups = {"data", "features", "metrics", "generator"}  # listed under "Config groups"
+    assert set(keys) - groups - {"title", "generators"} <= set(described)  # quickstart's own keys are not root keys
+    for key in described:
+        (line,) = [ln for ln in lines if ln.startswith(f"  {key}=")]
+        assert described[key][:20] in line or described[key][:20] in lines[lines.index(line) + 1]
+    # Hydra fills in $APP_CONFIG_GROUPS (the console test sees it); any other `$` must come escaped for string.Template
+    assert "== Config groups" in text and "$" not in text.replace("$$", "").replace("$APP_CONFIG_GROUPS", "")
+
+
+def test_descriptions_come_from_the_files(tmp_path: Path) -> None:
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "new.yaml").write_text(
+        "# @package _global_\n# A new experiment. Its details follow\n# on more lines.\nruns: 1\n")
+    (tmp_path / "experiment" / "bare.yaml").write_text("runs: 1\n")
+    assert helptext.experiment_descriptions(tmp_path) == {
+        "bare": "(no description: its yaml opens with no comment)", "new": "A new experiment."}
+    (tmp_path / "config.yaml").write_text("defaults:\n  - _self_\n# above\n# two lines\nkey_a: 1\nkey_b: 2   # inline\n"
+                                          "nested:\n  inner: 3  # not a top-level key\nhydra:\n  job: {}\n")
+    assert helptext.key_descriptions(tmp_path / "config.yaml") == {"key_a": "above two lines", "key_b": "inline",
+                                                                   "nested": ""}
+    long = "word " * 40
+    assert helptext.first_sentence(long).endswith("…") and len(helptext.first_sentence(long)) <= helptext.WIDTH
+
+
+def test_values_are_those_of_the_chosen_command() -> None:
+    quick = _help([])
+    torus = _help(["experiment=torus", "runs=7"])
+    assert "  runs=30 " in quick and "  train_seeds=[0, 1, 2] " in quick
+    assert "  runs=7 " in torus and "  n_generated=4000 " in torus and "  train_seeds=null " in torus
+
+
+def test_console_help_lists_experiments_and_keys(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    p = subprocess.run([sys.executable, "-m", "ganeval", "--help"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "is powered by Hydra" not in p.stdout
+    assert p.stdout.startswith("ganeval: IMD, FID and KID")
+    assert "  quickstart   Quickstart (the default experiment)" in p.stdout
+    assert "  sample_size=1000 " in p.stdout and "dry_run=false" in p.stdout and "data: array" in p.stdout
+    assert not any(tmp_path.iterdir())  # --help writes nothing
