@@ -95,6 +95,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         from ganeval.results import plots
 
         plots.plot_blur(blur_curves(summary, name, second_name, sigmas), ctx.results_dir / "blur.png")
+        plot_examples(real[:6], sigmas, ctx.results_dir / "blur_examples.png", ctx.device)
     return summary
 
 
@@ -339,3 +340,22 @@ def blur_curves(summary: pd.DataFrame, name: str, second_name: str, sigmas: list
         flat["sigma"] = [min(sigmas), max(sigmas)]
         parts.append(flat.assign(line=f"{second_name} (similar)"))
     return pd.concat(parts, ignore_index=True)
+
+
+def plot_examples(images: np.ndarray, sigmas: list[float], path: Path, device: str | None = None) -> Path:
+    """A grid of the first images (rows) blurred at each σ (columns), as the experiment blurs them: what σ looks like."""
+    from ganeval.data import gaussian_blur
+    from ganeval.results.plots import _plt, _save
+
+    plt = _plt()
+    fig, axes = plt.subplots(len(images), len(sigmas), figsize=(0.8 * len(sigmas), 0.8 * len(images)), squeeze=False)
+    for j, sigma in enumerate(sigmas):
+        blurred = gaussian_blur(images, sigma, device=device).transpose(0, 2, 3, 1)  # N×H×W×C
+        for i, ax in enumerate(axes[:, j]):
+            img = blurred[i]
+            ax.imshow(img[..., 0] if img.shape[-1] == 1 else img, cmap="gray", vmin=0, vmax=255,
+                      interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        axes[0, j].set_title(f"σ={sigma:g}", fontsize=8)
+    return _save(fig, path)
