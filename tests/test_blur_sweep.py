@@ -159,6 +159,28 @@ def test_first_passes_reads_the_intervals() -> None:
     assert bs.ordering_holds(p.reset_index()) is True  # IMD never passing counts as beyond the grid
 
 
+def test_verdict_says_when_the_claim_does_not_hold() -> None:
+    rng = np.random.default_rng(4)
+
+    def noisy(m: float) -> list[float]:
+        return list(m + rng.normal(scale=0.1, size=10))
+
+    # IMD passes first (σ = 1), FID and KID only at σ = 2: the paper's order reversed
+    parts = [_summary_and_rows({0.0: noisy(0), 1.0: noisy(6), 2.0: noisy(9)}, noisy(5), "imd"),
+             _summary_and_rows({0.0: noisy(0), 1.0: noisy(4), 2.0: noisy(9)}, noisy(5), "fid"),
+             _summary_and_rows({0.0: noisy(0), 1.0: noisy(4), 2.0: noisy(120)}, noisy(5), "kid")]
+    rows = pd.concat([p[0] for p in parts], ignore_index=True)
+    summary = pd.concat([p[1] for p in parts], ignore_index=True)
+    passes = bs.first_passes(summary, rows, 0.99)
+    text = bs.verdict_text(summary, passes, "a", "b", "ref", (8, 8))
+    assert "**Verdict: the paper's claim does not hold here**" in text
+    assert "| IMD | 1 | yes | 1 | 2 |" in text and "| FID | 2 | yes | 2 | 1 |" in text
+    assert "| 1 | 0.060 [" in text and "] **passes** | " in text  # IMD at σ = 1: 6 / 100 of the reference, passing
+    assert "σ = 1 is as wide against the image as σ = 4" in text
+    assert "the interval of KID reaches 1" in text  # KID at σ = 2 is 1.2 of the reference
+    assert "cannot be answered" in bs.verdict_text(summary[summary.role != "second"], None, "a", "b", "ref")
+
+
 def test_ordering_holds_cases() -> None:
     def frame(fid: float, kid: float, imd: float) -> pd.DataFrame:
         return pd.DataFrame({"metric": ["imd", "fid", "kid"], "first_sigma": [imd, fid, kid]})

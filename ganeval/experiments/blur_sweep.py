@@ -90,7 +90,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     pipeline.write(ctx, summary, None, title, tables=False)
     passes = first_passes(summary, rows, ctx.settings.confidence) if second is not None else None
     write_table(summary, ctx.results_dir / "table.md", title, name, second_name, ref_b)
-    write_verdict(summary, passes, ctx.results_dir / "verdict.md", name, second_name, ref_b)
+    write_verdict(summary, passes, ctx.results_dir / "verdict.md", name, second_name, ref_b, real.shape[-2:])
     if pipeline.strict_bool(cfg, "plots"):
         from ganeval.results import plots
 
@@ -250,7 +250,7 @@ def write_table(summary: pd.DataFrame, path: Path, title: str, name: str, second
 
 
 def verdict_text(summary: pd.DataFrame, passes: pd.DataFrame | None, name: str, second_name: str,
-                 ref_name: str) -> str:
+                 ref_name: str, image_hw: tuple[int, ...] = ()) -> str:
     """verdict.md: at which σ each metric's blurred distance passes the similar-dataset distance, against the paper."""
     s0 = summary.iloc[0]
     lines = ["# Blur sweep: verdict", "",
@@ -308,26 +308,29 @@ def verdict_text(summary: pd.DataFrame, passes: pd.DataFrame | None, name: str, 
                          f"distance later than both FID and KID ({order}; paper: FID and KID at σ = 1, IMD at σ = 2).")
         exact = all(first[m] == PAPER_FIRST_PASS[m] for m in ("fid", "kid", "imd"))
         lines.append("")
-        lines.append(f"The σ values themselves {'match' if exact else 'differ from'} the paper's. σ is in pixels of "
-                     f"the images blurred ({int(s0['sample_size'])}-image subsamples of {name}); the paper's are "
-                     "32×32 CIFAR-10 images, so the same σ is a stronger blur on smaller images: compare the order "
-                     "of the metrics, not the σ values, across image sizes.")
+        w = int(image_hw[-1]) if len(image_hw) else 0
+        scale = "" if w in (0, 32) else (f" At {w}×{w}, σ = 1 is as wide against the image as σ = {32 / w:g} on the "
+                                         "paper's 32×32 CIFAR-10 images, a stronger blur: across image sizes compare "
+                                         "the order in which the metrics pass, not the σ values.")
+        lines.append(f"The σ values themselves {'match' if exact else 'differ from'} the paper's (σ in pixels of the "
+                     f"images blurred).{scale}")
     top = blur[blur["sigma"] == blur["sigma"].max()].set_index("metric")
-    reach = [m for m in metrics if top.loc[m, "normalized_ci_low"] >= 1]
+    reach = [m for m in metrics if top.loc[m, "normalized_ci_high"] >= 1]
     lines += ["", f"The paper also says FID and KID \"match MNIST\" (reach the reference pair, 1) under blur. Here, at "
               f"σ = {blur['sigma'].max():g}: " + ", ".join(
-                  f"{LABELS.get(m, m)} {top.loc[m, 'normalized_mean']:.2f} ± {top.loc[m, 'normalized_half_width']:.2f}"
+                  f"{LABELS.get(m, m)} {top.loc[m, 'normalized_mean']:.3f} ± {top.loc[m, 'normalized_half_width']:.3f}"
                   for m in metrics) + " of the reference; " +
-              (f"{', '.join(LABELS.get(m, m) for m in reach)} reach(es) 1." if reach else "none reaches 1."), ""]
+              (f"the interval of {', '.join(LABELS.get(m, m) for m in reach)} reaches 1." if reach else
+               "no interval reaches 1."), ""]
     return "\n".join(lines)
 
 
 def write_verdict(summary: pd.DataFrame, passes: pd.DataFrame | None, path: Path, name: str, second_name: str,
-                  ref_name: str) -> None:
+                  ref_name: str, image_hw: tuple[int, ...] = ()) -> None:
     """Write verdict.md atomically."""
     from ganeval.common import atomic_write_text
 
-    atomic_write_text(path, verdict_text(summary, passes, name, second_name, ref_name))
+    atomic_write_text(path, verdict_text(summary, passes, name, second_name, ref_name, image_hw))
 
 
 def blur_curves(summary: pd.DataFrame, name: str, second_name: str, sigmas: list[float]) -> pd.DataFrame:
