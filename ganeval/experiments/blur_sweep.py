@@ -128,12 +128,11 @@ def normalized_summary(rows: pd.DataFrame, confidence: float, sample_size: int) 
     if ref_rows.empty:
         raise ValueError("no reference rows: the blur sweep needs the reference pair (reference.a, reference.b)")
     ref = {m: g.set_index("run")["value"] for m, g in ref_rows.groupby("metric")}
-    keys = ["role", "model", "sigma", "metric"]
-    out = {k: [] for k in ("normalized_mean", "normalized_ci_low", "normalized_ci_high", "normalized_half_width")}
+    out: dict[str, list[float]] = {f"normalized_{k}": [] for k in ("mean", "ci_low", "ci_high", "half_width")}
     for _, srow in summary.iterrows():
-        g = rows[(rows[keys[:2] + ["metric"]] == srow[keys[:2] + ["metric"]]).all(axis=1)]
-        g = g[g["sigma"].isna()] if pd.isna(srow["sigma"]) else g[g["sigma"] == srow["sigma"]]
-        x = g.set_index("run")["value"]
+        same = (rows["role"] == srow["role"]) & (rows["model"] == srow["model"]) & (rows["metric"] == srow["metric"])
+        same &= rows["sigma"].isna() if pd.isna(srow["sigma"]) else rows["sigma"] == srow["sigma"]
+        x = rows[same].set_index("run")["value"]
         y = ref[srow["metric"]].reindex(x.index)
         if y.isna().any():
             raise ValueError(f"runs {sorted(x.index[y.isna()])} have no reference value for {srow['metric']}")
@@ -157,8 +156,7 @@ def first_passes(summary: pd.DataFrame, rows: pd.DataFrame, confidence: float) -
     Raw intervals are compared: the normalised ones differ from them by the reference mean, a positive divisor
     common to both lines, so which line lies above the other does not depend on it."""
     out = []
-    for metric in [m for m in METRIC_ORDER if m in set(summary["metric"])] + \
-            sorted(set(summary["metric"]) - set(METRIC_ORDER)):
+    for metric in _metrics(summary):
         s = summary[summary["metric"] == metric]
         sec = s[s["role"] == "second"]
         if len(sec) != 1:
