@@ -69,20 +69,7 @@ def test_paper_table_with_embedded_sources(tmp_path) -> None:  # type: ignore[no
     assert len(cmp_) == 6  # one pair per dataset and metric
 
 
-@pytest.mark.slow
-def test_blur_sweep_tiny(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    s = run_inprocess(["experiment=blur_sweep", "runs=2", "sample_size=150", "sigmas=[0,1.5,3]",
-                       "features.size=16", "reference.b.n=300", "+data@second=patches", "second.n=300", "second.seed=1",
-                       "metrics.kid.subset_size=50", *FAST, *_dirs(tmp_path)])
-    blur = s[s.role == "blur"]
-    assert sorted(blur.sigma.unique()) == [0.0, 1.5, 3.0]
-    ref = s[s.role == "reference"]
-    np.testing.assert_allclose(ref.normalized_mean, 1.0)
-    fid = blur[blur.metric == "fid"].sort_values("sigma")
-    assert fid["mean"].is_monotonic_increasing  # more blur, farther from the sharp digits
-    np.testing.assert_allclose(fid.normalized_mean, fid["mean"] / ref[ref.metric == "fid"]["mean"].iloc[0])
-    assert set(s[s.role == "second"].model) == {"patches"}
-    assert (tmp_path / "res" / "blur.png").stat().st_size > 1000
+# experiment=blur_sweep: tests/test_blur_sweep.py
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from ganeval.data.datasets import (
     fashion_mnist,
     mnist,
 )
-from ganeval.data.embedded import digits, patches
+from ganeval.data.embedded import digits, digits_classes, patches
 from ganeval.data.files import array, folder, list_images
 from ganeval.data.images import to_uint8
 from ganeval.data.manifolds import sphere, swiss_roll, torus
@@ -22,6 +22,6 @@ from ganeval.data.perturb import blur_radius, gaussian_blur
 
 __all__ = [
     "to_uint8", "mnist", "fashion_mnist", "cifar10", "cifar100", "celeba", "DatasetNotFoundError",
-    "data_root", "digits", "patches", "torus", "sphere", "swiss_roll", "folder", "array",
+    "data_root", "digits", "digits_classes", "patches", "torus", "sphere", "swiss_roll", "folder", "array",
     "list_images", "gaussian_blur", "blur_radius",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -40,3 +42,17 @@ def patches(n: int = 2000, size: int = 32, seed: int = 0) -> np.ndarray:
         x = rng.integers(0, p.shape[1] - size + 1)
         out[i] = p[y : y + size, x : x + size].transpose(2, 0, 1)
     return out
+
+
+def digits_classes(classes: Sequence[int] = (0, 1, 2, 3, 4), size: int = 8) -> np.ndarray:
+    """The scikit-learn digits of the given classes only (in their original order), at `size` (8: as made):
+    uint8 N×1×size×size. Two disjoint class sets make a similar-but-different pair, as CIFAR-10 and CIFAR-100."""
+    from sklearn.datasets import load_digits
+
+    wanted = list(classes) if isinstance(classes, Sequence) and not isinstance(classes, str) else None
+    if not wanted or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= 9 for c in wanted):
+        raise ValueError(f"classes must be a non-empty list of digits 0..9, got {classes!r}")
+    if len(set(wanted)) < len(wanted):
+        raise ValueError(f"classes {wanted} repeats a digit: list each class once")
+    keep = np.isin(load_digits().target, wanted)
+    return digits(size)[keep]
