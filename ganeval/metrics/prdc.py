@@ -1,0 +1,264 @@
+"""Precision and recall (Kynkäänniemi et al. 2019, k = 3) and density and coverage (Naeem et al. 2020, k = 5):
+k-NN balls around the real (and fake) rows, and counts of which rows of the other set fall inside them.
+
+Definitions as the `prdc` package (Naeem et al.'s code) computes them on the same features, with a ball's
+radius the distance from a row to its k-th nearest *other* row of its own set (prdc: the (k+1)-th smallest
+of the row's distances, itself included) and "inside" meaning strictly closer than the radius:
+  precision = share of fake rows inside some real ball (real radii, k)
+  recall    = share of real rows inside some fake ball (fake radii, k)
+  density   = mean over fake rows of (number of real balls holding it) / k
+  coverage  = share of real balls holding some fake row.
+
+The four are separate metrics (each with its own `k`) computed from one pass when asked together: one
+exact k-NN search per set (IMD's graph when it is computed anyway), the radii as exact float64 distances,
+and one blocked pass over the real × fake distances (KID's cross Gram strips when KID sums over every
+pair), never an N×M matrix at once. Comparisons are made in the working precision and those within its
+rounding error of the radius are decided again from exact float64 distances, so the counts are those of
+exact arithmetic: prdc's float64 distances (scikit-learn's Gram-based formula) can differ from them only
+for pairs within ~1e-15 relative of a radius, e.g. exact ties of non-integer data.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from ganeval.common import ArrayLike, resolve_device
+from ganeval.metrics.knn import _exact_sq_dist, exact_knn
+from ganeval.metrics.linalg import matmul, strips
+from ganeval.metrics.parallel import run_jobs
+from ganeval.metrics.registry import (
+    CROSS_GRAM_HOOKS, GramHook, GramTap, Metric, PairWork, Shared, fan_out, integer, option, register_metric,
+)
+from ganeval.metrics.validation import check_same_dim, finite_result, load_features
+
+NAMES = ("precision", "recall", "density", "coverage")
+DEFAULT_K = {"precision": 3, "recall": 3, "density": 5, "coverage": 5}
+BALLS = "prdc.balls"  # the memo keys shared by the four metrics
+CROSS = "prdc.cross"
+
+
+def reach(peak: float, n: int, d: int) -> tuple[float, float]:
+    """The largest number formed (see `validation.Reach`): squared distances ≤ 4·D·peak²."""
+    r = 4.0 * d * peak * peak
+    return r, r
+
+
+# ------------------------------------------------------------------------------------------ per set
+@dataclass
+class Balls:
+    """A set's k-NN balls: its rows, their squared norms (working precision) and, for every k asked, each
+    row's squared radius (exact float64 distance to its k-th nearest other row; self excluded by index)."""
+
+    x: torch.Tensor
+    sq: torch.Tensor
+    radii: dict[int, torch.Tensor]
+
+
+def radii_from_graph(x: torch.Tensor, nbrs: torch.Tensor, ks: Sequence[int]) -> dict[int, torch.Tensor]:
+    """Squared k-th neighbour distances (float64) for each k in `ks` from an exact K-NN graph (K ≥ max ks):
+    the exact distances to the K neighbours, sorted, so ties at the k-th place give the same radius whichever
+    tied row the graph holds."""
+    n = x.shape[0]
+    d = _exact_sq_dist(x, torch.arange(n, device=x.device), nbrs).sort(dim=1).values
+    return {k: d[:, k - 1].contiguous() for k in ks}
+
+
+def balls(x: torch.Tensor, ks: Sequence[int], nbrs: torch.Tensor | None = None, gram_hook: GramHook | None = None) -> Balls:
+    """The balls of x for each k in `ks`: from the exact graph `nbrs` (N×K, K ≥ max ks) or a search made here."""
+    top = max(ks)
+    if nbrs is None or nbrs.shape[1] < top:
+        nbrs = exact_knn(x, top, gram_hook=gram_hook)
+    return Balls(x, (x * x).sum(dim=1), radii_from_graph(x, nbrs, sorted(set(ks))))
+
+
+def needs(chosen: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    """name -> k of the four metrics that are chosen."""
+    return {name: int(chosen[name]["k"]) for name in NAMES if name in chosen}
+
+
+def set_ks(chosen: Mapping[str, Mapping[str, Any]]) -> list[int]:
+    """Every k a set's balls are needed for (a set is real in one pair and may be fake in another)."""
+    return sorted(set(needs(chosen).values()))
+
+
+def reusable_graph(context: Shared, top: int) -> torch.Tensor | None:
+    """IMD's exact k-NN graph of this set when it holds at least `top` neighbours, else None."""
+    imd = context.chosen.get("imd")
+    if imd is not None and imd["knn"] == "exact" and imd["k"] >= top and "imd" in context.stats:
+        return context.stats["imd"]
+    return None
+
+
+def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None, *,
+             context: Shared) -> Balls:
+    """The statistics stage shared by the four metrics: one k-NN search (or IMD's graph), radii for every k."""
+    if BALLS not in context.memo:
+        ks = set_ks(context.chosen)
+        graph = reusable_graph(context, max(ks))
+        imd = context.chosen.get("imd")
+        # IMD's exact search already hands its Gram strips to the other metrics' taps: never twice
+        fed = imd is not None and imd["knn"] == "exact"
+        context.memo[BALLS] = balls(x, ks, graph, None if fed else fan_out(hooks))
+    return context.memo[BALLS]
+
+
+# ----------------------------------------------------------------------------------------- per pair
+@dataclass
+class Cross:
+    """Counts of one real × fake pair, filled strip by strip of real rows (from any thread)."""
+
+    real: Balls
+    fake: Balls
+    ks: dict[str, int]
+    parts: dict[int, dict[str, torch.Tensor]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def gram_hook(self, a: int, g: torch.Tensor) -> None:
+        """Take a real × fake Gram strip g = real[a:a+h]·fakeᵀ made by another metric (not modified)."""
+        self.strip(a, g, own=False)
+
+    def job(self, a: int, e: int) -> None:
+        """Make the Gram strip of real rows a..e and count from it."""
+        self.strip(a, matmul(self.real.x[a:e], self.fake.x.T), own=True)
+
+    def strip(self, a: int, g: torch.Tensor, own: bool) -> None:
+        r, f = self.real, self.fake
+        h, dtype = g.shape[0], g.dtype
+        e = a + h
+        # keys = |f_j|² − 2 r_i·f_j, so d²(r_i, f_j) = |r_i|² + keys; in place only in our own strip
+        keys = (g.mul_(-2.0) if own else g * -2.0).add_(f.sq.to(dtype)[None, :])
+        sq_r = r.sq[a:e].double()
+        # a Gram-based squared distance is off by at most a few ulps of (|r|² + |f|²) per √D terms, and the
+        # radius by one rounding: margins within `tol` of 0 are decided from exact float64 distances
+        eps = torch.finfo(dtype).eps
+        big = float(sq_r.max()) + float(f.sq.double().max())
+        tol = 4.0 * eps * math.sqrt(r.x.shape[1]) * big + 4.0 * eps * big
+        out: dict[str, torch.Tensor] = {}
+        rows = torch.arange(a, e, device=g.device)
+        if "coverage" in self.ks:  # real ball i holds some fake row: min_j d² < R_i²
+            rad = r.radii[self.ks["coverage"]][a:e]
+            margin = keys.amin(dim=1).double() + sq_r - rad
+            out["coverage"] = self._rows_any(margin, tol, keys, sq_r - rad, None, rows, rad)
+        if "recall" in self.ks:  # real row i inside some fake ball j: d² < Rf_j²
+            frad = f.radii[self.ks["recall"]]
+            m = keys - frad.to(dtype)[None, :]
+            margin = m.amin(dim=1).double() + sq_r
+            out["recall"] = self._rows_any(margin, tol, m, sq_r, frad, rows, None)
+        for name in ("precision", "density"):
+            if name in self.ks:  # per fake row j: the real balls i holding it
+                rad = r.radii[self.ks[name]][a:e]
+                m = keys + (sq_r - rad).to(dtype)[:, None]
+                out[name] = self._column_counts(m, tol, rows, rad, any_only=name == "precision")
+        self.parts[a] = out  # dict assignment is atomic: safe from worker threads
+
+    def _exact_inside(self, ri: torch.Tensor, fj: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+        """Exactly (float64 differences) whether d²(real ri, fake fj) < radius for index vectors ri, fj."""
+        diff = self.real.x[ri].double() - self.fake.x[fj].double()
+        return (diff * diff).sum(dim=1) < radius
+
+    def _rows_any(self, margin: torch.Tensor, tol: float, m: torch.Tensor, offset: torch.Tensor,
+                  frad: torch.Tensor | None, rows: torch.Tensor, rad: torch.Tensor | None) -> torch.Tensor:
+        """Per real row: is some entry of its margin row (m + offset − radius) below 0? Certain where the
+        smallest margin is beyond ±tol; the other rows are decided exactly from their near entries."""
+        hit = margin < -tol
+        for i in torch.nonzero(margin.abs() <= tol).flatten().tolist():
+            near = torch.nonzero(m[i].double() + offset[i] <= tol).flatten()
+            radius = frad[near] if frad is not None else rad[i].expand(near.shape[0])
+            inside = self._exact_inside(rows[i].expand(near.shape[0]), near, radius)
+            hit[i] = bool(inside.any())
+        return hit
+
+    def _column_counts(self, m: torch.Tensor, tol: float, rows: torch.Tensor, rad: torch.Tensor,
+                       any_only: bool) -> torch.Tensor:
+        """Per fake row (column of m): how many real balls of the strip hold it (or whether any does)."""
+        lo = (m < -tol).sum(dim=0)
+        hi = (m <= tol).sum(dim=0)
+        count = lo.to(torch.float64)
+        for j in torch.nonzero(hi > lo).flatten().tolist():
+            near = torch.nonzero(m[:, j].abs() <= tol).flatten()
+            inside = self._exact_inside(rows[near], torch.full_like(near, j), rad[near])
+            count[j] += int(inside.sum())
+        return count > 0 if any_only else count
+
+    def value(self, name: str) -> float:
+        """The metric's value from every strip's part (call after all strips are done)."""
+        parts = [self.parts[a][name] for a in sorted(self.parts)]
+        if name in ("coverage", "recall"):
+            return float(torch.cat(parts).double().mean())
+        if name == "precision":
+            return float(torch.stack(parts).any(dim=0).double().mean())
+        return float(torch.stack(parts).sum(dim=0).mean() / self.ks["density"])
+
+
+def _pair(a: Balls, b: Balls, o: Mapping[str, Any], rng: np.random.Generator, *, context: Shared,
+          name: str) -> PairWork:
+    """The first of the four metrics to pair makes the one pass (its strips as jobs, or a hook on KID's
+    cross Gram strips); every one reads its value from the shared counts once all jobs are done."""
+    jobs = []
+    if CROSS not in context.memo:
+        dtype = torch.promote_types(a.x.dtype, b.x.dtype)
+        real = Balls(a.x.to(dtype), a.sq.to(dtype), a.radii)
+        fake = Balls(b.x.to(dtype), b.sq.to(dtype), b.radii)
+        cross = context.memo[CROSS] = Cross(real, fake, needs(context.chosen))
+        kid_hooks = context.memo.get(CROSS_GRAM_HOOKS)
+        if kid_hooks is not None:
+            kid_hooks.append(cross.gram_hook)
+        else:
+            jobs = [partial(cross.job, s, e) for s, e in strips(a.x.shape[0], a.x.device)]
+    cross = context.memo[CROSS]
+    return PairWork(jobs, lambda results: cross.value(name))
+
+
+def _check_sample_size(name: str, sample_size: int, o: Mapping[str, Any]) -> None:
+    if o["k"] >= sample_size:
+        raise ValueError(f"metrics.{name}.k={o['k']} must be below sample_size={sample_size}")
+
+
+DOCS = {
+    "precision": "share of generated samples inside the k-NN ball of some real sample (Kynkäänniemi et al. 2019)",
+    "recall": "share of real samples inside the k-NN ball of some generated sample (Kynkäänniemi et al. 2019)",
+    "density": "mean number of real k-NN balls holding a generated sample, over k (Naeem et al. 2020)",
+    "coverage": "share of real k-NN balls holding some generated sample (Naeem et al. 2020)",
+}
+METRICS = {
+    name: register_metric(Metric(
+        name=name,
+        options=(option("k", DEFAULT_K[name], integer(1), "nearest neighbours of the k-NN balls (prdc's nearest_k)"),),
+        prepare=_prepare, pair=partial(_pair, name=name), check_sample_size=partial(_check_sample_size, name),
+        reach=lambda peak, n, d, o: reach(peak, n, d), label=name.capitalize(), shares=True, higher_is_better=True,
+        doc=DOCS[name],
+    ))
+    for name in NAMES
+}
+
+
+def prdc(
+    real: ArrayLike, fake: ArrayLike, nearest_k: int = 5, device: str | torch.device | None = None,
+    *, k: Mapping[str, int] | None = None,
+) -> dict[str, float]:
+    """Precision, recall, density and coverage of `fake` against `real` (N×D and M×D), as the `prdc`
+    package's compute_prdc(real, fake, nearest_k) gives them; `k` sets each metric's own k instead
+    (e.g. {"precision": 3, "recall": 3, "density": 5, "coverage": 5}, the papers' choices)."""
+    ks = {name: nearest_k for name in NAMES} if k is None else dict(k)
+    unknown = set(ks) - set(NAMES)
+    if unknown or not ks:
+        raise ValueError(f"k must map some of {NAMES} to integers, got {k!r}")
+    chosen = {name: METRICS[name].resolve({"k": v}, where=f"{name}.") for name, v in ks.items()}
+    dev = resolve_device(device, real, fake)
+    top = max(o["k"] for o in chosen.values())
+    reaches = [("the distances", lambda peak, n, d: reach(peak, n, d))]
+    xs = [load_features(v, name, dev, min_rows=top + 1, reaches=reaches) for name, v in (("real", real), ("fake", fake))]
+    check_same_dim(xs[0].shape[1], xs[1].shape[1], "precision/recall/density/coverage")
+    sets = [balls(x, sorted({o["k"] for o in chosen.values()})) for x in xs]
+    context = Shared({}, chosen)
+    work = {name: METRICS[name].pair(sets[0], sets[1], chosen[name], np.random.default_rng(0), context=context)
+            for name in NAMES if name in chosen}
+    run_jobs([job for w in work.values() for job in w.jobs], dev)
+    return {name: finite_result(w.finish([]), name) for name, w in work.items()}
