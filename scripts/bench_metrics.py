@@ -151,10 +151,10 @@ def protocol_run(x: np.ndarray, y: np.ndarray, metrics: Any, device: str, seed: 
     from ganeval.metrics.suite import prepare_set, score_pair
 
     chosen = Metrics(metrics)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     sx, sy = prepare_set(x, chosen, device), prepare_set(y, chosen, device)
     values = score_pair(sx, sy, np.random.default_rng(seed), chosen, device)
-    return time.perf_counter() - t, values
+    return time.perf_counter() - t, {**values, "cpu_s": time.process_time() - c}
 
 
 def best_of(repeats: int, fn: Callable[[], tuple[float, Any]]) -> tuple[float, Any]:
@@ -180,9 +180,10 @@ def new_metrics(n: int, d: int, device: str, seed: int, repeats: int, skip_peers
     protocol_run(*warm, {"imd": {}, "fid": {}, "kid": {"subsets": 10, "subset_size": 100}, **{m: {} for m in PRDC}}, device, seed)
     print(f"\nnew metrics: cost per protocol run ({n} vs {n}, {d}-d, device={device}; both sets prepared, the pair "
           f"scored; best of {repeats})")
-    print(f"{'metrics':<44} {'s/run':>8} {'added_s':>8}")
+    print("(cpu_s: CPU seconds of this process, all threads: less disturbed than wall time on a busy machine)")
+    print(f"{'metrics':<46} {'s/run':>7} {'added_s':>8} {'cpu_s':>7} {'added_cpu_s':>11}")
     t_base, v_base = best_of(repeats, lambda: protocol_run(x, y, base, device, seed))
-    print(f"{'imd+fid+kid':<44} {t_base:8.2f} {'':>8}")
+    print(f"{'imd+fid+kid':<46} {t_base:7.2f} {'':>8} {v_base['cpu_s']:7.2f}")
     rows = [("imd+fid+kid+precision", {**base, "precision": {}}),
             ("imd+fid+kid+precision+recall+density+coverage", {**base, **{m: {} for m in PRDC}}),
             ("precision+recall+density+coverage alone", {m: {} for m in PRDC}),
@@ -191,10 +192,11 @@ def new_metrics(n: int, d: int, device: str, seed: int, repeats: int, skip_peers
     for label, metrics in rows:
         t, v = best_of(repeats, lambda: protocol_run(x, y, metrics, device, seed))
         added = f"{t - t_base:8.2f}" if "imd" in metrics else f"{'':>8}"
-        print(f"{label:<44} {t:8.2f} {added}")
+        added_cpu = f"{v['cpu_s'] - v_base['cpu_s']:11.2f}" if "imd" in metrics else ""
+        print(f"{label:<46} {t:7.2f} {added} {v['cpu_s']:7.2f} {added_cpu}")
         values[label] = v
     shared = values["imd+fid+kid+precision+recall+density+coverage"]
-    same = all(shared[m] == v_base[m] for m in v_base)
+    same = all(shared[m] == v_base[m] for m in ("imd", "fid", "kid"))
     print(f"IMD, FID, KID with the four added equal to without them: {'yes' if same else 'NO'}; values: "
           + ", ".join(f"{m} {shared[m]:.6g}" for m in PRDC))
 

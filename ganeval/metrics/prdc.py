@@ -10,18 +10,17 @@ of the row's distances, itself included) and "inside" meaning strictly closer th
   coverage  = share of real balls holding some fake row.
 
 The four are separate metrics (each with its own `k`) computed from one pass when asked together: one
-exact k-NN search per set (IMD's graph when it is computed anyway), the radii as exact float64 distances,
-and one blocked pass over the real × fake distances (KID's cross Gram strips when KID sums over every
-pair), never an N×M matrix at once. Comparisons are made in the working precision and those within its
-rounding error of the radius are decided again from exact float64 distances, so the counts are those of
-exact arithmetic: prdc's float64 distances (scikit-learn's Gram-based formula) can differ from them only
-for pairs within ~1e-15 relative of a radius, e.g. exact ties of non-integer data.
+exact k-NN search per set (IMD's graph when it is computed anyway), the radii from direct differences to
+the K neighbours, and one blocked pass over the real × fake distances (KID's cross Gram strips when KID
+sums over every pair), never an N×M matrix at once. Comparisons are made in the working precision and
+those within its rounding error of the radius are decided again from exact float64 distances and radii,
+so the counts are those of exact arithmetic: prdc's float64 distances (scikit-learn's Gram-based formula)
+can differ from them only for pairs within ~1e-15 relative of a radius, e.g. exact ties of non-integer data.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Mapping, Sequence
@@ -32,7 +31,7 @@ import torch
 from ganeval.common import ArrayLike, resolve_device
 from ganeval.metrics.knn import _exact_sq_dist, exact_knn
 from ganeval.metrics.linalg import matmul, strips
-from ganeval.metrics.parallel import run_jobs
+from ganeval.metrics.parallel import device_map, run_jobs
 from ganeval.metrics.registry import (
     CROSS_GRAM_HOOKS, GramHook, GramTap, Metric, PairWork, Shared, fan_out, integer, option, register_metric,
 )
@@ -53,29 +52,44 @@ def reach(peak: float, n: int, d: int) -> tuple[float, float]:
 # ------------------------------------------------------------------------------------------ per set
 @dataclass
 class Balls:
-    """A set's k-NN balls: its rows, their squared norms (working precision) and, for every k asked, each
-    row's squared radius (exact float64 distance to its k-th nearest other row; self excluded by index)."""
+    """A set's k-NN balls: its rows, their squared norms and, for every k asked, each row's squared radius (the
+    distance to its k-th nearest other row; self excluded by index) in the working precision, from direct
+    differences; `exact_radii` gives them in exact float64 where a comparison needs it."""
 
     x: torch.Tensor
     sq: torch.Tensor
+    nbrs: torch.Tensor
     radii: dict[int, torch.Tensor]
 
+    def exact_radii(self, rows: torch.Tensor, k: int) -> torch.Tensor:
+        """Squared k-th neighbour distances of `rows` from exact float64 differences to their K neighbours."""
+        return _exact_sq_dist(self.x, rows, self.nbrs[rows]).sort(dim=1).values[:, k - 1]
 
-def radii_from_graph(x: torch.Tensor, nbrs: torch.Tensor, ks: Sequence[int]) -> dict[int, torch.Tensor]:
-    """Squared k-th neighbour distances (float64) for each k in `ks` from an exact K-NN graph (K ≥ max ks):
-    the exact distances to the K neighbours, sorted, so ties at the k-th place give the same radius whichever
-    tied row the graph holds."""
-    n = x.shape[0]
-    d = _exact_sq_dist(x, torch.arange(n, device=x.device), nbrs).sort(dim=1).values
-    return {k: d[:, k - 1].contiguous() for k in ks}
+
+RADII_CHUNK = 256  # rows per piece of the radii: (chunk × K × D) differences at once
+
+
+def neighbour_sq_dist(x: torch.Tensor, nbrs: torch.Tensor) -> torch.Tensor:
+    """N×K squared distances from each row to its neighbours by direct differences in x's precision, in
+    pieces of rows (in parallel on CPU)."""
+    out = torch.empty(nbrs.shape, dtype=x.dtype, device=x.device)
+
+    def piece(a: int) -> None:
+        diff = x[a : a + RADII_CHUNK, None, :] - x[nbrs[a : a + RADII_CHUNK]]
+        out[a : a + RADII_CHUNK] = (diff * diff).sum(dim=2)
+
+    device_map(piece, range(0, x.shape[0], RADII_CHUNK), x.device)
+    return out
 
 
 def balls(x: torch.Tensor, ks: Sequence[int], nbrs: torch.Tensor | None = None, gram_hook: GramHook | None = None) -> Balls:
-    """The balls of x for each k in `ks`: from the exact graph `nbrs` (N×K, K ≥ max ks) or a search made here."""
+    """The balls of x for each k in `ks`: from the exact graph `nbrs` (N×K, K ≥ max ks) or a search made here.
+    The K distances are sorted, so ties at the k-th place give one radius whichever tied row the graph holds."""
     top = max(ks)
     if nbrs is None or nbrs.shape[1] < top:
         nbrs = exact_knn(x, top, gram_hook=gram_hook)
-    return Balls(x, (x * x).sum(dim=1), radii_from_graph(x, nbrs, sorted(set(ks))))
+    d = neighbour_sq_dist(x, nbrs).sort(dim=1).values
+    return Balls(x, (x * x).sum(dim=1), nbrs, {k: d[:, k - 1].contiguous() for k in sorted(set(ks))})
 
 
 def needs(chosen: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
@@ -118,7 +132,6 @@ class Cross:
     fake: Balls
     ks: dict[str, int]
     parts: dict[int, dict[str, torch.Tensor]] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def gram_hook(self, a: int, g: torch.Tensor) -> None:
         """Take a real × fake Gram strip g = real[a:a+h]·fakeᵀ made by another metric (not modified)."""
@@ -133,29 +146,30 @@ class Cross:
         h, dtype = g.shape[0], g.dtype
         e = a + h
         # keys = |f_j|² − 2 r_i·f_j, so d²(r_i, f_j) = |r_i|² + keys; in place only in our own strip
-        keys = (g.mul_(-2.0) if own else g * -2.0).add_(f.sq.to(dtype)[None, :])
-        sq_r = r.sq[a:e].double()
-        # a Gram-based squared distance is off by at most a few ulps of (|r|² + |f|²) per √D terms, and the
-        # radius by one rounding: margins within `tol` of 0 are decided from exact float64 distances
+        keys = (g.mul_(-2.0) if own else g * -2.0).add_(f.sq[None, :])
+        sq_r = r.sq[a:e]
+        # a Gram-based squared distance is off by at most a few ulps of (|r|² + |f|²) per √D terms, and a
+        # radius (direct differences) by as much: margins within `tol` of 0 are decided from exact float64
+        # distances and radii
         eps = torch.finfo(dtype).eps
-        big = float(sq_r.max()) + float(f.sq.double().max())
-        tol = 4.0 * eps * math.sqrt(r.x.shape[1]) * big + 4.0 * eps * big
-        out: dict[str, torch.Tensor] = {}
+        big = float(sq_r.max()) + float(f.sq.max())
+        tol = 8.0 * eps * (math.sqrt(r.x.shape[1]) + 1.0) * big
         rows = torch.arange(a, e, device=g.device)
+        buf = torch.empty_like(keys)  # one scratch strip for the margins of each comparison in turn
+        out: dict[str, torch.Tensor] = {}
         if "coverage" in self.ks:  # real ball i holds some fake row: min_j d² < R_i²
-            rad = r.radii[self.ks["coverage"]][a:e]
-            margin = keys.amin(dim=1).double() + sq_r - rad
-            out["coverage"] = self._rows_any(margin, tol, keys, sq_r - rad, None, rows, rad)
+            k = self.ks["coverage"]
+            offset = sq_r - r.radii[k][a:e]
+            out["coverage"] = self._rows_any(keys.amin(dim=1) + offset, tol, keys, offset, rows, real_k=k)
         if "recall" in self.ks:  # real row i inside some fake ball j: d² < Rf_j²
-            frad = f.radii[self.ks["recall"]]
-            m = keys - frad.to(dtype)[None, :]
-            margin = m.amin(dim=1).double() + sq_r
-            out["recall"] = self._rows_any(margin, tol, m, sq_r, frad, rows, None)
+            k = self.ks["recall"]
+            m = torch.sub(keys, f.radii[k][None, :], out=buf)
+            out["recall"] = self._rows_any(m.amin(dim=1) + sq_r, tol, m, sq_r, rows, fake_k=k)
         for name in ("precision", "density"):
             if name in self.ks:  # per fake row j: the real balls i holding it
-                rad = r.radii[self.ks[name]][a:e]
-                m = keys + (sq_r - rad).to(dtype)[:, None]
-                out[name] = self._column_counts(m, tol, rows, rad, any_only=name == "precision")
+                k = self.ks[name]
+                m = torch.add(keys, (sq_r - r.radii[k][a:e])[:, None], out=buf)
+                out[name] = self._column_counts(m, tol, rows, k, any_only=name == "precision")
         self.parts[a] = out  # dict assignment is atomic: safe from worker threads
 
     def _exact_inside(self, ri: torch.Tensor, fj: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
@@ -163,28 +177,37 @@ class Cross:
         diff = self.real.x[ri].double() - self.fake.x[fj].double()
         return (diff * diff).sum(dim=1) < radius
 
-    def _rows_any(self, margin: torch.Tensor, tol: float, m: torch.Tensor, offset: torch.Tensor,
-                  frad: torch.Tensor | None, rows: torch.Tensor, rad: torch.Tensor | None) -> torch.Tensor:
-        """Per real row: is some entry of its margin row (m + offset − radius) below 0? Certain where the
-        smallest margin is beyond ±tol; the other rows are decided exactly from their near entries."""
+    def _rows_any(self, margin: torch.Tensor, tol: float, m: torch.Tensor, offset: torch.Tensor, rows: torch.Tensor,
+                  real_k: int | None = None, fake_k: int | None = None) -> torch.Tensor:
+        """Per real row: is some entry of its margin row (m + offset: d² − R²) below 0? Certain where the
+        smallest margin is beyond ±tol; the other rows are decided exactly from their near entries, against
+        the real row's exact radius (`real_k`) or each fake row's (`fake_k`)."""
         hit = margin < -tol
         for i in torch.nonzero(margin.abs() <= tol).flatten().tolist():
-            near = torch.nonzero(m[i].double() + offset[i] <= tol).flatten()
-            radius = frad[near] if frad is not None else rad[i].expand(near.shape[0])
-            inside = self._exact_inside(rows[i].expand(near.shape[0]), near, radius)
-            hit[i] = bool(inside.any())
+            near = torch.nonzero(m[i] + offset[i] <= tol).flatten()
+            if fake_k is not None:
+                radius = self.fake.exact_radii(near, fake_k)
+            else:
+                radius = self.real.exact_radii(rows[i : i + 1], real_k).expand(near.shape[0])
+            hit[i] = bool(self._exact_inside(rows[i].expand(near.shape[0]), near, radius).any())
         return hit
 
-    def _column_counts(self, m: torch.Tensor, tol: float, rows: torch.Tensor, rad: torch.Tensor,
-                       any_only: bool) -> torch.Tensor:
-        """Per fake row (column of m): how many real balls of the strip hold it (or whether any does)."""
-        lo = (m < -tol).sum(dim=0)
-        hi = (m <= tol).sum(dim=0)
-        count = lo.to(torch.float64)
-        for j in torch.nonzero(hi > lo).flatten().tolist():
+    def _column_counts(self, m: torch.Tensor, tol: float, rows: torch.Tensor, k: int, any_only: bool) -> torch.Tensor:
+        """Per fake row (column of the margins m = d² − R²): how many real balls of the strip hold it (or
+        whether any does); entries within ±tol are decided exactly."""
+        if any_only:
+            low = m.amin(dim=0)
+            count = (low < -tol).to(torch.float64)
+            unsure = torch.nonzero(low.abs() <= tol).flatten()
+        else:
+            lo = (m < -tol).sum(dim=0, dtype=torch.int32)
+            hi = (m <= tol).sum(dim=0, dtype=torch.int32)
+            count = lo.to(torch.float64)
+            unsure = torch.nonzero(hi > lo).flatten()
+        for j in unsure.tolist():
             near = torch.nonzero(m[:, j].abs() <= tol).flatten()
-            inside = self._exact_inside(rows[near], torch.full_like(near, j), rad[near])
-            count[j] += int(inside.sum())
+            radius = self.real.exact_radii(rows[near], k)
+            count[j] += int(self._exact_inside(rows[near], torch.full_like(near, j), radius).sum())
         return count > 0 if any_only else count
 
     def value(self, name: str) -> float:
@@ -204,8 +227,8 @@ def _pair(a: Balls, b: Balls, o: Mapping[str, Any], rng: np.random.Generator, *,
     jobs = []
     if CROSS not in context.memo:
         dtype = torch.promote_types(a.x.dtype, b.x.dtype)
-        real = Balls(a.x.to(dtype), a.sq.to(dtype), a.radii)
-        fake = Balls(b.x.to(dtype), b.sq.to(dtype), b.radii)
+        real = Balls(a.x.to(dtype), a.sq.to(dtype), a.nbrs, {k: v.to(dtype) for k, v in a.radii.items()})
+        fake = Balls(b.x.to(dtype), b.sq.to(dtype), b.nbrs, {k: v.to(dtype) for k, v in b.radii.items()})
         cross = context.memo[CROSS] = Cross(real, fake, needs(context.chosen))
         kid_hooks = context.memo.get(CROSS_GRAM_HOOKS)
         if kid_hooks is not None:
