@@ -21,6 +21,7 @@ can differ from them only for pairs within ~1e-15 relative of a radius, e.g. exa
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Mapping, Sequence
@@ -132,21 +133,33 @@ class Cross:
     fake: Balls
     ks: dict[str, int]
     parts: dict[int, dict[str, torch.Tensor]] = field(default_factory=dict)
+    scratch: threading.local = field(default_factory=threading.local)
+
+    def buffers(self, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """This thread's scratch strips (keys, margins, flags) shaped like `like`, reused from strip to strip:
+        fresh memory costs more to touch than the passes that fill it."""
+        held = getattr(self.scratch, "held", None)
+        if held is None or held[0].shape != like.shape or held[0].dtype != like.dtype:
+            held = (torch.empty_like(like), torch.empty_like(like), torch.empty(like.shape, dtype=torch.bool, device=like.device))
+            self.scratch.held = held
+        return held
 
     def gram_hook(self, a: int, g: torch.Tensor) -> None:
         """Take a real × fake Gram strip g = real[a:a+h]·fakeᵀ made by another metric (not modified)."""
-        self.strip(a, g, own=False)
+        self.strip(a, g)
 
     def job(self, a: int, e: int) -> None:
         """Make the Gram strip of real rows a..e and count from it."""
-        self.strip(a, matmul(self.real.x[a:e], self.fake.x.T), own=True)
+        self.strip(a, matmul(self.real.x[a:e], self.fake.x.T))
 
-    def strip(self, a: int, g: torch.Tensor, own: bool) -> None:
+    def strip(self, a: int, g: torch.Tensor) -> None:
+        """Count from the Gram strip g = real[a:a+h]·fakeᵀ (left unmodified) into `parts[a]`."""
         r, f = self.real, self.fake
         h, dtype = g.shape[0], g.dtype
         e = a + h
-        # keys = |f_j|² − 2 r_i·f_j, so d²(r_i, f_j) = |r_i|² + keys; in place only in our own strip
-        keys = (g.mul_(-2.0) if own else g * -2.0).add_(f.sq[None, :])
+        # keys = |f_j|² − 2 r_i·f_j, so d²(r_i, f_j) = |r_i|² + keys (g itself is left as it is)
+        key_buf, buf, flags = self.buffers(g)
+        keys = torch.add(f.sq[None, :], g, alpha=-2.0, out=key_buf)
         sq_r = r.sq[a:e]
         # a Gram-based squared distance is off by at most a few ulps of (|r|² + |f|²) per √D terms, and a
         # radius (direct differences) by as much: margins within `tol` of 0 are decided from exact float64
@@ -155,7 +168,6 @@ class Cross:
         big = float(sq_r.max()) + float(f.sq.max())
         tol = 8.0 * eps * (math.sqrt(r.x.shape[1]) + 1.0) * big
         rows = torch.arange(a, e, device=g.device)
-        buf = torch.empty_like(keys)  # one scratch strip for the margins of each comparison in turn
         out: dict[str, torch.Tensor] = {}
         if "coverage" in self.ks:  # real ball i holds some fake row: min_j d² < R_i²
             k = self.ks["coverage"]
@@ -169,7 +181,7 @@ class Cross:
             if name in self.ks:  # per fake row j: the real balls i holding it
                 k = self.ks[name]
                 m = torch.add(keys, (sq_r - r.radii[k][a:e])[:, None], out=buf)
-                out[name] = self._column_counts(m, tol, rows, k, any_only=name == "precision")
+                out[name] = self._column_counts(m, tol, rows, k, name == "precision", flags)
         self.parts[a] = out  # dict assignment is atomic: safe from worker threads
 
     def _exact_inside(self, ri: torch.Tensor, fj: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
@@ -192,7 +204,8 @@ class Cross:
             hit[i] = bool(self._exact_inside(rows[i].expand(near.shape[0]), near, radius).any())
         return hit
 
-    def _column_counts(self, m: torch.Tensor, tol: float, rows: torch.Tensor, k: int, any_only: bool) -> torch.Tensor:
+    def _column_counts(self, m: torch.Tensor, tol: float, rows: torch.Tensor, k: int, any_only: bool,
+                       flags: torch.Tensor) -> torch.Tensor:
         """Per fake row (column of the margins m = d² − R²): how many real balls of the strip hold it (or
         whether any does); entries within ±tol are decided exactly."""
         if any_only:
@@ -200,8 +213,8 @@ class Cross:
             count = (low < -tol).to(torch.float64)
             unsure = torch.nonzero(low.abs() <= tol).flatten()
         else:
-            lo = (m < -tol).sum(dim=0, dtype=torch.int32)
-            hi = (m <= tol).sum(dim=0, dtype=torch.int32)
+            lo = torch.lt(m, -tol, out=flags).sum(dim=0, dtype=torch.int32)
+            hi = torch.le(m, tol, out=flags).sum(dim=0, dtype=torch.int32)
             count = lo.to(torch.float64)
             unsure = torch.nonzero(hi > lo).flatten()
         for j in unsure.tolist():
