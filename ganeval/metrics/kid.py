@@ -247,19 +247,19 @@ def _tap(x: torch.Tensor, o: Mapping[str, Any]) -> GramTap | None:
 
 
 def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None, *,
-             context: Shared) -> KidStatistics:
+             context: Shared | None = None) -> KidStatistics:
     return KidStatistics(x, tap.collected() if tap is not None else None)
 
 
 def _pair(a: KidStatistics, b: KidStatistics, o: Mapping[str, Any], rng: np.random.Generator, *,
-          context: Shared) -> PairWork:
+          context: Shared | None = None) -> PairWork:
     """KID's subsets drawn from `rng`; when it sums over every pair, its real × fake Gram strips are offered
     to the metrics paired after it (`context.memo[CROSS_GRAM_HOOKS]`, e.g. precision/recall's one pass)."""
     ix, iy = draw_subsets(a.x.shape[0], b.x.shape[0], o["subsets"], o["subset_size"], rng)
     dtype = torch.promote_types(a.x.dtype, b.x.dtype)
     x, y = KidStatistics(a.x.to(dtype), a.kernel), KidStatistics(b.x.to(dtype), b.kernel)
     hooks: list[GramHook] = []
-    if all_pairs_cheaper(a.x.shape[0], b.x.shape[0], o["subsets"], o["subset_size"]):
+    if context is not None and all_pairs_cheaper(a.x.shape[0], b.x.shape[0], o["subsets"], o["subset_size"]):
         context.memo[CROSS_GRAM_HOOKS] = hooks
     jobs, combine = mmd2_work(x, y, ix, iy, 1.0 / a.x.shape[1], o["coef0"], o["degree"], hooks)
     return PairWork(jobs, lambda results: float(combine(results).mean()))

@@ -4,8 +4,10 @@ A metric is scored per run in two stages, as torch-fidelity splits FID into feat
 value: `prepare` turns one subsample's features into the metric's statistics (a real subsample's are
 shared by every generator scored against it), and `pair` turns two sets' statistics and the run's
 random generator into independent jobs plus the function that makes the value from their results.
-Metrics are prepared and drawn from the run's generator in registration order (IMD, FID, KID), so
-a set's Gram strips, computed by IMD's exact k-NN search, can feed KID's kernel (`tap`).
+Metrics are prepared and drawn from the run's generator in registration order (IMD, FID, KID, then
+precision, recall, density, coverage and the Inception Score, which draw nothing), so a set's Gram strips,
+computed by IMD's exact k-NN search, can feed KID's kernel (`tap`), and metrics that declare `shares`
+can reuse what the ones before them made (IMD's graph, KID's cross Gram strips) through a `Shared` context.
 """
 
 from __future__ import annotations
