@@ -15,6 +15,13 @@ between the two by their random subsets only; FID must agree to 1e-6 relative.
     python scripts/bench_metrics.py --skip-peers --device cuda --approx-sizes 10000 50000 200000
     python scripts/bench_metrics.py --skip-ours --n 2000  # the peer half alone
     python scripts/bench_metrics.py --memory             # + peak RSS of IMD at 50k×2048 (subprocess)
+    python scripts/bench_metrics.py --only-new             # the new metrics alone (peers: prdc, torch-fidelity)
+
+--new-metrics: precision/recall/density/coverage and the Inception Score. Their cost per protocol run (both
+subsamples prepared, the pair scored: `ganeval.metrics.suite`) added to IMD+FID+KID and alone, and the library
+calls side by side with the `prdc` package (compute_prdc on the same features; its values must be equal) and
+torch-fidelity's IS (isc_features_to_metric, no shuffle, on the same 1008-way logits). Here x and y are two
+samples of one pool3-like distribution (y's scaled by 1.05), so the four are far from 0 and 1.
 """
 
 from __future__ import annotations
@@ -134,6 +141,106 @@ def print_table(mine: dict, theirs: dict) -> None:
         print(f"FID relative difference |ganeval - pytorch-fid| / pytorch-fid = {rel:.2e} ({'OK' if rel <= 1e-6 else 'FAIL'}: must be <= 1e-6)")
 
 
+# ------------------------------------------------------------------------------------------ new metrics
+PRDC = ("precision", "recall", "density", "coverage")
+
+
+def protocol_run(x: np.ndarray, y: np.ndarray, metrics: Any, device: str, seed: int) -> tuple[float, dict]:
+    """(seconds, values) of one protocol run's metric work: both subsamples prepared, the pair scored."""
+    from ganeval.metrics import Metrics
+    from ganeval.metrics.suite import prepare_set, score_pair
+
+    chosen = Metrics(metrics)
+    t, c = time.perf_counter(), time.process_time()
+    sx, sy = prepare_set(x, chosen, device), prepare_set(y, chosen, device)
+    values = score_pair(sx, sy, np.random.default_rng(seed), chosen, device)
+    return time.perf_counter() - t, {**values, "cpu_s": time.process_time() - c}
+
+
+def best_of(repeats: int, fn: Callable[[], tuple[float, Any]]) -> tuple[float, Any]:
+    """The fastest of `repeats` timed calls (the machine is shared: the minimum is the least disturbed)."""
+    runs = [fn() for _ in range(repeats)]
+    return min(runs, key=lambda r: r[0])
+
+
+def new_metrics(n: int, d: int, device: str, seed: int, repeats: int, skip_peers: bool) -> None:
+    """The new metrics' cost per protocol run and side by side with the peers (see the module docstring)."""
+    import contextlib
+    import io
+
+    import torch
+
+    from ganeval.metrics import inception_score, prdc
+
+    x = pool3_like(n, d, seed=seed, distribution_seed=0)
+    y = 1.05 * pool3_like(n, d, seed=seed + 1, distribution_seed=0)
+    kid = {"subsets": 100, "subset_size": min(1000, n)}
+    base = {"imd": {}, "fid": {}, "kid": kid}
+    warm = (x[:300, :64].copy(), y[:300, :64].copy())
+    protocol_run(*warm, {"imd": {}, "fid": {}, "kid": {"subsets": 10, "subset_size": 100}, **{m: {} for m in PRDC}}, device, seed)
+    print(f"\nnew metrics: cost per protocol run ({n} vs {n}, {d}-d, device={device}; both sets prepared, the pair "
+          f"scored; best of {repeats})")
+    print("(cpu_s: CPU seconds of this process, all threads: less disturbed than wall time on a busy machine)")
+    print(f"{'metrics':<46} {'s/run':>7} {'added_s':>8} {'cpu_s':>7} {'added_cpu_s':>11}")
+    t_base, v_base = best_of(repeats, lambda: protocol_run(x, y, base, device, seed))
+    print(f"{'imd+fid+kid':<46} {t_base:7.2f} {'':>8} {v_base['cpu_s']:7.2f}")
+    rows = [("imd+fid+kid+precision", {**base, "precision": {}}),
+            ("imd+fid+kid+precision+recall+density+coverage", {**base, **{m: {} for m in PRDC}}),
+            ("precision+recall+density+coverage alone", {m: {} for m in PRDC}),
+            ("precision alone", {"precision": {}})]
+    values = {}
+    for label, metrics in rows:
+        t, v = best_of(repeats, lambda: protocol_run(x, y, metrics, device, seed))
+        added = f"{t - t_base:8.2f}" if "imd" in metrics else f"{'':>8}"
+        added_cpu = f"{v['cpu_s'] - v_base['cpu_s']:11.2f}" if "imd" in metrics else ""
+        print(f"{label:<46} {t:7.2f} {added} {v['cpu_s']:7.2f} {added_cpu}")
+        values[label] = v
+    shared = values["imd+fid+kid+precision+recall+density+coverage"]
+    same = all(shared[m] == v_base[m] for m in ("imd", "fid", "kid"))
+    print(f"IMD, FID, KID with the four added equal to without them: {'yes' if same else 'NO'}; values: "
+          + ", ".join(f"{m} {shared[m]:.6g}" for m in PRDC))
+
+    # library calls side by side with the prdc package (one k for all four, as compute_prdc takes it)
+    print(f"\nprecision/recall/density/coverage, library calls, {n} vs {n}, {d}-d (best of {repeats}):")
+    print(f"{'call':<34} {'ganeval_s':>10} {'prdc_s':>10} {'ratio':>8}  values (precision, recall, density, coverage)")
+    for label, ks in (("nearest_k=5", {m: 5 for m in PRDC}), ("papers' k (3, 3, 5, 5)", {"precision": 3, "recall": 3,
+                                                                                       "density": 5, "coverage": 5})):
+        t1, v1 = best_of(repeats, lambda: timed(lambda: prdc(x, y, k=ks, device=device)))
+        t2, v2 = None, None
+        if not skip_peers:
+            from prdc import compute_prdc
+
+            def peer() -> dict:
+                with contextlib.redirect_stdout(io.StringIO()):  # compute_prdc prints the set sizes
+                    out = {k: compute_prdc(x, y, k) for k in sorted(set(ks.values()))}
+                return {m: float(out[ks[m]][m]) for m in PRDC}
+
+            t2, v2 = timed(peer)  # once: tens of seconds
+        ratio = f"{t2 / t1:8.1f}" if t2 else f"{'-':>8}"
+        print(f"{label:<34} {t1:10.2f} {t2 if t2 is not None else float('nan'):10.2f} {ratio}  "
+              f"{', '.join(f'{v1[m]:.6g}' for m in PRDC)}")
+        if v2 is not None:
+            diff = max(abs(v1[m] - v2[m]) for m in PRDC)
+            print(f"{'':<34} prdc values: {', '.join(f'{v2[m]:.6g}' for m in PRDC)}; max |difference| {diff:.1e} "
+                  f"({'equal' if diff == 0 else 'DIFFERENT'})")
+
+    # the Inception Score on 1008-way logits
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, 1008)).astype(np.float32)
+    logits[np.arange(n), rng.integers(0, 250, n)] += 8.0
+    t_run, v_run = best_of(repeats, lambda: protocol_run(logits, logits[::-1].copy(), {"inception_score": {}}, device, seed))
+    t_is, v_is = best_of(repeats, lambda: timed(lambda: inception_score(logits, 10, device=device)))
+    print(f"\nInception Score, {n}×1008 logits, splits=10: per protocol run {t_run:.3f} s (value {v_run['inception_score']:.8g}); "
+          f"library call {t_is:.3f} s (value {v_is[0]:.10g} ± {v_is[1]:.3g})")
+    if not skip_peers:
+        from torch_fidelity.metric_isc import KEY_METRIC_ISC_MEAN, KEY_METRIC_ISC_STD, isc_features_to_metric
+
+        t_p, v_p = timed(lambda: isc_features_to_metric(torch.from_numpy(logits), splits=10, shuffle=False))
+        rel = abs(v_is[0] - v_p[KEY_METRIC_ISC_MEAN]) / v_p[KEY_METRIC_ISC_MEAN]
+        print(f"torch-fidelity isc_features_to_metric (shuffle=False): {t_p:.3f} s (value {v_p[KEY_METRIC_ISC_MEAN]:.10g} ± "
+              f"{v_p[KEY_METRIC_ISC_STD]:.3g}); ratio {t_p / t_is:.1f}; relative difference of the means {rel:.1e}")
+
+
 # --------------------------------------------------------------------------------------- approx + memory
 def approx_scaling(sizes: list[int], d: int, device: str, seed: int) -> None:
     """Time imd(..., knn='approx') for each N, after a tiny warm-up that pays numba's compilation."""
@@ -206,6 +313,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--memory", action="store_true", help="also report peak RSS of IMD at --memory-n x D")
     ap.add_argument("--memory-n", type=int, default=50000)
     ap.add_argument("--memory-knn", choices=["exact", "approx"], default="exact")
+    ap.add_argument("--new-metrics", action="store_true",
+                    help="also time precision/recall/density/coverage and IS per protocol run and against prdc/torch-fidelity")
+    ap.add_argument("--only-new", action="store_true", help="--new-metrics alone (no IMD/FID/KID table, no approx)")
+    ap.add_argument("--repeats", type=int, default=2, help="timed repeats of each new-metrics case (the best is shown)")
     ap.add_argument("--_memory-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.n < 2 or args.d < 1:
@@ -216,6 +327,10 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
+    if args.only_new:
+        print(f"bench_metrics --only-new: torch threads={torch.get_num_threads()}, python {sys.version.split()[0]}")
+        new_metrics(args.n, args.d, args.device, args.seed, args.repeats, args.skip_peers)
+        return
     print(f"bench_metrics: N={args.n} vs {args.n}, D={args.d}, device={args.device}, seed={args.seed}, "
           f"torch threads={torch.get_num_threads()}, python {sys.version.split()[0]}")
     print("times: one call each, after a warm-up call on a tiny input (imports and first-call costs excluded)")
@@ -227,9 +342,12 @@ def main(argv: list[str] | None = None) -> None:
         mine = run_all(ours(args.device, args.seed), x, y, warm)
     if not args.skip_peers:
         theirs = run_all(peers(args.seed), x, y, warm)
-    print_table(mine, theirs)
+    if mine or theirs:
+        print_table(mine, theirs)
     if not args.skip_ours and args.approx_sizes:
         approx_scaling(args.approx_sizes, args.d, args.device, args.seed)
+    if args.new_metrics:
+        new_metrics(args.n, args.d, args.device, args.seed, args.repeats, args.skip_peers)
     if args.memory and not args.skip_ours:
         memory_report(args.memory_n, args.d, args.memory_knn, args.device, args.seed)
 

@@ -13,11 +13,11 @@ from ganeval.metrics import Metrics, fid, get_metric, imd, kid, metric_names
 from ganeval.metrics.imd import heat_trace
 
 # what each metrics/*.yaml is for: the option values it changes from the tables' defaults
-PURPOSE = {"default": {}, "imd": {}, "approx": {("imd", "knn"): "approx"}}
+PURPOSE = {"default": {}, "imd": {}, "approx": {("imd", "knn"): "approx"}, "prdc": {}, "inception_score": {}}
 
 
 def test_registration_order_and_labels() -> None:
-    assert metric_names()[:3] == ("imd", "fid", "kid")
+    assert metric_names()[:8] == ("imd", "fid", "kid", "precision", "recall", "density", "coverage", "inception_score")
     assert get_metric("kid").label == "KID×10³" and get_metric("kid").scale == 1e3
 
 

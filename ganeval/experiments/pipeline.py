@@ -286,9 +286,26 @@ def data_hash(ctx: Context, what: str) -> str:
 def make_extractor(ctx: Context) -> Any:
     """Instantiate the features group to an extractor, checking weights before any expensive step."""
     ex = instantiate(ctx.cfg.features)
+    check_metric_inputs(ctx, ex)
     ident = ex.identity()  # resolves (and hashes) weights now: a missing file fails here, before any work
     ctx.record.extractor = ctx.content["extractor"] = ident
     return ex
+
+
+def check_metric_inputs(ctx: Context, extractor: Any) -> None:
+    """Refuse a metric the extractor's rows cannot feed (the Inception Score takes class logits, the others
+    features), naming the extractor to use; an extractor whose `outputs` is None (given arrays) feeds any."""
+    gives = getattr(extractor, "outputs", "features")
+    chosen = ctx.choices.get("features", type(extractor).__name__)
+    for metric, _ in ctx.settings.metrics.ordered():
+        if gives is None or metric.input == gives:
+            continue
+        if metric.input == "logits":
+            raise ValueError(f"metrics.{metric.name} scores class logits, but features={chosen} gives {gives}: use "
+                             f"features=inception_logits (the FID Inception's 1008-way logits) in a run of its own, "
+                             f"e.g. features=inception_logits metrics=inception_score")
+        raise ValueError(f"metrics.{metric.name} compares {metric.input}, but features={chosen} gives {gives}: score "
+                         f"{metric.name} in a run with features=inception (drop it here with ~metrics.{metric.name})")
 
 
 def features(ctx: Context, images: np.ndarray, extractor: Any, what: str) -> np.ndarray:

@@ -28,12 +28,15 @@ class Extractor:
 
     `identity()` names everything that changes the numbers (the cache key and result metadata use
     it); `images` says whether inputs are images (layout N×H×W, N×H×W×C or N×C×H×W, C in {1, 3},
-    uint8 or floats in [0, 1]) or already feature vectors.
+    uint8 or floats in [0, 1]) or already feature vectors. `outputs` says what its rows are for the
+    metrics ("features", or "logits" of a classifier, which the Inception Score takes; None: whatever
+    the given arrays are), so a metric is refused on rows it cannot score before any work.
     """
 
     name: str = "extractor"
     images: bool = True
     cacheable: bool = True
+    outputs: str | None = "features"
 
     def identity(self) -> dict[str, Any]:
         """Everything that determines the features besides the input (JSON-serialisable)."""

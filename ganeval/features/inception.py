@@ -30,6 +30,7 @@ WEIGHTS_ENV = "GANEVAL_INCEPTION_WEIGHTS"
 PUBLISHED_SHA256_PREFIX = "6726825d"
 BLOCK_BY_DIMS = {64: 0, 192: 1, 768: 2, 2048: 3}
 RESIZE = 299
+OUTPUTS = ("features", "logits", "logits_unbiased")  # pool features, or the 1008-way classifier's logits
 
 
 class WeightsNotFoundError(RuntimeError):
@@ -170,6 +171,34 @@ def inception_blocks(state_dict: dict[str, torch.Tensor], block: int = 3) -> nn.
     return model
 
 
+class Logits(nn.Module):
+    """The FID Inception's 1008-way classifier on pool3 features: x·Wᵀ + b, or x·Wᵀ alone (`bias=False`: the
+    'logits_unbiased' torch-fidelity and the original TensorFlow Inception Score code use)."""
+
+    def __init__(self, fc: nn.Linear, bias: bool = True) -> None:
+        super().__init__()
+        self.fc = fc
+        self.bias = bias
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.flatten(x, 1)
+        return F.linear(x, self.fc.weight, self.fc.bias if self.bias else None)
+
+
+def inception_logits(state_dict: dict[str, torch.Tensor], bias: bool = True) -> nn.Sequential:
+    """The FID Inception up to its classifier's logits (N×1008), loaded with `state_dict`, in eval mode."""
+    blocks = inception_blocks(state_dict, 3)
+    fc = nn.Linear(2048, 1008)
+    try:
+        fc.load_state_dict({"weight": state_dict["fc.weight"], "bias": state_dict["fc.bias"]})
+    except (KeyError, RuntimeError) as e:
+        raise ValueError(f"weights hold no 2048→1008 classifier (fc.weight, fc.bias) for logits: {e}") from e
+    model = nn.Sequential(*blocks, Logits(fc, bias)).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
 def random_state_dict(seed: int = 0) -> dict[str, torch.Tensor]:
     """A randomly initialised FID Inception state dict (He-normal convolutions, so activations stay
     of order one): stand-in weights for tests and timing, never for reported numbers."""
@@ -205,7 +234,9 @@ class InceptionExtractor(Extractor):
 
     Preprocessing is pytorch-fid's: uint8 -> [0, 1] floats (x/255), grayscale -> 3 equal channels,
     bilinear resize to 299×299 (`align_corners=False`, no antialias), then 2x - 1. Lower blocks are
-    average-pooled to one vector per image, as pytorch-fid does. `resize=False` feeds the image at
+    average-pooled to one vector per image, as pytorch-fid does. `output="logits"` gives the network's
+    1008-way class logits instead (from pool3, so `dims` must stay 2048), `"logits_unbiased"` the same
+    without the classifier's bias (what the Inception Score uses, as in torch-fidelity); `features=inception_logits`. `resize=False` feeds the image at
     its own size (at least 75×75; for tests). `channels_last` and `autocast` ("float16" or
     "bfloat16") speed up GPU runs; autocast changes the numbers and is recorded in the identity.
     """
@@ -218,9 +249,16 @@ class InceptionExtractor(Extractor):
         channels_last: bool = False,
         autocast: str | None = None,
         download: bool = True,
+        output: str = "features",
     ) -> None:
         if dims not in BLOCK_BY_DIMS:
             raise ValueError(f"dims must be one of {sorted(BLOCK_BY_DIMS)}, got {dims!r}")
+        if output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
+        if output != "features" and dims != 2048:
+            raise ValueError(f"output={output!r} comes from the 2048-d pool3 features: leave dims at 2048, got {dims}")
+        self.output = output
+        self.outputs = "logits" if output != "features" else "features"  # what metrics may take (Metric.input)
         if autocast not in (None, "float16", "bfloat16"):
             raise ValueError(f"autocast must be None, 'float16' or 'bfloat16', got {autocast!r}")
         self.dims = dims
@@ -248,7 +286,7 @@ class InceptionExtractor(Extractor):
         return self._path
 
     def identity(self) -> dict[str, Any]:
-        return {
+        ident = {
             "name": "inception",
             "dims": self.dims,
             "block": self.block,
@@ -257,10 +295,17 @@ class InceptionExtractor(Extractor):
             "weights": weights_sha256(self.weights_path())[:8],
             "autocast": self.autocast,
         }
+        if self.output != "features":  # pool features keep the identity (and cache keys) they always had
+            ident["output"] = self.output
+        return ident
 
     def setup(self, device: torch.device) -> None:
         if self._model is None:
-            self._model = inception_blocks(load_state_dict(self.weights_path()), self.block)
+            sd = load_state_dict(self.weights_path())
+            if self.output == "features":
+                self._model = inception_blocks(sd, self.block)
+            else:
+                self._model = inception_logits(sd, bias=self.output == "logits")
         if self._device != device:
             self._model = self._model.to(device)
             if self.channels_last:
@@ -287,13 +332,13 @@ class InceptionExtractor(Extractor):
                 y = self._model(x)
         else:
             y = self._model(x)
-        if y.shape[2] != 1 or y.shape[3] != 1:
+        if y.ndim == 4 and (y.shape[2] != 1 or y.shape[3] != 1):
             y = F.adaptive_avg_pool2d(y, output_size=(1, 1))
         return y.flatten(1).float()
 
 
 __all__ = [
     "InceptionExtractor", "WeightsNotFoundError", "resolve_weights", "check_weights_available",
-    "hub_weights_path", "inception_blocks", "fid_inception_architecture", "random_state_dict",
+    "hub_weights_path", "inception_blocks", "inception_logits", "fid_inception_architecture", "random_state_dict",
     "save_random_weights", "load_state_dict", "weights_sha256", "WEIGHTS_URL", "WEIGHTS_FILENAME",
 ]

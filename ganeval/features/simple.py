@@ -46,6 +46,7 @@ class IdentityExtractor(Extractor):
 
     images = False
     cacheable = False
+    outputs = None  # the given arrays: features or logits, as the user made them
 
     def identity(self) -> dict[str, Any]:
         return {"name": "identity"}

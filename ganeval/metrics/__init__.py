@@ -1,18 +1,22 @@
-"""IMD, FID and KID on feature arrays (numpy or torch, CPU or GPU), and the registry of metrics by name.
+"""IMD, FID, KID, precision/recall/density/coverage and the Inception Score on feature arrays (numpy or
+torch, CPU or GPU), and the registry of metrics by name.
 
 Imports torch, numpy and scipy only; pynndescent is imported only for `knn="approx"`. The modules are
-imported in registration order: IMD (whose exact k-NN search makes the Gram strips), FID, KID.
+imported in registration order: IMD (whose exact k-NN search makes the Gram strips and graphs), FID, KID
+(whose cross Gram strips precision/recall/density/coverage reuse), PRDC, IS.
 """
 
 from ganeval.metrics.imd import heat_trace, imd, imd_from_traces
 from ganeval.metrics.fid import fid, frechet_distance
 from ganeval.metrics.kid import kid
+from ganeval.metrics.prdc import prdc
+from ganeval.metrics.inception_score import inception_score
 from ganeval.metrics.registry import (
     Metric, Metrics, Option, PairWork, function_metric, get_metric, metric_names, option, register_metric,
 )
 
 __all__ = [
-    "fid", "frechet_distance", "kid", "heat_trace", "imd", "imd_from_traces",
+    "fid", "frechet_distance", "kid", "heat_trace", "imd", "imd_from_traces", "prdc", "inception_score",
     "Metric", "Metrics", "Option", "PairWork", "function_metric", "get_metric", "metric_names", "option",
     "register_metric",
 ]

@@ -13,7 +13,9 @@ import torch
 from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.linalg import gram_strip, matmul, strips
 from ganeval.metrics.parallel import run_jobs
-from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, integer, option, real, register_metric
+from ganeval.metrics.registry import (
+    CROSS_GRAM_HOOKS, GramHook, GramTap, Metric, PairWork, Shared, integer, option, real, register_metric,
+)
 from ganeval.metrics.validation import (
     check_same_dim, check_subset_size, detached, finite_result, inspect_features, power, working_dtype,
 )
@@ -108,14 +110,18 @@ def sym_parts(x: torch.Tensor, idx: np.ndarray, gamma: float, coef0: float, degr
 
 def cross_parts(
     x: torch.Tensor, y: torch.Tensor, ix: np.ndarray, iy: np.ndarray, gamma: float, coef0: float, degree: int,
-    height: int | None = None,
+    height: int | None = None, hooks: Sequence[GramHook] = (),
 ) -> list[Job]:
     """Σ_{i∈Sx, j∈Sy} k(x_i, y_j) for each pair of subsets, as sxᵀ K sy over row strips of K = k(X, Y)
-    (never the whole matrix at once), one job per strip."""
+    (never the whole matrix at once), one job per strip. Each hook of `hooks` (read when the job runs, so
+    other metrics may add theirs after this call) sees every Gram strip x[a:e]·yᵀ before it is overwritten."""
     sx, sy = indicator(x.shape[0], ix, x), indicator(y.shape[0], iy, y)
 
     def one(a: int, e: int) -> torch.Tensor:
-        return strip_sums(poly_kernel(matmul(x[a:e], y.T), gamma, coef0, degree), a, sx, sy)
+        g = matmul(x[a:e], y.T)
+        for hook in hooks:
+            hook(a, g)
+        return strip_sums(poly_kernel(g, gamma, coef0, degree), a, sx, sy)
 
     return [partial(one, a, e) for a, e in strips(x.shape[0], x.device, height)]
 
@@ -158,11 +164,13 @@ class KidStatistics:
 
 
 def mmd2_work(
-    x: KidStatistics, y: KidStatistics, ix: np.ndarray, iy: np.ndarray, gamma: float, coef0: float, degree: int
+    x: KidStatistics, y: KidStatistics, ix: np.ndarray, iy: np.ndarray, gamma: float, coef0: float, degree: int,
+    cross_hooks: list[GramHook] | None = None,
 ) -> tuple[list[Job], Callable[[list[torch.Tensor]], torch.Tensor]]:
     """The value stage of KID as independent jobs, and the function that turns their results into each
     subset's MMD²: every pair's kernel summed once (kept strips, or strips made now) where that is less
-    arithmetic than all subsets' own blocks, else batched per-subset products."""
+    arithmetic than all subsets' own blocks, else batched per-subset products. On the first path the
+    x × y Gram strips are shown to `cross_hooks` (see `cross_parts`)."""
     subsets, m = ix.shape
     nx, ny = x.x.shape[0], y.x.shape[0]
     if not all_pairs_cheaper(nx, ny, subsets, m):
@@ -170,7 +178,7 @@ def mmd2_work(
         return [job], lambda parts: finite_result(parts[0], "KID")
     xx = offdiag_parts(x.kernel, nx, ix) if x.kernel is not None else sym_parts(x.x, ix, gamma, coef0, degree)
     yy = offdiag_parts(y.kernel, ny, iy) if y.kernel is not None else sym_parts(y.x, iy, gamma, coef0, degree)
-    xy = cross_parts(x.x, y.x, ix, iy, gamma, coef0, degree)
+    xy = cross_parts(x.x, y.x, ix, iy, gamma, coef0, degree, hooks=() if cross_hooks is None else cross_hooks)
 
     def combine(parts: list[torch.Tensor]) -> torch.Tensor:
         sxx, syy = sum(parts[: len(xx)]), sum(parts[len(xx) : len(xx) + len(yy)])
@@ -238,15 +246,22 @@ def _tap(x: torch.Tensor, o: Mapping[str, Any]) -> GramTap | None:
     return GramTap(partial(kernel_strip, gamma=1.0 / d, coef0=o["coef0"], degree=o["degree"], copy=True))
 
 
-def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None) -> KidStatistics:
+def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None, *,
+             context: Shared | None = None) -> KidStatistics:
     return KidStatistics(x, tap.collected() if tap is not None else None)
 
 
-def _pair(a: KidStatistics, b: KidStatistics, o: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
+def _pair(a: KidStatistics, b: KidStatistics, o: Mapping[str, Any], rng: np.random.Generator, *,
+          context: Shared | None = None) -> PairWork:
+    """KID's subsets drawn from `rng`; when it sums over every pair, its real × fake Gram strips are offered
+    to the metrics paired after it (`context.memo[CROSS_GRAM_HOOKS]`, e.g. precision/recall's one pass)."""
     ix, iy = draw_subsets(a.x.shape[0], b.x.shape[0], o["subsets"], o["subset_size"], rng)
     dtype = torch.promote_types(a.x.dtype, b.x.dtype)
     x, y = KidStatistics(a.x.to(dtype), a.kernel), KidStatistics(b.x.to(dtype), b.kernel)
-    jobs, combine = mmd2_work(x, y, ix, iy, 1.0 / a.x.shape[1], o["coef0"], o["degree"])
+    hooks: list[GramHook] = []
+    if context is not None and all_pairs_cheaper(a.x.shape[0], b.x.shape[0], o["subsets"], o["subset_size"]):
+        context.memo[CROSS_GRAM_HOOKS] = hooks
+    jobs, combine = mmd2_work(x, y, ix, iy, 1.0 / a.x.shape[1], o["coef0"], o["degree"], hooks)
     return PairWork(jobs, lambda results: float(combine(results).mean()))
 
 
@@ -260,7 +275,7 @@ def _check_sample_size(sample_size: int, o: Mapping[str, Any]) -> None:
 
 METRIC = register_metric(Metric(
     name="kid", options=OPTIONS, prepare=_prepare, pair=_pair, tap=_tap, check_sample_size=_check_sample_size,
-    reach=lambda peak, n, d, o: reach(peak, n, d, o["degree"], o["coef0"]),
+    reach=lambda peak, n, d, o: reach(peak, n, d, o["degree"], o["coef0"]), shares=True,
     label="KID×10³", label_tex=r"KID $\times 10^3$", scale=1e3,
     doc="unbiased MMD² with the cubic polynomial kernel over random subsets (Bińkowski et al.)",
 ))

@@ -4,8 +4,10 @@ A metric is scored per run in two stages, as torch-fidelity splits FID into feat
 value: `prepare` turns one subsample's features into the metric's statistics (a real subsample's are
 shared by every generator scored against it), and `pair` turns two sets' statistics and the run's
 random generator into independent jobs plus the function that makes the value from their results.
-Metrics are prepared and drawn from the run's generator in registration order (IMD, FID, KID), so
-a set's Gram strips, computed by IMD's exact k-NN search, can feed KID's kernel (`tap`).
+Metrics are prepared and drawn from the run's generator in registration order (IMD, FID, KID, then
+precision, recall, density, coverage and the Inception Score, which draw nothing), so a set's Gram strips,
+computed by IMD's exact k-NN search, can feed KID's kernel (`tap`), and metrics that declare `shares`
+can reuse what the ones before them made (IMD's graph, KID's cross Gram strips) through a `Shared` context.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import torch
 
 GramHook = Callable[[int, torch.Tensor], None]
 Job = Callable[[], Any]
+CROSS_GRAM_HOOKS = "cross_gram_hooks"  # a pair's memo: hooks shown every real × fake Gram strip (made by KID)
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,10 @@ class Metric:
     reach(peak, n, d, options) -> (working, wide): the largest numbers it forms on an n×d set whose
     entries are at most `peak` in magnitude, in the working precision and in float64 (see
     `validation.Reach`); None for no bound beyond finite input.
+    With `shares`, both stages also get `context=`: a `Shared` per set (prepare) and per pair (pair), through
+    which metrics computed together share one pass (precision/recall/density/coverage one k-NN search).
+    `input` is what the rows must be ("features", or "logits" of a classifier for the Inception Score);
+    `higher_is_better` turns paired comparisons (and bold in tables) around.
     """
 
     name: str
@@ -129,6 +136,9 @@ class Metric:
     same_dim: bool = True  # both sets must live in one feature space
     doc: str = ""
     reach: Callable[[float, int, int, Mapping[str, Any]], tuple[float, float]] | None = None
+    shares: bool = False
+    input: str = "features"
+    higher_is_better: bool = False
     defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -150,6 +160,16 @@ class Metric:
         for o in self.options:
             o.validate(f"metrics.{self.name}." if where is None else where, out[o.name])
         return out
+
+
+@dataclass
+class Shared:
+    """What a metric with `shares` may reuse on one set (or pair): the statistics the metrics before it made
+    (registration order), every chosen metric's options, and a memo for work that several metrics share."""
+
+    stats: Mapping[str, Any]
+    chosen: Mapping[str, Mapping[str, Any]]
+    memo: dict[str, Any] = field(default_factory=dict)
 
 
 def function_metric(name: str, fn: Callable[..., float], options: Sequence[Option] = (), **kw: Any) -> Metric:

@@ -17,7 +17,7 @@ import torch
 
 from ganeval.common import ArrayLike, resolve_device
 from ganeval.metrics.parallel import run_jobs
-from ganeval.metrics.registry import Metrics
+from ganeval.metrics.registry import Metrics, Shared
 from ganeval.metrics.validation import check_same_dim, finite_result, load_features
 
 MetricChoice = Metrics | Mapping[str, Mapping[str, Any] | None] | Iterable[str]
@@ -45,9 +45,11 @@ def prepare_set(x: ArrayLike, metrics: MetricChoice, device: str | torch.device 
     chosen = metrics.ordered()
     taps = {m.name: m.tap(xt, opts) for m, opts in chosen if m.tap is not None}
     state = SetState(xt)
+    shared = Shared(state.stats, metrics)
     for metric, opts in chosen:
         hooks = [tap for name, tap in taps.items() if name != metric.name and tap is not None]
-        state.stats[metric.name] = metric.prepare(xt, opts, hooks, taps.get(metric.name))
+        extra = {"context": shared} if metric.shares else {}
+        state.stats[metric.name] = metric.prepare(xt, opts, hooks, taps.get(metric.name), **extra)
     return state
 
 
@@ -60,10 +62,12 @@ def score_pair(
     runs and KID's strips), so no core waits on a small step."""
     metrics = metrics if isinstance(metrics, Metrics) else Metrics(metrics)
     work = {}
+    shared = Shared({}, metrics)
     for metric, opts in metrics.ordered():
         if metric.same_dim:
             check_same_dim(sx.x.shape[1], sy.x.shape[1], metric.name.upper())
-        work[metric.name] = metric.pair(sx.stats[metric.name], sy.stats[metric.name], opts, rng)
+        extra = {"context": shared} if metric.shares else {}
+        work[metric.name] = metric.pair(sx.stats[metric.name], sy.stats[metric.name], opts, rng, **extra)
     # metrics with few jobs first: theirs are the large unsplit ones (FID's eigenproblem, IMD's Lanczos
     # runs), and the many small strips of the others then fill the cores' idle time at the end
     queue = sorted(work, key=lambda name: len(work[name].jobs))

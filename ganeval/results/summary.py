@@ -67,6 +67,14 @@ def _wide(g: pd.DataFrame, pair_by: str, between: str, value: str) -> tuple[np.n
     return wide, list(names)
 
 
+def _higher_is_better(metric: object) -> bool:
+    """Whether the registered metric named `metric` is better when higher (IS, precision, ...); False otherwise."""
+    from ganeval.metrics.registry import REGISTRY
+
+    m = REGISTRY.get(str(metric)) if metric is not None else None
+    return bool(m is not None and m.higher_is_better)
+
+
 def paired_differences(
     frame: pd.DataFrame,
     within: Sequence[str],
@@ -79,8 +87,9 @@ def paired_differences(
 ) -> pd.DataFrame:
     """Per `within` group, each pair (a, b) of `between` values: paired-t CI of mean(a - b) over rows matched by `pair_by`.
 
-    `better` names the significantly better of a and b (lower, or higher when not `lower_is_better`), or is
-    empty when the interval contains 0; `count` names the column holding the number of pairs.
+    `better` names the significantly better of a and b (lower, or higher when not `lower_is_better`; turned
+    around for a registered metric that is `higher_is_better`, e.g. IS or precision, when `within` holds
+    "metric"), or is empty when the interval contains 0; `count` names the column holding the number of pairs.
     """
     if between not in frame.columns:
         raise ValueError(f"rows has no column {between!r} to compare; columns: {list(frame.columns)}")
@@ -88,6 +97,7 @@ def paired_differences(
     for key, g in _groupby(frame, within):
         key = key if isinstance(key, tuple) else (key,)
         wide, names = _wide(g, pair_by, between, value)
+        lower = lower_is_better != _higher_is_better(dict(zip(within, key)).get("metric"))
         for (i, a), (j, b) in itertools.combinations(enumerate(names), 2):
             pair = wide[:, [i, j]][~np.isnan(wide[:, [i, j]]).any(axis=1)]
             if len(pair) == 0:
@@ -95,9 +105,9 @@ def paired_differences(
             res = paired_comparison(pair[:, 0], pair[:, 1], confidence)
             better = ""
             if np.isfinite(res["ci_high"]) and res["ci_high"] < 0:
-                better = a if lower_is_better else b
+                better = a if lower else b
             elif np.isfinite(res["ci_low"]) and res["ci_low"] > 0:
-                better = b if lower_is_better else a
+                better = b if lower else a
             res[count] = res.pop("n_runs")
             out.append({**dict(zip(within, key)), "a": a, "b": b, **res, "better": better,
                         "confidence": float(confidence)})
