@@ -25,7 +25,7 @@ def run_app(cfg: Any) -> Any:
     """Instantiate the config's `run_experiment` node and call it with the run's context; return its summary."""
     from hydra.utils import instantiate
 
-    from ganeval.experiments.pipeline import make_context
+    from ganeval.experiments.pipeline import make_context, write_report
 
     if cfg.get("run_experiment") is None:
         options = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
@@ -36,7 +36,9 @@ def run_app(cfg: Any) -> Any:
     ctx = make_context(cfg)
     log.info("experiment %s (%s) -> %s on %s, config %s", ctx.name, cfg.run_experiment._target_, ctx.results_dir,
              ctx.device, ctx.config_hash)
-    return run(ctx)
+    summary = run(ctx)
+    write_report(ctx)  # again: with the figures an experiment writes after its tables (blur.png, torus.png, ...)
+    return summary
 
 
 def user_errors() -> tuple[type[BaseException], ...]:
