@@ -125,18 +125,30 @@ def test_folders_npz_images_and_dataset_names(tmp_path, capsys) -> None:  # type
     np.savez(tmp_path / "b.npz", images=d[150:330])
     args = ["digits", str(tmp_path / "a"), str(tmp_path / "b.npz"), "--features", "pixels", "--metrics", "fid,kid",
             "--option", "kid.subsets=5", "--option", "kid.subset_size=100", "--quiet"]
-    got = by_model(score_json(args, capsys))
+    doc = score_json(args, capsys)
+    got = by_model(doc)
+    assert doc["real"] == {"input": "digits", "rows": 1797}
     real = extract(d, "pixels", progress=False)
     a = extract(folder(tmp_path / "a"), "pixels", progress=False)
     b = extract(d[150:330], "pixels", progress=False)
     assert got[("a", "fid")]["value"] == fid(real, a)
     assert got[("b", "fid")]["value"] == fid(real, b)
     assert got[("b", "kid")]["value"] == kid(real, b, subsets=5, subset_size=100, seed=0)[0]
-    # plain output: one line per FAKE and metric
+
+
+def test_plain_output_one_line_per_fake_and_metric(sets, capsys) -> None:  # type: ignore[no-untyped-def]
+    args = [str(sets["real"]), str(sets["fake"]), str(sets["other"]), *OPTS]
+    doc = score_json(args, capsys)
     assert main(args) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 4 and lines[0].split()[:2] == ["a", "FID"]
-    assert float(lines[0].split()[2]) == pytest.approx(got[("a", "fid")]["value"], rel=1e-5)
+    assert [ln.split()[:2] for ln in lines] == [[m, label] for m in ("fake", "other") for label in ("IMD", "FID", "KID")]
+    for line, r in zip(lines, doc["results"]):
+        assert float(line.split()[2]) == pytest.approx(r["value"], rel=1e-5)  # printed to 6 significant digits
+    assert "std over subsets" in lines[2]
+    args = [str(sets["real"]), str(sets["fake"]), *OPTS, "--runs", "3", "--sample-size", "100"]
+    assert main(args) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.split()[:2] == ["fake", "IMD"] and "±" in line and "99% CI over 3 runs of 100" in line
 
 
 @pytest.mark.slow
@@ -147,13 +159,12 @@ def test_inception_is_the_default_for_images(tmp_path, capsys, monkeypatch) -> N
 
     weights = inc.save_random_weights(tmp_path / "random_inception.pth", seed=0)
     d = digits(size=32)
-    np.save(tmp_path / "r.npy", d[:12])
-    np.save(tmp_path / "f.npy", d[12:24])
+    np.save(tmp_path / "r.npy", d[:6])
+    np.save(tmp_path / "f.npy", d[6:12])
     got = by_model(score_json([str(tmp_path / "r.npy"), str(tmp_path / "f.npy"), "--weights", str(weights),
                                "--metrics", "fid", "--quiet", "--batch-size", "6"], capsys))
-    x = extract(d[:12], "inception", weights=weights, progress=False)
-    y = extract(d[12:24], "inception", weights=weights, progress=False)
-    assert got[("f", "fid")]["value"] == fid(x, y)
+    feats = extract(d[:12], "inception", weights=weights, batch_size=6, progress=False)  # the same two batches
+    assert got[("f", "fid")]["value"] == fid(feats[:6], feats[6:])
     # and without weights, offline: a clear error before any extraction
     monkeypatch.setattr("torch.hub.get_dir", lambda: str(tmp_path / "hub"))
     monkeypatch.delenv(inc.WEIGHTS_ENV, raising=False)
@@ -226,9 +237,15 @@ def test_module_entry_point_prints_json_only(sets, tmp_path) -> None:  # type: i
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)  # progress bars (if any) went to stderr
     assert doc["results"][0]["value"] == fid(np.load(sets["real"]), np.load(sets["fake"]))
-    h = subprocess.run([sys.executable, "-m", "ganeval.score", "--help"], capture_output=True, text=True, timeout=300,
-                       env=env)
-    assert h.returncode == 0 and "resolved in this order" in h.stdout and "digits" in h.stdout
+
+
+def test_help_says_how_inputs_are_resolved() -> None:
+    from ganeval.score import parser
+
+    text = parser().format_help()
+    assert "resolved in this order" in text and "digits" in text and "mnist" in text and "array" not in text.split(
+        "loads it:")[1].split("\n")[0]
+    assert "--runs 1 (default) scores each FAKE against REAL once on all rows" in text
 
 
 def test_console_script_is_declared() -> None:
