@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("report", type=Path, help="the report.html to render")
     p.add_argument("out", type=Path, help="the PNG to write")
-    p.add_argument("--width", type=int, default=1200, help="window width in CSS pixels (default 1200)")
+    p.add_argument("--width", type=int, default=1500, help="window width in CSS pixels (default 1500)")
     p.add_argument("--max-height", type=int, default=16000, help="cut the page at this height (default 16000)")
     p.add_argument("--chromium", default=None, help="the Chromium executable (default: found on PATH)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per Chromium call (default 120)")

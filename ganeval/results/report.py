@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 REPORT_FILE = "report.html"
 SKIP_CSV = ("runs.csv",)  # the per-run rows: long, and summarised by summary.csv
 CSS = """
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0 auto; max-width: 1100px;
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0 auto; max-width: 1480px;
        padding: 1.5em 2em 3em; color: #1f2328; line-height: 1.45; }
 h1 { font-size: 1.5em; border-bottom: 1px solid #d0d7de; padding-bottom: .3em; }
 h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #eaeef2; padding-bottom: .2em; }
@@ -34,6 +34,8 @@ table { border-collapse: collapse; margin: .6em 0; font-size: .86em; }
 th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.data { font-size: .74em; }
+table.data td { max-width: 16em; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table.paper td { text-align: center; white-space: nowrap; }
 table.paper td:first-child { text-align: left; font-weight: 600; }
@@ -41,6 +43,9 @@ pre { background: #f6f8fa; padding: .8em 1em; overflow-x: auto; font-size: .82em
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
+.gallery { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.gallery figure { margin: 0; max-width: 420px; }
+pre.config { column-count: 2; column-gap: 2em; }
 figcaption { font-size: .85em; color: #57606a; }
 .note { background: #fff8c5; border: 1px solid #eed888; padding: .6em 1em; border-radius: 6px; }
 .meta td:first-child { font-weight: 600; white-space: nowrap; }
@@ -67,7 +72,7 @@ def csv_table(path: Path, css_id: str) -> str:
     if not rows:
         return f"<p>{esc(path.name)} is empty.</p>"
     head, body = rows[0], rows[1:]
-    out = [f'<div class="scroll"><table id="{esc(css_id)}" data-file="{esc(path.name)}">',
+    out = [f'<div class="scroll"><table class="data" id="{esc(css_id)}" data-file="{esc(path.name)}">',
            "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     for row in body:
         cells = "".join(f'<td class="num">{esc(c)}</td>' if c and _is_number(c) else f"<td>{esc(c)}</td>" for c in row)
@@ -90,11 +95,12 @@ def _inline(text: str) -> str:
     return "".join(out)
 
 
-def markdown_table(text: str) -> str:
+def markdown_table(text: str, skip: Iterable[str] = ()) -> str:
     """The paper-style table.md as HTML: its pipe table, and its other lines as paragraphs (headings dropped:
-    the section says what it is)."""
+    the section says what it is; lines in `skip`, e.g. the coverage note shown above, left out)."""
     out: list[str] = []
     table: list[list[str]] = []
+    skipped = {t.strip() for t in skip}
 
     def flush() -> None:
         if not table:
@@ -112,10 +118,24 @@ def markdown_table(text: str) -> str:
             table.append([c.strip() for c in s[1:-1].split("|")])
             continue
         flush()
-        if s and not s.startswith("#"):
+        if s and not s.startswith("#") and s not in skipped:
             out.append(f"<p>{_inline(s)}</p>")
     flush()
     return "\n".join(out)
+
+
+def records_table(rows: list[dict[str, Any]]) -> str:
+    """A list of flat records (summary.json's verdict, variance shares) as a table, columns in first-seen order."""
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(_cell(r.get(c)) for c in cols) + "</tr>" for r in rows)
+    return f'<div class="scroll"><table class="data"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f'<td class="num">{esc(v)}</td>'
+    return f"<td>{esc('' if v is None else v)}</td>"
 
 
 def figure(path: Path) -> str:
@@ -171,20 +191,25 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
                  f"{esc(record.interval_covers)}</p>")
     table_md = out / "table.md"
     if table_md.exists():
-        parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text()))
-    pngs = sorted(out.glob("*.png"))
-    if pngs:
-        parts.append('<h2 id="figures">Figures</h2>' + "\n".join(figure(p) for p in pngs))
+        parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text(), [record.interval_covers]))
+    pngs = sorted(out.glob("*.png"), key=lambda p: (p.name != "summary.png", p.name))
+    if pngs:  # the summary figure full width first, the others (experiment figures, sample grids) side by side
+        main_fig = [p for p in pngs if p.name == "summary.png"]
+        rest = [p for p in pngs if p.name != "summary.png"]
+        parts.append('<h2 id="figures">Figures</h2>' + "".join(figure(p) for p in main_fig)
+                     + ('<div class="gallery">' + "\n".join(figure(p) for p in rest) + "</div>" if rest else ""))
     csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV), key=lambda p: (p.name != "summary.csv", p.name))
     if csvs:
         parts.append('<h2 id="data">Result files</h2>')
         for p in csvs:
             parts.append(f"<h3>{esc(p.name)}</h3>" + csv_table(p, p.stem))
-    for extra in ("verdict", "hole_fraction", "variance_shares"):
+    for extra in ("verdict", "variance_shares", "hole_fraction"):
         value = getattr(record, extra, None)
-        if value:
-            parts.append(f"<h3>{esc(extra)} (summary.json)</h3><pre><code>{esc(json.dumps(value, indent=2, default=str))}"
-                         "</code></pre>")
+        if value and isinstance(value, list) and all(isinstance(r, dict) for r in value):
+            parts.append(f"<h3>{esc(extra)} (summary.json)</h3>" + records_table(value))
+        elif value:
+            parts.append(f"<h3>{esc(extra)} (summary.json)</h3>" + meta_table(sorted(dict(value).items())
+                         if isinstance(value, dict) else [(extra, value)]))
     parts.append('<h2 id="inputs">Extractor, generators, k-NN</h2>')
     parts.append(meta_table([("extractor (weights identity)", record.extractor), ("IMD k-NN", record.knn)]
                             + [(f"generator {k}", v) for k, v in sorted((record.generators or {}).items())]))
@@ -195,8 +220,9 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
                                ("stage seconds", record.stage_seconds or None),
                                ("seconds per run", None if record.seconds_per_run is None
                                 else round(record.seconds_per_run, 3))]))
-    parts.append('<h2 id="config">Resolved config</h2><pre><code id="config-json">'
-                 f"{esc(json.dumps(record.config, indent=2, sort_keys=True, default=str))}</code></pre>")
+    config = json.dumps(record.config, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    parts.append(f'<h2 id="config">Resolved config</h2><pre class="config"><code id="config-json">{esc(config)}'
+                 "</code></pre>")
     files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name != REPORT_FILE) if out.is_dir() else []
     parts.append('<h2 id="files">Files in this directory</h2><p>' + esc(", ".join(files)) + "</p>")
     parts.append("</body></html>\n")
