@@ -219,6 +219,16 @@ def test_bad_input_fails_before_extraction(sets, tmp_path, capsys, no_extraction
     assert err.startswith("ganeval-score: ") and "Traceback" not in err
 
 
+def test_npz_key_picks_one_array(sets, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    fake = np.load(sets["fake"])
+    np.savez(tmp_path / "two.npz", a=fake, b=fake[::-1].copy())
+    err = _error([str(sets["real"]), str(tmp_path / "two.npz"), *OPTS], capsys)
+    assert "holds arrays ['a', 'b']" in err and "two.npz:KEY" in err
+    doc = score_json([str(sets["real"]), f"{tmp_path / 'two.npz'}:b", "--metrics", "fid", "--quiet"], capsys)
+    assert doc["fakes"][0]["model"] == "two:b"
+    assert doc["results"][0]["value"] == fid(np.load(sets["real"]), fake[::-1].copy())
+
+
 def test_fake_given_twice_and_nan_rows(sets, tmp_path, capsys, no_extraction) -> None:  # type: ignore[no-untyped-def]
     err = _error([str(sets["real"]), str(sets["fake"]), str(sets["fake"]), *OPTS], capsys)
     assert "is given 2 times" in err

@@ -552,7 +552,7 @@ def summarize(ctx: Context, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFr
 def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
           tables: bool = True, seeds: pd.DataFrame | None = None) -> None:
     """Write summary.csv/.json, comparison.csv, summary_seeds.csv (per-(model, seed) `seeds` with several
-    training seeds), the tables and (if plots) summary.png into results_dir."""
+    training seeds), the tables, (if plots) summary.png and report.html into results_dir."""
     from ganeval.results import plots, write_results
 
     if "imd" in ctx.settings.metrics:

@@ -105,7 +105,12 @@ def load_input(arg: str) -> InputSet:
     if path.is_dir():
         return classify(InputSet(arg, path.resolve().name, "folder", folder(path), True))
     if Path(file).expanduser().is_file():
-        arr = array(Path(file).expanduser(), key or None)
+        try:
+            arr = array(Path(file).expanduser(), key or None)
+        except ValueError as e:
+            if "pass key=" not in str(e):
+                raise
+            raise ValueError(f"{e} (on the command line: {file}:KEY)") from None
         name = Path(file).stem + (f":{key}" if key else "")
         return classify(InputSet(arg, name, "array", arr, False))
     names = data_names()
