@@ -183,7 +183,9 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
              f"<h1>{esc(name)}</h1>"]
     facts = [("experiment", record.experiment), ("results directory", str(out)), ("runs", record.runs),
              ("sample size", record.config.get("sample_size")), ("confidence", record.config.get("confidence")),
-             ("seed", record.seed), ("device", record.device), ("config hash", record.config_hash)]
+             ("seed", record.seed), ("device", record.device), ("config hash", record.config_hash),
+             ("scored on", "the full sets (one value per metric, no interval)" if record.config.get("full_sets") else None),
+             ("rows per set", record.config.get("sets"))]
     parts.append(meta_table(facts))
     parts.append(f'<h2 id="reproduce">Reproduce</h2><pre><code id="command">{esc(record.command or "(not recorded)")}'
                  "</code></pre>")
