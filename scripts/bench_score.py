@@ -6,7 +6,8 @@
 
 Each case is timed as a subprocess (`python -m ganeval.score ...`, wall clock: Python start-up, imports,
 loading, features, metrics) and in-process (`ganeval.score.main`, imports already done), `--repeats` times.
-The CPU model, core count and load average are printed with the numbers.
+The CPU model, core count and load average are printed with the numbers, and the CPU seconds (user + system)
+beside each wall time: on a shared machine the wall time follows the load, the CPU time much less.
 
     python scripts/bench_score.py                 # both cases, 2 repeats, CPU
     python scripts/bench_score.py --repeats 3 --device cuda
@@ -71,28 +72,36 @@ def feature_arrays(root: Path) -> tuple[Path, Path]:
     return a, b
 
 
-def subprocess_seconds(args: list[str]) -> tuple[float, str]:
-    """Wall-clock seconds of `python -m ganeval.score ARGS` and its stdout."""
-    t = time.perf_counter()
+def children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes so far."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def subprocess_seconds(args: list[str]) -> tuple[float, float, str]:
+    """Wall-clock and CPU seconds of `python -m ganeval.score ARGS`, and its stdout."""
+    t, c = time.perf_counter(), children_cpu()
     done = subprocess.run([sys.executable, "-m", "ganeval.score", *args], capture_output=True, text=True, check=False)
-    dt = time.perf_counter() - t
+    dt, dc = time.perf_counter() - t, children_cpu() - c
     if done.returncode != 0:
         raise SystemExit(f"ganeval-score failed ({done.returncode}): {done.stderr[-2000:]}")
-    return dt, done.stdout
+    return dt, dc, done.stdout
 
 
-def inprocess_seconds(args: list[str]) -> tuple[float, str]:
-    """Seconds of `ganeval.score.main(ARGS)` in this process (imports done) and what it printed."""
+def inprocess_seconds(args: list[str]) -> tuple[float, float, str]:
+    """Wall-clock and CPU seconds of `ganeval.score.main(ARGS)` in this process (imports done), what it printed."""
     from ganeval.score import main
 
     buf = io.StringIO()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     with contextlib.redirect_stdout(buf):
         rc = main(args)
-    dt = time.perf_counter() - t
+    dt, dc = time.perf_counter() - t, time.process_time() - c
     if rc != 0:
         raise SystemExit(f"ganeval-score failed ({rc})")
-    return dt, buf.getvalue()
+    return dt, dc, buf.getvalue()
 
 
 def main() -> int:
@@ -107,9 +116,10 @@ def main() -> int:
 
     print(f"CPU: {cpu_model()}; torch {torch.__version__} ({torch.get_num_threads()} threads); ganeval "
           f"{ganeval.__version__}; python {platform.python_version()}; device {args.device}")
-    t = time.perf_counter()
+    t, c = time.perf_counter(), children_cpu()
     subprocess.run([sys.executable, "-c", "import ganeval.score, ganeval.experiments.score_sets, torch"], check=True)
-    print(f"python start-up + imports (subprocess): {time.perf_counter() - t:.2f} s")
+    print(f"python start-up + imports (subprocess): wall {time.perf_counter() - t:.2f} s, CPU {children_cpu() - c:.1f} s; "
+          f"load average {load()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         cases = {}
@@ -125,12 +135,12 @@ def main() -> int:
             print(f"\n== {title}\n   ganeval-score {' '.join(Path(x).name if '/' in x else x for x in cmd)}")
             for r in range(args.repeats):
                 before = load()
-                dt_sub, out = subprocess_seconds(cmd)
-                dt_in, out_in = inprocess_seconds(cmd)
+                dt_sub, cpu_sub, out = subprocess_seconds(cmd)
+                dt_in, cpu_in, out_in = inprocess_seconds(cmd)
                 if out != out_in:
                     raise SystemExit(f"the subprocess and in-process runs printed different values:\n{out}\n{out_in}")
-                print(f"   repeat {r}: subprocess wall {dt_sub:.2f} s, in-process {dt_in:.2f} s "
-                      f"(load average before: {before}; after: {load()})")
+                print(f"   repeat {r}: subprocess wall {dt_sub:.2f} s (CPU {cpu_sub:.1f} s), in-process wall {dt_in:.2f} s "
+                      f"(CPU {cpu_in:.1f} s); load average before: {before}; after: {load()}", flush=True)
             print("   " + out.strip().replace("\n", "\n   "))
     return 0
 
