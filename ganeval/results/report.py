@@ -44,8 +44,9 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
 .gallery { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
-.gallery figure { margin: 0; max-width: 420px; }
+.gallery figure { margin: 0; max-width: min(100%, 900px); }
 pre.config { column-count: 2; column-gap: 2em; }
+pre.command { white-space: pre-wrap; overflow-wrap: anywhere; }
 figcaption { font-size: .85em; color: #57606a; }
 .note { background: #fff8c5; border: 1px solid #eed888; padding: .6em 1em; border-radius: 6px; }
 .meta td:first-child { font-weight: 600; white-space: nowrap; }
@@ -187,7 +188,7 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
              ("scored on", "the full sets (one value per metric, no interval)" if record.config.get("full_sets") else None),
              ("rows per set", record.config.get("sets"))]
     parts.append(meta_table(facts))
-    parts.append(f'<h2 id="reproduce">Reproduce</h2><pre><code id="command">{esc(record.command or "(not recorded)")}'
+    parts.append(f'<h2 id="reproduce">Reproduce</h2><pre class="command"><code id="command">{esc(record.command or "(not recorded)")}'
                  "</code></pre>")
     parts.append(f'<h2 id="covers">What each interval covers</h2><p class="note" id="coverage">'
                  f"{esc(record.interval_covers)}</p>")
