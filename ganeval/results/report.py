@@ -34,8 +34,9 @@ table { border-collapse: collapse; margin: .6em 0; font-size: .86em; }
 th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.data { font-size: .74em; }
-table.data td { max-width: 16em; }
+table.data { font-size: .68em; }
+table.data td:not(.num) { max-width: 9em; }
+table.data th, table.data td { padding: .2em .4em; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table.paper td { text-align: center; white-space: nowrap; }
 table.paper td:first-child { text-align: left; font-weight: 600; }
