@@ -143,6 +143,16 @@ def test_report_escapes_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert "**" not in " ".join(page.text) and any(tag == "strong" for tag, _ in page.tags)  # table.md bold kept
 
 
+def test_report_shows_a_verdict(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "summary.csv").write_text("model,metric,mean\na,fid,1.5\n")
+    (tmp_path / "verdict.md").write_text("# Does IMD separate <them>?\n\n| metric | separates |\n|---|---|\n| IMD | no |\n")
+    record = RunRecord(config_hash="h", config={}, seed=0, device="cpu")
+    (tmp_path / "report.html").write_text(render_report(tmp_path, record))
+    page = parse(tmp_path / "report.html")
+    text = " ".join(page.text)
+    assert "Does IMD separate <them>?" in text and "separates" in text and ("h3", {}) in page.tags
+
+
 def test_no_report_without_results(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The app's second write after an experiment adds nothing where no summary was written."""
     from types import SimpleNamespace

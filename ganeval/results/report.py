@@ -1,6 +1,7 @@
 """report.html: one self-contained page per results directory, to look at a run without opening ten files.
 
-Built from what the directory holds (so it shows exactly what was written): the paper-style table (table.md),
+Built from what the directory holds (so it shows exactly what was written): the paper-style table (table.md)
+and the verdict (verdict.md) when there is one,
 every CSV but runs.csv (summary.csv first, its values as written), every PNG embedded as base64, and from the
 run record: what the intervals cover, the command that reproduces the run, the resolved config, the
 extractor and weights identity, the generators, package versions and stage times. All text is escaped; the
@@ -97,9 +98,10 @@ def _inline(text: str) -> str:
     return "".join(out)
 
 
-def markdown_table(text: str, skip: Iterable[str] = ()) -> str:
-    """The paper-style table.md as HTML: its pipe table, and its other lines as paragraphs (headings dropped:
-    the section says what it is; lines in `skip`, e.g. the coverage note shown above, left out)."""
+def markdown_table(text: str, skip: Iterable[str] = (), headings: bool = False) -> str:
+    """A results Markdown file (table.md, verdict.md) as HTML: pipe tables, other lines as paragraphs, headings as
+    h3 when `headings` (else dropped: the section says what it is); lines in `skip` (e.g. the coverage note shown
+    above) left out."""
     out: list[str] = []
     table: list[list[str]] = []
     skipped = {t.strip() for t in skip}
@@ -120,8 +122,11 @@ def markdown_table(text: str, skip: Iterable[str] = ()) -> str:
             table.append([c.strip() for c in s[1:-1].split("|")])
             continue
         flush()
-        if s and not s.startswith("#") and s not in skipped:
-            out.append(f"<p>{_inline(s)}</p>")
+        if s.startswith("#"):
+            if headings:
+                out.append(f"<h3>{_inline(s.lstrip('#').strip())}</h3>")
+        elif s and s not in skipped:
+            out.append(f"<p>{_inline(s[2:] if s.startswith(('- ', '* ')) else s)}</p>")
     flush()
     return "\n".join(out)
 
@@ -196,6 +201,9 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
     table_md = out / "table.md"
     if table_md.exists():
         parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text(), [record.interval_covers]))
+    verdict = out / "verdict.md"
+    if verdict.exists():
+        parts.append('<h2 id="verdict">Verdict (verdict.md)</h2>' + markdown_table(verdict.read_text(), headings=True))
     pngs = sorted(out.glob("*.png"), key=lambda p: (p.name != "summary.png", p.name))
     if pngs:  # the summary figure full width first, the others (experiment figures, sample grids) side by side
         main_fig = [p for p in pngs if p.name == "summary.png"]
