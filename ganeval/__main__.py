@@ -31,7 +31,7 @@ def run_app(cfg: Any) -> Any:
     (with dry_run=true: check the config without any work and return the list of checks, see `validate`)."""
     from hydra.utils import instantiate
 
-    from ganeval.experiments.pipeline import make_context
+    from ganeval.experiments.pipeline import make_context, write_report
 
     if cfg.get("run_experiment") is None:
         options = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
@@ -45,7 +45,9 @@ def run_app(cfg: Any) -> Any:
 
         return validate(ctx)  # run_experiment instantiated above: its module imports
     log.info("experiment %s (%s) -> %s on %s", ctx.name, cfg.run_experiment._target_, ctx.results_dir, ctx.device)
-    return run(ctx)
+    summary = run(ctx)
+    write_report(ctx)  # again: with the figures an experiment writes after its tables (blur.png, torus.png, ...)
+    return summary
 
 
 def user_errors() -> tuple[type[BaseException], ...]:

@@ -56,6 +56,7 @@ class Context:
     # is loaded or planned; with the numeric config it is the identity of results_dir (see `open_results`)
     content: dict[str, dict[str, Any]] = field(default_factory=lambda: {"data": {}, "generators": {}})
     record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
+    report_title: str = ""  # the title `write` gave the tables, reused by report.html
 
     def __post_init__(self) -> None:
         """Start the run record with what the context knows; the steps and `write` fill in the rest."""
@@ -592,7 +593,7 @@ def summarize(ctx: Context, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFr
 def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
           tables: bool = True, seeds: pd.DataFrame | None = None) -> None:
     """Write summary.csv/.json, comparison.csv, summary_seeds.csv (per-(model, seed) `seeds` with several
-    training seeds), the tables and (if plots) summary.png into results_dir."""
+    training seeds), the tables, (if plots) summary.png and report.html into results_dir."""
     from ganeval.results import plots, write_results
 
     if "imd" in ctx.settings.metrics:
@@ -602,4 +603,15 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
     if strict_bool(ctx.cfg, "plots") and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds)
+    ctx.report_title = title
+    write_report(ctx)
     log.info("results in %s", ctx.results_dir)
+
+
+def write_report(ctx: Context) -> None:
+    """(Re)write results_dir/report.html from the files there and the run record: called by `write` and again by
+    the app after the experiment returns, so figures an experiment writes after `write` are in it too."""
+    from ganeval.results.report import write_report as write_html
+
+    if (ctx.results_dir / "summary.csv").exists():
+        write_html(ctx.results_dir, ctx.record, ctx.report_title or str(ctx.cfg.get("title") or ctx.name))

@@ -1,0 +1,251 @@
+"""report.html: one self-contained page per results directory, to look at a run without opening ten files.
+
+Built from what the directory holds (so it shows exactly what was written): the paper-style table (table.md)
+and the verdict (verdict.md) when there is one,
+every CSV but runs.csv (summary.csv first, its values as written), every PNG embedded as base64, and from the
+run record: what the intervals cover, the command that reproduces the run, the resolved config, the
+extractor and weights identity, the generators, package versions and stage times. All text is escaped; the
+page loads nothing from anywhere else.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ganeval.common import atomic_write_text
+
+if TYPE_CHECKING:
+    from ganeval.results.record import RunRecord
+
+REPORT_FILE = "report.html"
+SKIP_CSV = ("runs.csv",)  # the per-run rows: long, and summarised by summary.csv
+CSS = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0 auto; max-width: 1480px;
+       padding: 1.5em 2em 3em; color: #1f2328; line-height: 1.45; }
+h1 { font-size: 1.5em; border-bottom: 1px solid #d0d7de; padding-bottom: .3em; }
+h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #eaeef2; padding-bottom: .2em; }
+h3 { font-size: 1em; margin-top: 1.2em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .86em; }
+th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.data { font-size: .68em; }
+table.data td:not(.num) { max-width: 9em; }
+table.data th, table.data td { padding: .2em .4em; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table.paper td { text-align: center; white-space: nowrap; }
+table.paper td:first-child { text-align: left; font-weight: 600; }
+pre { background: #f6f8fa; padding: .8em 1em; overflow-x: auto; font-size: .82em; border-radius: 6px; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+figure { margin: 1em 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
+.gallery { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.gallery figure { margin: 0; max-width: min(100%, 900px); }
+pre.config { column-count: 2; column-gap: 2em; }
+pre.command { white-space: pre-wrap; overflow-wrap: anywhere; }
+figcaption { font-size: .85em; color: #57606a; }
+.note { background: #fff8c5; border: 1px solid #eed888; padding: .6em 1em; border-radius: 6px; }
+.meta td:first-child { font-weight: 600; white-space: nowrap; }
+"""
+
+
+def esc(value: Any) -> str:
+    """Text made safe for HTML (quotes included)."""
+    return html.escape(str(value), quote=True)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def csv_table(path: Path, css_id: str) -> str:
+    """A CSV file as an HTML table, every cell the file's own text (numbers right-aligned)."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return f"<p>{esc(path.name)} is empty.</p>"
+    head, body = rows[0], rows[1:]
+    out = [f'<div class="scroll"><table class="data" id="{esc(css_id)}" data-file="{esc(path.name)}">',
+           "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    for row in body:
+        cells = "".join(f'<td class="num">{esc(c)}</td>' if c and _is_number(c) else f"<td>{esc(c)}</td>" for c in row)
+        out.append(f"<tr>{cells}</tr>")
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def _inline(text: str) -> str:
+    """Markdown inline markup of the tables (**bold**, `code`) to HTML, everything else escaped."""
+    parts = re.split(r"(\*\*[^*]+\*\*|`[^`]+`)", text)
+    out = []
+    for p in parts:
+        if p.startswith("**") and p.endswith("**") and len(p) > 4:
+            out.append(f"<strong>{esc(p[2:-2])}</strong>")
+        elif p.startswith("`") and p.endswith("`") and len(p) > 2:
+            out.append(f"<code>{esc(p[1:-1])}</code>")
+        else:
+            out.append(esc(p))
+    return "".join(out)
+
+
+def markdown_table(text: str, skip: Iterable[str] = (), headings: bool = False) -> str:
+    """A results Markdown file (table.md, verdict.md) as HTML: pipe tables, other lines as paragraphs, headings as
+    h3 when `headings` (else dropped: the section says what it is); lines in `skip` (e.g. the coverage note shown
+    above) left out."""
+    out: list[str] = []
+    table: list[list[str]] = []
+    skipped = {t.strip() for t in skip}
+
+    def flush() -> None:
+        if not table:
+            return
+        head, body = table[0], [r for r in table[1:] if not all(set(c.strip()) <= set("-:") for c in r)]
+        out.append('<div class="scroll"><table class="paper"><thead><tr>'
+                   + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead><tbody>")
+        out.extend("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body)
+        out.append("</tbody></table></div>")
+        table.clear()
+
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("|") and s.endswith("|"):
+            table.append([c.strip() for c in s[1:-1].split("|")])
+            continue
+        flush()
+        if s.startswith("#"):
+            if headings:
+                out.append(f"<h3>{_inline(s.lstrip('#').strip())}</h3>")
+        elif s and s not in skipped:
+            out.append(f"<p>{_inline(s[2:] if s.startswith(('- ', '* ')) else s)}</p>")
+    flush()
+    return "\n".join(out)
+
+
+def records_table(rows: list[dict[str, Any]]) -> str:
+    """A list of flat records (summary.json's verdict, variance shares) as a table, columns in first-seen order."""
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(_cell(r.get(c)) for c in cols) + "</tr>" for r in rows)
+    return f'<div class="scroll"><table class="data"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f'<td class="num">{esc(v)}</td>'
+    return f"<td>{esc('' if v is None else v)}</td>"
+
+
+def figure(path: Path) -> str:
+    """A PNG embedded as a base64 data URI, captioned with its file name."""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (f'<figure><img src="data:image/png;base64,{data}" alt="{esc(path.name)}">'
+            f"<figcaption>{esc(path.name)}</figcaption></figure>")
+
+
+def meta_table(items: Iterable[tuple[str, Any]]) -> str:
+    """Key-value rows (values None left out; dicts and lists as compact JSON)."""
+    rows = []
+    for key, value in items:
+        if value is None:
+            continue
+        text = json.dumps(value, sort_keys=True, default=str) if isinstance(value, (dict, list)) else str(value)
+        rows.append(f"<tr><td>{esc(key)}</td><td><code>{esc(text)}</code></td></tr>")
+    return '<table class="meta">' + "".join(rows) + "</table>"
+
+
+def git_commit() -> str | None:
+    """The commit of the ganeval source tree when it is a git checkout (informational), else None."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                             text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out + (" (with uncommitted changes)" if dirty else "") if out else None
+
+
+def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> str:
+    """The HTML text of the report of results directory `out_dir` with its run record."""
+    out = Path(out_dir)
+    name = title or record.experiment or out.name
+    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+             f"<title>{esc(name)}</title><style>{CSS}</style></head><body>",
+             f"<h1>{esc(name)}</h1>"]
+    facts = [("experiment", record.experiment), ("results directory", str(out)), ("runs", record.runs),
+             ("sample size", record.config.get("sample_size")), ("confidence", record.config.get("confidence")),
+             ("seed", record.seed), ("device", record.device), ("config hash", record.config_hash),
+             ("scored on", "the full sets (one value per metric, no interval)" if record.config.get("full_sets") else None),
+             ("rows per set", record.config.get("sets"))]
+    parts.append(meta_table(facts))
+    parts.append(f'<h2 id="reproduce">Reproduce</h2><pre class="command"><code id="command">{esc(record.command or "(not recorded)")}'
+                 "</code></pre>")
+    parts.append(f'<h2 id="covers">What each interval covers</h2><p class="note" id="coverage">'
+                 f"{esc(record.interval_covers)}</p>")
+    table_md = out / "table.md"
+    if table_md.exists():
+        parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text(), [record.interval_covers]))
+    verdict = out / "verdict.md"
+    if verdict.exists():
+        parts.append('<h2 id="verdict">Verdict (verdict.md)</h2>' + markdown_table(verdict.read_text(), headings=True))
+    pngs = sorted(out.glob("*.png"), key=lambda p: (p.name != "summary.png", p.name))
+    if pngs:  # the summary figure full width first, the others (experiment figures, sample grids) side by side
+        main_fig = [p for p in pngs if p.name == "summary.png"]
+        rest = [p for p in pngs if p.name != "summary.png"]
+        parts.append('<h2 id="figures">Figures</h2>' + "".join(figure(p) for p in main_fig)
+                     + ('<div class="gallery">' + "\n".join(figure(p) for p in rest) + "</div>" if rest else ""))
+    csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV), key=lambda p: (p.name != "summary.csv", p.name))
+    if csvs:
+        parts.append('<h2 id="data">Result files</h2>')
+        for p in csvs:
+            parts.append(f"<h3>{esc(p.name)}</h3>" + csv_table(p, p.stem))
+    for extra in ("verdict", "variance_shares", "hole_fraction"):
+        value = getattr(record, extra, None)
+        if value and isinstance(value, list) and all(isinstance(r, dict) for r in value):
+            parts.append(f"<h3>{esc(extra)} (summary.json)</h3>" + records_table(value))
+        elif value:
+            parts.append(f"<h3>{esc(extra)} (summary.json)</h3>" + meta_table(sorted(dict(value).items())
+                         if isinstance(value, dict) else [(extra, value)]))
+    parts.append('<h2 id="inputs">Extractor, generators, k-NN</h2>')
+    parts.append(meta_table([("extractor (weights identity)", record.extractor), ("IMD k-NN", record.knn)]
+                            + [(f"generator {k}", v) for k, v in sorted((record.generators or {}).items())]))
+    versions = {**record.packages}
+    commit = git_commit()
+    parts.append('<h2 id="versions">Versions and times</h2>'
+                 + meta_table([*sorted(versions.items()), ("ganeval source commit", commit),
+                               ("stage seconds", record.stage_seconds or None),
+                               ("seconds per run", None if record.seconds_per_run is None
+                                else round(record.seconds_per_run, 3))]))
+    config = json.dumps(record.config, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    parts.append(f'<h2 id="config">Resolved config</h2><pre class="config"><code id="config-json">{esc(config)}'
+                 "</code></pre>")
+    files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name != REPORT_FILE) if out.is_dir() else []
+    parts.append('<h2 id="files">Files in this directory</h2><p>' + esc(", ".join(files)) + "</p>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def write_report(out_dir: str | Path, record: RunRecord, title: str = "") -> Path:
+    """Write report.html into `out_dir` atomically (see `render_report`)."""
+    path = Path(out_dir) / REPORT_FILE
+    atomic_write_text(path, render_report(out_dir, record, title))
+    return path
+
+
+__all__ = ["REPORT_FILE", "esc", "render_report", "write_report"]

@@ -1,0 +1,195 @@
+"""`ganeval-score REAL FAKE [FAKE ...]` (also `python -m ganeval.score`): score generated sets against a real one
+in one line, as pytorch-fid and torch-fidelity do, or with intervals over subsamples (--runs N --sample-size M).
+
+The command parses and checks its options, then calls `ganeval.experiments.score_sets.score_sets`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import sys
+from typing import Any, Sequence
+
+EPILOG = """\
+inputs (REAL, FAKE), resolved in this order:
+  an existing folder        images under it, recursive, sorted (png, jpg, jpeg, webp, bmp)
+  an existing .npy/.npz     an array; FILE.npz:KEY picks one of several arrays in a .npz
+  a dataset name            a data config of ganeval/configs/data/ with its defaults, as `ganeval data=NAME`
+                            loads it: {names}
+  An array is features when it is 2-D (N×D) and images when it is 3-D/4-D in an image layout
+  (N×H×W, N×C×H×W or N×H×W×C, C = 1 or 3) of uint8 or floats in [0, 1]; anything else is refused.
+  Features default to inception for images and identity for feature arrays.
+
+runs:
+  --runs 1 (default) scores each FAKE against REAL once on all rows of both, like pytorch-fid:
+  imd(real, fake, seed=SEED) (probes from numpy.random.default_rng(SEED): REAL's are the same for every
+  FAKE), fid(real, fake), kid(real, fake, subsets, subset_size, seed=SEED) (its mean; its std over subsets is
+  printed beside it). No interval: another --seed moves IMD and KID.
+  --runs N --sample-size M runs the subsample protocol (ganeval.evaluate): run r draws M rows of each set
+  with numpy.random.default_rng([SEED, r]) and prints mean ± half-width of the Student-t interval.
+
+examples:
+  ganeval-score real_images/ fake_images/                     # Inception features, IMD, FID, KID
+  ganeval-score digits fakes/ --features pixels --metrics fid,kid
+  ganeval-score real.npz fake_a.npz fake_b.npz --runs 20 --sample-size 5000
+  ganeval-score real.npy fake.npy --json > scores.json
+  ganeval-score real.npy fake.npy --runs 10 --sample-size 1000 --out results/mine   # + report.html
+"""
+
+
+def parse_metrics(text: str) -> dict[str, dict[str, Any]]:
+    """'imd,fid' -> {'imd': {}, 'fid': {}}, each name checked against the metric registry."""
+    from ganeval.metrics import get_metric
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ValueError("--metrics is empty: name at least one of imd, fid, kid")
+    for name in names:
+        get_metric(name)
+    if len(set(names)) < len(names):
+        raise ValueError(f"--metrics {text} names a metric twice")
+    return {n: {} for n in names}
+
+
+def parse_option(text: str, metrics: dict[str, dict[str, Any]]) -> None:
+    """'kid.subset_size=500' -> metrics['kid']['subset_size'] = 500 (YAML scalars: 500, 0.5, true, exact)."""
+    import yaml
+
+    key, eq, value = text.partition("=")
+    metric, dot, name = key.strip().partition(".")
+    if not eq or not dot or not name:
+        raise ValueError(f"--option {text}: write METRIC.OPTION=VALUE, e.g. kid.subset_size=500")
+    if metric not in metrics:
+        raise ValueError(f"--option {text}: {metric} is not among --metrics ({', '.join(metrics)})")
+    try:
+        metrics[metric][name.strip()] = yaml.safe_load(value)
+    except yaml.YAMLError as e:
+        raise ValueError(f"--option {text}: cannot read the value ({e})") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command-line parser (its help lists the dataset names a REAL or FAKE may be)."""
+    from ganeval.experiments.score_sets import data_names
+
+    p = argparse.ArgumentParser(
+        prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Score generated sets (FAKE) against a real set (REAL) with IMD, FID and KID.",
+        epilog=EPILOG.format(names=", ".join(data_names())))
+    p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file or dataset name")
+    p.add_argument("fakes", metavar="FAKE", nargs="+", help="generated set(s), each scored against REAL")
+    p.add_argument("--features", choices=("inception", "pixels", "identity"), default=None,
+                   help="feature extractor (default: inception for images, identity for feature arrays)")
+    p.add_argument("--metrics", default="imd,fid,kid", help="comma-separated metrics (default: imd,fid,kid)")
+    p.add_argument("--option", action="append", default=[], metavar="METRIC.NAME=VALUE",
+                   help="a metric option, repeatable: kid.subset_size=500, kid.subsets=50, imd.k=5, imd.knn=approx")
+    p.add_argument("--runs", type=int, default=1, help="1: one value on the full sets (default); N > 1: the "
+                   "subsample protocol with intervals (needs --sample-size)")
+    p.add_argument("--sample-size", type=int, default=None, help="rows drawn from each set per run (with --runs > 1)")
+    p.add_argument("--confidence", type=float, default=0.99, help="interval level with --runs > 1 (default 0.99)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available)")
+    p.add_argument("--batch-size", type=int, default=250, help="feature-extraction batch size (default 250)")
+    p.add_argument("--weights", default=None, help="Inception weights file (pt_inception-2015-12-05-6726825d.pth); "
+                   "default: $GANEVAL_INCEPTION_WEIGHTS, the torch hub cache, then a download")
+    p.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048),
+                   help="Inception feature block (default 2048, pool3)")
+    p.add_argument("--no-download", action="store_true", help="never download Inception weights")
+    p.add_argument("--cache-dir", default=None, help="cache features here, keyed by content (default: no cache)")
+    p.add_argument("--out", default=None, metavar="DIR", help="write runs.csv, summary.csv/json, table.md/.tex, "
+                   "summary.png and report.html here (as the ganeval app does; ganeval-collate reads it)")
+    p.add_argument("--overwrite", action="store_true", help="replace runs of other inputs or options in --out")
+    p.add_argument("--no-plots", action="store_true", help="no summary.png in --out")
+    p.add_argument("--json", action="store_true", help="print the results as JSON on stdout (and nothing else)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars (on stderr)")
+    return p
+
+
+def number(v: float) -> float | None:
+    """A JSON-safe float (NaN -> null)."""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def as_json(result: Any) -> dict[str, Any]:
+    """The machine-readable document: inputs, protocol, extractor and one entry per model and metric."""
+    full = result.record.config["full_sets"]
+    rows = []
+    for _, r in result.summary.iterrows():
+        entry: dict[str, Any] = {"model": str(r["model"]), "metric": str(r["metric"])}
+        if full:
+            entry["value"] = float(r["mean"])
+            entry.update(result.extras.get((str(r["model"]), str(r["metric"])), {}))
+        else:
+            entry.update({k: number(r[k]) for k in ("mean", "std", "ci_low", "ci_high", "half_width")})
+            entry["n_runs"] = int(r["n_runs"])
+        rows.append(entry)
+    cfg = result.record.config
+    return {
+        "real": {"input": result.real.arg, "rows": len(result.real.array)},
+        "fakes": [{"model": f.name, "input": f.arg, "rows": len(f.array)} for f in result.fakes],
+        "mode": "full sets" if full else "subsample protocol",
+        "runs": cfg["runs"], "sample_size": cfg["sample_size"], "confidence": None if full else cfg["confidence"],
+        "seed": cfg["seed"], "device": cfg["device"], "features": cfg["features"], "metrics": cfg["metrics"],
+        "interval_covers": result.record.interval_covers,
+        "results": rows,
+        "out": str(result.out) if result.out is not None else None,
+    }
+
+
+def plain_lines(result: Any) -> list[str]:
+    """One line per FAKE and metric: model, metric label, value (± half-width with runs > 1)."""
+    from ganeval.results.tables import metric_label
+
+    full = result.record.config["full_sets"]
+    width = max(len(f.name) for f in result.fakes)
+    lines = []
+    for _, r in result.summary.iterrows():
+        label = metric_label(str(r["metric"]))[0].split("×")[0]  # the raw value, not the table's KID×10³
+        if full:
+            text = f"{r['mean']:.6g}"
+            std = result.extras.get((str(r["model"]), str(r["metric"])), {}).get("std")
+            if std is not None:
+                text += f"  (std over subsets {std:.3g})"
+        else:
+            text = (f"{r['mean']:.6g} ± {r['half_width']:.3g}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} runs of "
+                    f"{int(r['sample_size'])})")
+        lines.append(f"{str(r['model']):<{width}}  {label:<4} {text}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point; user errors print one line on stderr and exit 2."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(argv)
+    from ganeval.__main__ import user_errors
+    from ganeval.experiments.score_sets import ScoreRequest, score_sets
+
+    try:
+        metrics = parse_metrics(args.metrics)
+        for text in args.option:
+            parse_option(text, metrics)
+        request = ScoreRequest(
+            real=args.real, fakes=args.fakes, features=args.features, metrics=metrics, runs=args.runs,
+            sample_size=args.sample_size, confidence=args.confidence, seed=args.seed, device=args.device,
+            batch_size=args.batch_size, weights=args.weights, dims=args.dims, download=not args.no_download,
+            cache_dir=args.cache_dir, out=args.out, overwrite=args.overwrite, plots=not args.no_plots,
+            progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]))
+        if request.batch_size < 1:
+            raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
+        result = score_sets(request)
+    except user_errors() as e:
+        print(f"ganeval-score: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(as_json(result), indent=2, default=str))
+    else:
+        print("\n".join(plain_lines(result)))
+        if result.out is not None:
+            print(f"results in {result.out} (report.html)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
