@@ -55,3 +55,22 @@ def test_mixed_protocols_refused() -> None:
     b = summarize_runs(_rows(), 0.99, 1000)
     with pytest.raises(ValueError, match="sample_size"):
         table_markdown(pd.concat([a, b]))
+
+
+@pytest.mark.parametrize("extractor, label, tex", [
+    (None, "FID", None), ("inception", "FID", None), ("dinov2", "FD_DINOv2", r"FD$_\text{DINOv2}$"),
+    ("clip", "FD_CLIP", r"FD$_\text{CLIP}$"), ("pixels", "FD_pixels", r"FD$_\text{pixels}$"),
+])
+def test_fid_is_named_by_its_feature_space(extractor: str | None, label: str, tex: str | None) -> None:
+    s = summarize_runs(_rows(), 0.99, 500)
+    rows = [ln.split("|")[1].strip() for ln in table_markdown(s, extractor=extractor).splitlines()[2:5]]
+    assert rows == ["IMD", "KID×10³", label]
+    if tex is not None:
+        assert tex + " & " in table_latex(s, extractor=extractor)
+
+
+def test_direction_sentence_follows_the_metrics() -> None:
+    from ganeval.results.tables import direction_sentence
+
+    assert direction_sentence(["imd", "kid", "fid"]) == "Lower is better"
+    assert direction_sentence(["fid", "precision", "recall"]) == "Higher is better for Precision, Recall, lower for FID"

@@ -141,4 +141,5 @@ def write_beside_paper(ctx: pipeline.Context, summary: pd.DataFrame, comparison:
     if pipeline.strict_bool(cfg, "plots"):
         from ganeval.results import plots
 
-        plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds)
+        plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
+                           extractor=(ctx.record.extractor or {}).get("name"))

@@ -602,7 +602,8 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     ctx.record.set_results(summary, ctx.stage_seconds)
     write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
     if strict_bool(ctx.cfg, "plots") and tables:
-        plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds)
+        plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
+                           extractor=(ctx.record.extractor or {}).get("name"))
     ctx.report_title = title
     write_report(ctx)
     log.info("results in %s", ctx.results_dir)

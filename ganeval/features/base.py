@@ -34,6 +34,7 @@ class Extractor:
     """
 
     name: str = "extractor"
+    fd_name: str | None = None  # FID's name on these features: FD_<fd_name> (None: the extractor's name; Inception: FID)
     images: bool = True
     cacheable: bool = True
     outputs: str | None = "features"

@@ -241,6 +241,8 @@ class InceptionExtractor(Extractor):
     "bfloat16") speed up GPU runs; autocast changes the numbers and is recorded in the identity.
     """
 
+    fd_name = "Inception"  # FD on Inception pool3 is FID itself
+
     def __init__(
         self,
         dims: int = 2048,

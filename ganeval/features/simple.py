@@ -16,6 +16,8 @@ class PixelsExtractor(Extractor):
     """The image itself as a vector: [0, 1] floats, optionally resized to `size`×`size` (bilinear,
     antialiased) and converted to `channels` (3: repeat gray, 1: average RGB), flattened C·H·W."""
 
+    fd_name = "pixels"
+
     def __init__(self, size: int | None = None, channels: int | None = None) -> None:
         if size is not None and (not isinstance(size, int) or size < 1):
             raise ValueError(f"size must be a positive int or None, got {size!r}")
@@ -43,6 +45,8 @@ class PixelsExtractor(Extractor):
 @register("identity")
 class IdentityExtractor(Extractor):
     """Inputs that already are features (N×D; more axes are flattened), returned as float32."""
+
+    fd_name = "features"
 
     images = False
     cacheable = False

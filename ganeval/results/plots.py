@@ -40,9 +40,11 @@ def _seed_means(seeds: pd.DataFrame, columns: list[str], group: tuple, metric: s
     return seeds.loc[mask, "mean"].to_numpy(float)
 
 
-def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame | None = None) -> Any:
+def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame | None = None,
+                   extractor: str | None = None) -> Any:
     """The figure of `plot_summary`: one panel per metric, in the table's units (the registry's label and scale,
     e.g. KID×10³), panels laid out so that no label reaches into a neighbour (constrained layout)."""
+    from ganeval.metrics.registry import REGISTRY
     from ganeval.results.tables import metric_label
 
     plt = _plt()
@@ -50,7 +52,7 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
     metrics = list(dict.fromkeys(summary.metric))
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.8 * len(metrics), 3.6), squeeze=False, layout="constrained")
     for ax, m in zip(axes[0], metrics):
-        label, scale, _ = metric_label(m)
+        label, scale, _ = metric_label(m, extractor)
         s = summary[summary.metric == m]
         groups = list(s[cols].itertuples(index=False, name=None))
         labels = [" / ".join(str(v) for v in r) for r in groups] if cols else ["value"]
@@ -65,7 +67,8 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
             ax.legend(fontsize=7)
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
         ax.set_xlim(-0.5, len(s) - 0.5 + (0.3 if seeds is not None else 0))
-        ax.set_title(f"{label} (lower is better)", fontsize=10)
+        better = "higher" if getattr(REGISTRY.get(m), "higher_is_better", False) else "lower"
+        ax.set_title(f"{label} ({better} is better)", fontsize=10)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     conf = summary["confidence"].iloc[0] if "confidence" in summary else None
@@ -73,13 +76,14 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
     return fig
 
 
-def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None) -> Path:
+def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None,
+                 extractor: str | None = None) -> Path:
     """One panel per metric: each group's mean with its confidence interval as an error bar, in the table's units.
 
     With `seeds` (the per-(model, seed) summary) each training seed's mean is a small point beside its model's
     pooled interval.
     """
-    return _save(summary_figure(summary, title, seeds), path)
+    return _save(summary_figure(summary, title, seeds, extractor), path)
 
 
 def plot_blur(summary: pd.DataFrame, path: str | Path, value: str = "normalized") -> Path:

@@ -20,13 +20,42 @@ from ganeval.results.summary import PROTOCOL_COLUMNS, summary_group_columns
 METRIC_ORDER = ("imd", "kid", "fid")  # the paper's rows; other metrics follow by name
 
 
-def metric_label(name: str) -> tuple[str, float, str]:
+def fd_name(extractor: str | None) -> str | None:
+    """The feature space's name in FD_<name> (e.g. DINOv2), or None for Inception pool3 (FID itself) and
+    when the extractor is not known."""
+    from ganeval.features.base import REGISTRY as EXTRACTORS
+
+    if extractor is None:
+        return None
+    cls = EXTRACTORS.get(extractor)
+    name = getattr(cls, "fd_name", None) or extractor
+    return None if name == "Inception" else name
+
+
+def metric_label(name: str, extractor: str | None = None) -> tuple[str, float, str]:
     """(label, scale, LaTeX label) of a metric, as its registry entry gives them (KID shows as KID×10³);
-    a name the registry does not know shows as itself."""
+    FID on features other than Inception's is named by them (FD_DINOv2, FD_pixels, ...); a name the
+    registry does not know shows as itself."""
     from ganeval.metrics.registry import REGISTRY
 
+    space = fd_name(extractor) if name == "fid" else None
+    if space is not None:
+        return f"FD_{space}", 1.0, rf"FD$_\text{{{_tex_escape(space)}}}$"
     m = REGISTRY.get(name)
     return (m.label, m.scale, m.label_tex) if m is not None else (name, 1.0, _tex_escape(name))
+
+
+def direction_sentence(metrics: Any) -> str:
+    """Which way is better for the metrics shown (lower for IMD/FID/KID, higher for IS, precision, ...)."""
+    from ganeval.metrics.registry import REGISTRY
+
+    metrics = list(dict.fromkeys(metrics))
+    higher = [m for m in metrics if getattr(REGISTRY.get(m), "higher_is_better", False)]
+    if not higher:
+        return "Lower is better"
+    lower = [m for m in metrics if m not in higher]
+    names = lambda ms: ", ".join(metric_label(m)[0] for m in ms)  # noqa: E731
+    return f"Higher is better for {names(higher)}" + (f", lower for {names(lower)}" if lower else "")
 
 
 def _fmt(v: Any) -> str:
@@ -152,15 +181,16 @@ def _bold_sentence(summary: pd.DataFrame, comparison: pd.DataFrame | None) -> st
     if comparison is None or comparison.empty:
         why = ("each dataset has one model, so there is nothing to compare" if _one_model_per_dataset(summary) else
                "no paired comparison of the models was made (their runs were not paired), so none is declared better")
-        return f"Lower is better; nothing is bold: {why}."
+        return f"{direction_sentence(summary.metric)}; nothing is bold: {why}."
     paired = "by training seed" if "n_seeds" in comparison.columns else "by run"
-    return (f"Lower is better; bold: significantly best at {summary['confidence'].iloc[0]:.0%}: the interval of "
+    return (f"{direction_sentence(summary.metric)}; bold: significantly best at {summary['confidence'].iloc[0]:.0%}: the interval of "
             f"every paired difference ({paired}) with the other models of its dataset excludes 0 (the differences "
             "and their intervals: comparison.csv).")
 
 
 def table_markdown(
-    summary: pd.DataFrame, comparison: pd.DataFrame | None = None, title: str = "", digits: int = 2
+    summary: pd.DataFrame, comparison: pd.DataFrame | None = None, title: str = "", digits: int = 2,
+    extractor: str | None = None,
 ) -> str:
     """The paper-style table in Markdown; bold marks a model significantly best in its dataset by `comparison`."""
     t = table_cells(summary, comparison, digits=digits)
@@ -171,7 +201,7 @@ def table_markdown(
         lines += [f"### {title}", ""]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for m in t.index:
-        label = metric_label(m)[0]
+        label = metric_label(m, extractor)[0]
         cells = [f"**{t.loc[m, g]}**" if (m, g) in t.attrs["best"] else t.loc[m, g] for g in t.columns]
         lines.append("| " + " | ".join([label] + cells) + " |")
     lines += [
@@ -191,7 +221,8 @@ def _tex_escape(s: str) -> str:
 
 
 def table_latex(
-    summary: pd.DataFrame, comparison: pd.DataFrame | None = None, caption: str = "", digits: int = 2
+    summary: pd.DataFrame, comparison: pd.DataFrame | None = None, caption: str = "", digits: int = 2,
+    extractor: str | None = None,
 ) -> str:
     """The paper-style table as a booktabs LaTeX tabular (first group level as multicolumn headers), bold as in Markdown."""
     t = table_cells(summary, comparison, digits=digits)
@@ -229,16 +260,17 @@ def table_latex(
                 mean = rf"\mathbf{{{mean}}}" if (m, g) in t.attrs["best"] else mean
                 text = f"${mean} \\pm {half}$"
             cells.append(text)
-        lines.append(metric_label(m)[2] + " & " + " & ".join(cells) + r" \\")
+        lines.append(metric_label(m, extractor)[2] + " & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
 
 
 def write_tables(
-    summary: pd.DataFrame, out_dir: str | Path, comparison: pd.DataFrame | None = None, title: str = ""
+    summary: pd.DataFrame, out_dir: str | Path, comparison: pd.DataFrame | None = None, title: str = "",
+    extractor: str | None = None,
 ) -> list[Path]:
-    """Write table.md and table.tex for `summary` (bold by `comparison`) into `out_dir`."""
+    """Write table.md and table.tex for `summary` (bold by `comparison`) into `out_dir`; `extractor` names FD."""
     out = Path(out_dir)
-    atomic_write_text(out / "table.md", table_markdown(summary, comparison, title))
-    atomic_write_text(out / "table.tex", table_latex(summary, comparison, title))
+    atomic_write_text(out / "table.md", table_markdown(summary, comparison, title, extractor=extractor))
+    atomic_write_text(out / "table.tex", table_latex(summary, comparison, title, extractor=extractor))
     return [out / "table.md", out / "table.tex"]
