@@ -105,8 +105,8 @@ def mean_ci(values: np.ndarray, confidence: float) -> dict[str, float]:
 
 def bootstrap(x: np.ndarray, y: np.ndarray, t: np.ndarray, n: int, resamples: int, confidence: float,
               seed: Any) -> dict[str, np.ndarray]:
-    """Percentile bootstrap over probes (seeded) of std(x)/std(y) and of the variance-optimal α = −cov(X, Y')/(t·var(Y'))
-    where x = with, y = without the control variate (X = y, Y' = (x − y)/(t·e^−t) + n, the n·vᵀLv term)."""
+    """Percentile bootstrap over probes (seeded) of std(x)/std(y) and of the variance-optimal
+    α = −cov(X, Y')/(t·var(Y')), x with and y without the control variate (X = y, Y' = (x − y)/(t·e^−t) + n = n·vᵀLv)."""
     rng = np.random.default_rng(seed)
     lo, hi = (1 - confidence) / 2, (1 + confidence) / 2
     ratios, alphas = [], []
@@ -403,6 +403,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         images = pipeline.load_data(ctx, cfg.data, "data")
     settings.check_pools({"data": len(images)})
     extractor = pipeline.make_extractor(ctx)
+    pipeline.open_results(ctx, protocol=False)  # a results_dir holding another config's runs: refused now
     with ctx.stage("features"):
         feats = pipeline.features(ctx, images, extractor, "data")
     t = np.unique(np.concatenate([np.asarray(cfg.t_errors, dtype=np.float64),
@@ -418,12 +419,13 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     found = claims(df, cfg)
     ctx.record.verdict = [{k: v for k, v in c.items() if k != "per_t"} | {"per_t": [list(p) for p in c["per_t"]]}
                           for c in found]
+    features = ctx.record.extractor.get("name") if ctx.record.extractor else "?"
     header = (f"One union k-NN graph (k = {o['k']}) of {settings.sample_size} rows of {ctx.choices.get('data', 'data')} "
-              f"({ctx.record.extractor.get('name') if ctx.record.extractor else '?'} features), seed {settings.seed}; "
-              f"{int(cfg.probes)} unit Gaussian probes split into disjoint batches of nv; ground truth: the dense "
-              f"eigendecomposition. Intervals ({settings.confidence:.0%}): χ² over the batches for an RMS error (exact for "
-              f"normal batch errors of mean zero), Student-t over probes for a mean (biases); percentile bootstrap over probes ({int(cfg.bootstrap)} resamples) "
-              "for the variance ratio and the optimal α.")
+              f"({features} features), seed {settings.seed}; {int(cfg.probes)} unit Gaussian probes split into "
+              "disjoint batches of nv; ground truth: the dense eigendecomposition. Intervals "
+              f"({settings.confidence:.0%}): χ² over the batches for an RMS error (exact for normal batch errors of "
+              "mean zero), Student-t over probes for a mean (biases); percentile bootstrap over probes "
+              f"({int(cfg.bootstrap)} resamples) for the variance ratio and the optimal α.")
     summary = df[df.quantity.isin(["rms_error", "lanczos_bias", "std_ratio"])].reset_index(drop=True)
     pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)
     atomic_write_text(ctx.results_dir / "table.md", table_text(df, cfg, header))
