@@ -20,6 +20,13 @@ from ganeval.results import write_csv
 
 log = logging.getLogger("ganeval")
 
+# The paper's appendix (figure "torus"): mean ± half-width per metric, good and bad vanilla GAN, raw 3-D coordinates.
+PAPER: dict[str, dict[str, tuple[float, float]]] = {
+    "fid": {"good": (0.00529, 0.00070), "bad": (0.00627, 0.00076)},
+    "kid": {"good": (0.00172, 0.00073), "bad": (0.00259, 0.00077)},
+    "imd": {"good": (9.02059, 1.5195), "bad": (14.0732, 2.1706)},
+}
+
 
 def hole_fraction(points: np.ndarray, R: float, r: float) -> float:
     """Fraction of 3-D points whose distance to the z axis is below R − r (inside the torus hole)."""
