@@ -127,9 +127,18 @@ class Candidate:
 # --------------------------------------------------------------------------- training and scoring, cached
 def checkpoint(setting: Setting, epochs: int, seed: int, real: np.ndarray) -> Path:
     """The checkpoint of `setting` trained `epochs` epochs with `seed` (continuing the longest shorter one)."""
-    from ganeval.gan import train
+    import fcntl
 
     root = WORK / "models" / setting.key() / f"seed{seed}"
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:  # two searches needing the same model train it once, in turn
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _checkpoint(setting, epochs, seed, real, root)
+
+
+def _checkpoint(setting: Setting, epochs: int, seed: int, real: np.ndarray, root: Path) -> Path:
+    from ganeval.gan import train
+
     snap = root / f"e{epochs:05d}.pt"
     if snap.exists():
         return snap
@@ -181,12 +190,13 @@ def _rows_task(task: tuple[Setting, int, int, Protocol]) -> str:
 
 
 def prefetch(cands: list[Candidate], proto: Protocol, jobs: int) -> None:
-    """Train and score every (setting, epochs, seed index) the candidates need: one process per seed index
-    (`jobs` at once), each training its setting's epochs in increasing order so longer runs continue shorter ones."""
+    """Train and score every (setting, epochs, seed index) the candidates need: one process per (setting, seed
+    index) (`jobs` at once), each training its epochs in increasing order so longer runs continue shorter ones."""
     from concurrent.futures import ProcessPoolExecutor
 
     need = sorted({(m[0], m[1]) for c in cands for m in (c.good, c.bad)}, key=lambda t: (t[0].key(), t[1]))
-    by_index = [[(s, e, i, proto) for s, e in need] for i in range(len(SEEDS))]
+    settings = list(dict.fromkeys([c.bad[0] for c in cands] + [c.good[0] for c in cands]))  # bad ones first
+    by_index = [[(s, e, i, proto) for s, e in need if s == setting] for setting in settings for i in range(len(SEEDS))]
     if jobs <= 1:
         for tasks in by_index:
             for t in tasks:
@@ -261,6 +271,12 @@ def stages() -> dict[str, list[Candidate]]:
     # 1. Training length: good = a long run, bad = the same run stopped early (the paper's "bad GAN" left open).
     st["length"] = [Candidate(f"len-g{g}-b{e}", "bad: fewer epochs", (b, g), (b, e))
                     for g in (200, 300) for e in (50, 75, 100, 125, 150)]
+    # 2. Latent dimension (started beside stage 1): a 1-d latent can only draw a curve, a 2-d one a sheet that must
+    #    tear or fold to close a torus; bad differs from good in latent_dim only, same training length.
+    for z in (1, 2):
+        lz = dataclasses.replace(b, latent_dim=z)
+        st.setdefault("latent", []).extend(Candidate(f"latent{z}-e{e}", f"bad: latent_dim {z} (good 8)", (b, e), (lz, e))
+                                           for e in (200, 300))
     return st
 
 

@@ -50,12 +50,102 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, a: str, b: str) -> 
     return pd.DataFrame(out)
 
 
+def claim(v: pd.DataFrame, good: str, bad: str) -> dict[str, bool]:
+    """The paper's claim read from a `verdict` frame: FID's and KID's intervals overlap while IMD's do not, with the
+    bad model above (`paper`); and the stricter reading by paired differences (`strict`: FID and KID not
+    significant, IMD significantly better for the good model)."""
+    row = v.set_index("metric")
+    imd_higher = row.loc["imd", f"{bad}_mean"] > row.loc["imd", f"{good}_mean"]
+    paper = (bool(row.loc["fid", "intervals_overlap"]) and bool(row.loc["kid", "intervals_overlap"])
+             and not bool(row.loc["imd", "intervals_overlap"]) and bool(imd_higher))
+    strict = (row.loc["fid", "paired_better"] == "" and row.loc["kid", "paired_better"] == ""
+              and row.loc["imd", "paired_better"] == good)
+    return {"paper": paper, "strict": bool(strict)}
+
+
+def _pm(mean: float, half: float) -> str:
+    """mean ± half-width to the half-width's second significant digit (the paper's style)."""
+    if not np.isfinite(half) or half <= 0:
+        return f"{mean:.4g}"
+    digits = max(0, 1 - int(np.floor(np.log10(half))))
+    return f"{mean:.{digits}f} ± {half:.{digits}f}"
+
+
+def paper_table(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str) -> str:
+    """The paper's torus table (metrics × good/bad GAN, mean ± half-width) with ours beside the paper's numbers."""
+    cell = summary.set_index(["model", "metric"])
+    row = v.set_index("metric")
+    s0 = summary.iloc[0]
+    covers = "training seeds and subsamples" if int(summary["n_seeds"].max() if "n_seeds" in summary else 1) > 1 \
+        else "subsamples only"
+    lines = [f"Vanilla GANs on a torus: ours ({good} = the paper's good GAN, {bad} = its bad GAN) beside the paper's "
+             "appendix table. Mean ± half-width of the "
+             f"{float(s0['confidence']):.0%} interval ({covers}; {int(s0['n_runs'])} runs of {int(s0['sample_size'])} "
+             f"points per model{' and training seed' if covers.startswith('training') else ''}); the paper does "
+             "not state its level or run count.", "",
+             f"| metric | {good} (ours) | {bad} (ours) | overlap (ours) | good GAN (paper) | bad GAN (paper) "
+             "| overlap (paper) |", "|---|---|---|---|---|---|---|"]
+    for m in ("fid", "kid", "imd"):
+        if m not in row.index:
+            continue
+        g, b_ = cell.loc[(good, m)], cell.loc[(bad, m)]
+        pg, pb = PAPER[m]["good"], PAPER[m]["bad"]
+        p_overlap = not (pg[0] + pg[1] < pb[0] - pb[1] or pb[0] + pb[1] < pg[0] - pg[1])
+        lines.append(f"| {m.upper()} | {_pm(g['mean'], g['half_width'])} | {_pm(b_['mean'], b_['half_width'])} | "
+                     f"{'yes' if row.loc[m, 'intervals_overlap'] else 'no'} | {_pm(*pg)} | {_pm(*pb)} | "
+                     f"{'yes' if p_overlap else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
+def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str, fractions: dict[str, float],
+                     per_seed: dict[str, list[float]], R: float, r: float, about: str = "") -> str:
+    """verdict.md: hole fractions, each metric's intervals and paired difference, and whether the paper's claim held."""
+    c = claim(v, good, bad)
+    lines = ["# Vanilla GANs on a torus: verdict", "",
+             f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
+             + ", ".join(f"{k} {f:.3f}" for k, f in fractions.items())
+             + (" (models: mean over training seeds; per seed "
+                + "; ".join(f"{k} " + ", ".join(f"{x:.3f}" for x in xs) for k, xs in per_seed.items()) + ")"
+                if any(len(xs) > 1 for xs in per_seed.values()) else "") + ".", ""]
+    cell = summary.set_index(["model", "metric"])
+    for _, row in v.iterrows():
+        g, b_ = cell.loc[(good, row.metric)], cell.loc[(bad, row.metric)]
+        lines.append(f"- {row.metric.upper()}: {good} {_pm(g['mean'], g['half_width'])} vs {bad} "
+                     f"{_pm(b_['mean'], b_['half_width'])}; intervals "
+                     f"{'overlap' if row.intervals_overlap else 'do not overlap'}; paired difference "
+                     f"{'significant, ' + row.paired_better + ' better' if row.paired_better else 'not significant'} "
+                     f"(p = {row.paired_p_value:.2g}).")
+    lines += ["", "The paper's claim (appendix, figure \"torus\"): FID's and KID's intervals of the good and the bad GAN "
+              "overlap while IMD's are distinct, the bad GAN's higher. "
+              + (f"**It holds here**: {_claim_detail(v, good, bad)}" if c["paper"]
+                 else f"**It does not hold here**: {_claim_detail(v, good, bad)}"),
+              "", "Read by the paired good − bad differences instead (a stricter test than overlapping intervals): "
+              + ("FID and KID find no significant difference while IMD does." if c["strict"] else
+                 "not the same picture: " + "; ".join(
+                     f"{m.upper()} {'significant' if row_.paired_better else 'not significant'}"
+                     for m, row_ in v.set_index("metric").iterrows()) + ".")]
+    if about:
+        lines += ["", f"About the default setting: {about.strip()}"]
+    return "\n".join(lines) + "\n"
+
+
+def _claim_detail(v: pd.DataFrame, good: str, bad: str) -> str:
+    row = v.set_index("metric")
+    parts = [f"{m.upper()}'s intervals {'overlap' if row.loc[m, 'intervals_overlap'] else 'do not overlap'}"
+             for m in ("fid", "kid", "imd")]
+    if row.loc["imd", f"{bad}_mean"] <= row.loc["imd", f"{good}_mean"]:
+        parts.append(f"IMD is not higher for {bad}")
+    return ", ".join(parts) + "."
+
+
 def run(ctx: pipeline.Context) -> pd.DataFrame:
-    """Train both GANs, sample, score, and write the table, hole fractions, verdict and torus.png."""
+    """Train both GANs (or take given ones, e.g. samples with replicas), sample, score, and write the table beside
+    the paper's, hole fractions, verdict and torus.png. The first generator plays the paper's good GAN."""
     cfg = ctx.cfg
     gens = dict(cfg.generators)
-    if len(gens) != 2 or any("train" not in g for g in gens.values()):
-        raise ValueError("torus needs exactly two generators with train specs (e.g. generators.good / generators.bad)")
+    if len(gens) != 2:
+        raise ValueError("torus needs exactly two generators, the good one first (e.g. generators.good / generators.bad, "
+                         "each a train spec or given samples)")
     R, r = float(cfg.data.R), float(cfg.data.r)
     with ctx.stage("load data"):
         real = pipeline.load_data(ctx, cfg.data, "data").astype(np.float32)
@@ -65,6 +155,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     ctx.settings.check_pools({"the real pool (data.n)": len(real), "the generated pool (n_generated)": n_gen})
     plans = {label: pipeline.plan_generator(ctx, real, spec, f"generators.{label}")
              for label, spec in zip(unique_names(gens, "generators"), gens.values())}
+    pipeline.seed_count(plans, "torus")  # both models need the same number of training seeds (paired by index)
     for name, plan in plans.items():
         pipeline.identify_plan(ctx, plan, f"torus/{name}", "data")
     pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused before training
@@ -80,20 +171,17 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
                  **{k: float(np.mean([hole_fraction(p, R, r) for p in v])) for k, v in seed_pools.items()}}
     a, b = list(pools)
     v = verdict(summary, comparison, a, b)
+    per_seed = {k: [hole_fraction(p, R, r) for p in v_] for k, v_ in seed_pools.items()}
     ctx.record.hole_fraction = fractions
     ctx.record.verdict = v.to_dict(orient="records")
-    pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name), seeds=seeds)
+    pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name), tables=False, seeds=seeds)
     write_csv(v, ctx.results_dir / "verdict.csv")
-    lines = [f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
-             + ", ".join(f"{k} {f:.3f}" for k, f in fractions.items()) + "."]
-    for _, row in v.iterrows():
-        lines.append(f"- {row.metric.upper()}: {a} {row[f'{a}_mean']:.4g} vs {b} {row[f'{b}_mean']:.4g}; intervals "
-                     f"{'overlap' if row.intervals_overlap else 'do not overlap'}; paired difference "
-                     f"{'significant, ' + row.paired_better + ' better' if row.paired_better else 'not significant'}.")
     from ganeval.common import atomic_write_text
 
-    atomic_write_text(ctx.results_dir / "verdict.md", "\n".join(lines) + "\n")
-    log.info("\n".join(lines))
+    atomic_write_text(ctx.results_dir / "table.md", paper_table(summary, v, a, b))
+    text = verdict_markdown(summary, v, a, b, fractions, per_seed, R, r, str(cfg.get("about_default") or ""))
+    atomic_write_text(ctx.results_dir / "verdict.md", text)
+    log.info(text)
     if pipeline.strict_bool(cfg, "plots"):
         from ganeval.results import plots
 
