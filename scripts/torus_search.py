@@ -142,13 +142,19 @@ def _checkpoint(setting: Setting, epochs: int, seed: int, real: np.ndarray, root
     snap = root / f"e{epochs:05d}.pt"
     if snap.exists():
         return snap
+    import torch
+
     run_dir = root / "run"
     shorter = sorted(p for p in root.glob("e*.pt") if int(p.stem[1:]) < epochs)
     run_dir.mkdir(parents=True, exist_ok=True)
-    if (run_dir / "checkpoint.pt").exists():
-        (run_dir / "checkpoint.pt").unlink()
-    if shorter:
-        shutil.copyfile(shorter[-1], run_dir / "checkpoint.pt")
+    start = int(shorter[-1].stem[1:]) if shorter else 0
+    current = run_dir / "checkpoint.pt"
+    if current.exists():  # a stopped search left it: keep it when it lies between the best snapshot and `epochs`
+        done = int(torch.load(current, map_location="cpu", weights_only=True)["epoch"])
+        if not start <= done <= epochs:
+            current.unlink()
+    if shorter and not current.exists():
+        shutil.copyfile(shorter[-1], current)
     spec = setting.spec(epochs)
     path = train(real, out_dir=run_dir, device="cpu", progress=False, seed=seed, sample_every=0, **spec)
     shutil.copyfile(path, snap.with_suffix(".tmp"))
@@ -255,9 +261,32 @@ def score(cand: Candidate, proto: Protocol) -> dict[str, Any]:
         "imd_diff_excludes_0": out["imd"]["diff_ci"][1] < 0,
     }
     crit["paper_claim"] = crit["fid_overlap"] and crit["kid_overlap"] and crit["imd_separates"]
+    crit["per_seed_paper_claim"] = [p["paper_claim"] for p in per_seed_claims(rows, proto)]
     crit["holds"] = crit["paper_claim"] and crit["good_fid_near_paper"]
     crit["strict_claim"] = crit["fid_diff_includes_0"] and crit["kid_diff_includes_0"] and crit["imd_diff_excludes_0"]
-    return {"metrics": out, "hole_fraction": holes, "criteria": crit}
+    return {"metrics": out, "hole_fraction": holes, "criteria": crit, "per_seed": per_seed_claims(rows, proto)}
+
+
+def per_seed_claims(rows: pd.DataFrame, proto: Protocol) -> list[dict[str, Any]]:
+    """Per training-seed index: good_i vs bad_i with intervals over subsample runs only (one trained model each,
+    as the paper's table presumably is): each metric's means ± half-widths, overlap, and the paper's claim."""
+    from ganeval.experiments.torus import claim, verdict
+    from ganeval.results import compare_runs, summarize_runs
+    from ganeval.results.seeds import SEED
+
+    out = []
+    for i, g in rows.groupby(SEED, sort=True):
+        g = g.drop(columns=SEED)
+        summary = summarize_runs(g, proto.confidence, proto.sample_size)
+        v = verdict(summary, compare_runs(g, proto.confidence), "good", "bad")
+        cell = summary.set_index(["model", "metric"])
+        rec: dict[str, Any] = {"index": int(i)}
+        for m in ("fid", "kid", "imd"):
+            rec[m] = [round(float(cell.loc[(k, m), c]), 6) for k in ("good", "bad") for c in ("mean", "half_width")]
+        rec["overlap"] = {r.metric: bool(r.intervals_overlap) for r in v.itertuples()}
+        rec["paper_claim"] = claim(v, "good", "bad")["paper"]
+        out.append(rec)
+    return out
 
 
 # --------------------------------------------------------------------------- the candidates, in the order tried
@@ -270,13 +299,14 @@ def stages() -> dict[str, list[Candidate]]:
     st: dict[str, list[Candidate]] = {}
     # 1. Training length: good = a long run, bad = the same run stopped early (the paper's "bad GAN" left open).
     st["length"] = [Candidate(f"len-g{g}-b{e}", "bad: fewer epochs", (b, g), (b, e))
-                    for g in (200, 300) for e in (50, 75, 100, 125, 150)]
-    # 2. Latent dimension (started beside stage 1): a 1-d latent can only draw a curve, a 2-d one a sheet that must
-    #    tear or fold to close a torus; bad differs from good in latent_dim only, same training length.
+                    for g in (200, 300) for e in (50, 75, 100, 125, 150, 200) if e < g]
+    # 2. Latent dimension (started beside stage 1, 6 processes): a 1-d latent can only draw a curve, a 2-d one a
+    #    sheet that must tear or fold to close a torus; bad differs from good in latent_dim only, same training
+    #    length (200 epochs only: under the machine's load, ~4 critic steps/s per process, 300 did not fit).
     for z in (1, 2):
         lz = dataclasses.replace(b, latent_dim=z)
         st.setdefault("latent", []).extend(Candidate(f"latent{z}-e{e}", f"bad: latent_dim {z} (good 8)", (b, e), (lz, e))
-                                           for e in (200, 300))
+                                           for e in (200,))
     return st
 
 
@@ -317,7 +347,39 @@ def describe(rec: dict[str, Any]) -> str:
         parts.append(f"{m} {r['good']['mean']:.4g}±{r['good']['half_width']:.2g} vs {r['bad']['mean']:.4g}"
                      f"±{r['bad']['half_width']:.2g} {'ov' if r['intervals_overlap'] else 'SEP'}")
     hole = {k: round(float(np.mean(v)), 3) for k, v in rec["hole_fraction"].items()}
-    return f"{rec['candidate']}: {'; '.join(parts)}; hole {hole}; holds={rec['criteria']['holds']} ({rec['wall_s']:.0f} s)"
+    return (f"{rec['candidate']}: {'; '.join(parts)}; hole {hole}; holds={rec['criteria']['holds']}; per seed (subsample "
+            f"intervals) {rec['criteria']['per_seed_paper_claim']} ({rec['wall_s']:.0f} s)")
+
+
+def install(cand: Candidate, models_dir: Path, overrides: list[str]) -> list[Path]:
+    """Copy the candidate's cached checkpoints to where `ganeval experiment=torus <overrides>` trains its models
+    (models_dir/torus/<model>-<key>/checkpoint.pt, the key as `pipeline.train_generator` makes it), so the run
+    reuses them: the trainer checks each one's config hash (data, architecture, trainer, seed) and finished epoch
+    count, and refuses any that another config made."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from apphelp import compose_config
+
+    from ganeval.experiments.pipeline import plain
+    from ganeval.hashing import stable_hash
+
+    cfg = compose_config(["experiment=torus", *overrides])
+    seeds = list(cfg.train_seeds)
+    if seeds != list(SEEDS):
+        raise SystemExit(f"the config's train_seeds {seeds} are not the search's {list(SEEDS)}")
+    out = []
+    for label, (setting, epochs) in (("good", cand.good), ("bad", cand.bad)):
+        spec = plain(cfg.generators[label].train)
+        want = {k: v for k, v in setting.spec(epochs).items() if k != "arch_kwargs"}
+        got = {k: spec.get(k) for k in want}
+        if got != want or {**spec.get("arch_kwargs", {})} != setting.spec(epochs)["arch_kwargs"]:
+            raise SystemExit(f"generators.{label}.train of the config ({spec}) is not {cand.name}'s {label} model")
+        for seed in seeds:
+            key = stable_hash({"data": "torus", "model": label, **spec, "seed": seed}, 10)
+            dst = models_dir / "torus" / f"{label}-{key}" / "checkpoint.pt"
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(checkpoint(setting, epochs, seed, setting.real()), dst)
+            out.append(dst)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,7 +391,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-generated", type=int, default=Protocol.n_generated, help="generated pool per model")
     p.add_argument("--log", type=Path, default=LOG)
     p.add_argument("--jobs", type=int, default=3, help="processes (one per training seed) that train and score")
+    p.add_argument("--install", metavar="CANDIDATE", help="copy this logged candidate's checkpoints into --models-dir "
+                   "where `ganeval experiment=torus` (with --override ...) looks for them, then exit")
+    p.add_argument("--models-dir", type=Path, default=Path("models"))
+    p.add_argument("--override", action="append", default=[], help="a Hydra override of that run (repeatable)")
     args = p.parse_args(argv)
+    if args.install:
+        found = [c for cands in stages().values() for c in cands if c.name == args.install]
+        if not found:
+            raise SystemExit(f"--install {args.install!r}: no candidate of that name")
+        for path in install(found[0], args.models_dir, args.override):
+            print(path)
+        return 0
     import torch
 
     torch.set_num_threads(1)
