@@ -17,6 +17,7 @@ import pandas as pd
 from ganeval.experiments import pipeline
 from ganeval.protocol.api import unique_names
 from ganeval.results import write_csv
+from ganeval.results.seeds import SEED
 
 log = logging.getLogger("ganeval")
 
@@ -97,8 +98,36 @@ def paper_table(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str) -> 
     return "\n".join(lines) + "\n"
 
 
+def per_seed_lines(seeds: pd.DataFrame, v: pd.DataFrame, good: str, bad: str) -> list[str]:
+    """verdict.md's per-training-seed reading: each seed pair with intervals over subsamples only (what one trained
+    model per GAN, as in the paper's table, would show), and whether the model level's overlaps come from the
+    variation between seeds."""
+    cell = seeds.set_index(["model", SEED, "metric"])
+    indices = sorted(seeds[SEED].unique())
+    out = ["Per training seed (intervals over subsamples only, as one trained model per GAN would give):"]
+    separated: dict[str, int] = {}
+    for m in v.metric:
+        parts = []
+        for i in indices:
+            a, b = cell.loc[(good, i, m)], cell.loc[(bad, i, m)]
+            sep = a.ci_high < b.ci_low or b.ci_high < a.ci_low
+            separated[m] = separated.get(m, 0) + int(sep)
+            parts.append(f"seed {i}: {_pm(a['mean'], a['half_width'])} vs {_pm(b['mean'], b['half_width'])}"
+                         f"{' (separate)' if sep else ' (overlap)'}")
+        out.append(f"- {m.upper()}: " + "; ".join(parts) + ".")
+    row = v.set_index("metric")
+    blurred = [m.upper() for m in v.metric if row.loc[m, "intervals_overlap"] and separated[m] == len(indices)]
+    if blurred:
+        out += ["", f"{' and '.join(blurred)} separate the two models at every training seed, yet their intervals "
+                "across seeds overlap: the overlap comes from the variation between training runs (a t interval "
+                f"over {len(indices)} seeds), not from {' and '.join(blurred)} missing the difference in any one "
+                "trained pair."]
+    return out
+
+
 def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str, fractions: dict[str, float],
-                     per_seed: dict[str, list[float]], R: float, r: float, about: str = "") -> str:
+                     per_seed: dict[str, list[float]], R: float, r: float, about: str = "",
+                     seeds: pd.DataFrame | None = None) -> str:
     """verdict.md: hole fractions, each metric's intervals and paired difference, and whether the paper's claim held."""
     c = claim(v, good, bad)
     lines = ["# Vanilla GANs on a torus: verdict", "",
@@ -124,6 +153,8 @@ def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str
                  "not the same picture: " + "; ".join(
                      f"{m.upper()} {'significant' if row_.paired_better else 'not significant'}"
                      for m, row_ in v.set_index("metric").iterrows()) + ".")]
+    if seeds is not None and SEED in seeds.columns and seeds[SEED].nunique() > 1:
+        lines += ["", *per_seed_lines(seeds, v, good, bad)]
     if about:
         lines += ["", f"About the default setting: {about.strip()}"]
     return "\n".join(lines) + "\n"
@@ -179,7 +210,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     from ganeval.common import atomic_write_text
 
     atomic_write_text(ctx.results_dir / "table.md", paper_table(summary, v, a, b))
-    text = verdict_markdown(summary, v, a, b, fractions, per_seed, R, r, str(cfg.get("about_default") or ""))
+    text = verdict_markdown(summary, v, a, b, fractions, per_seed, R, r, str(cfg.get("about_default") or ""), seeds)
     atomic_write_text(ctx.results_dir / "verdict.md", text)
     log.info(text)
     if pipeline.strict_bool(cfg, "plots"):
