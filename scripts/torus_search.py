@@ -42,7 +42,8 @@ import pandas as pd
 
 from ganeval.experiments.torus import PAPER
 
-FID_SCALE = (PAPER["fid"]["good"][0] / 2, PAPER["fid"]["good"][0] * 2)  # "the good model's FID near the paper's scale": within a factor 2
+# "the good model's FID near the paper's scale": within a factor 2 of it
+FID_SCALE = (PAPER["fid"]["good"][0] / 2, PAPER["fid"]["good"][0] * 2)
 SEEDS = (0, 1, 2)  # training seeds per model (the experiment's train_seeds)
 LOG = Path("results/reference/torus/search.log")
 WORK = Path(".cache/torus_search")
@@ -311,7 +312,8 @@ def stages() -> dict[str, list[Candidate]]:
     #    the bad one): the bad one trained as long as the good one (one knob), and the 200-epoch one beside it.
     l1 = dataclasses.replace(b, latent_dim=1)
     st["latent1-300"] = [Candidate("latent1-e300", "bad: latent_dim 1 (good 8)", (b, 300), (l1, 300)),
-                         Candidate("latent1-e200-g300", "bad: latent_dim 1 and 200 epochs (good: 8, 300)", (b, 300), (l1, 200))]
+                         Candidate("latent1-e200-g300", "bad: latent_dim 1 and 200 epochs (good: 8, 300)",
+                                   (b, 300), (l1, 200))]
     return st
 
 
@@ -392,7 +394,8 @@ def closeness(rec: dict[str, Any]) -> tuple[int, float]:
     overlap, IMD separates, good FID near the paper's), then the p-value of IMD's paired difference (lower first)."""
     c = rec["criteria"]
     met = sum(bool(c[k]) for k in ("fid_overlap", "kid_overlap", "imd_separates", "good_fid_near_paper"))
-    return (-met, rec["metrics"]["imd"]["diff_p"] if rec["metrics"]["imd"]["bad"]["mean"] > rec["metrics"]["imd"]["good"]["mean"] else 2.0)
+    imd = rec["metrics"]["imd"]
+    return (-met, imd["diff_p"] if imd["bad"]["mean"] > imd["good"]["mean"] else 2.0)
 
 
 def summarize_log(path: Path) -> str:
@@ -400,17 +403,21 @@ def summarize_log(path: Path) -> str:
     recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     recs.sort(key=closeness)
     held = [r["candidate"] for r in recs if r["criteria"]["holds"]]
+    proto = recs[0]["protocol"] if recs else {"train_seeds": [], "runs": 0, "sample_size": 0, "confidence": 0.0}
     lines = ["# Torus search (scripts/torus_search.py): every candidate, closest to the criterion first", "",
-             f"{len(recs)} candidates, each model trained with training seeds {recs[0]['protocol']['train_seeds'] if recs else []}, "
-             f"{recs[0]['protocol']['runs'] if recs else 0} runs of {recs[0]['protocol']['sample_size'] if recs else 0} points per "
-             f"model and seed, {recs[0]['protocol']['confidence'] if recs else 0:.0%} t intervals across seeds. Criterion: FID's and "
+             f"{len(recs)} candidates, each model trained with training seeds {proto['train_seeds']}, "
+             f"{proto['runs']} runs of {proto['sample_size']} points per model and seed, "
+             f"{proto['confidence']:.0%} t intervals across seeds. Criterion: FID's and "
              "KID's good and bad intervals overlap, IMD's do not (bad higher), good FID within a factor 2 of 0.00529. "
              + (f"Met by: {', '.join(held)}." if held else "**No candidate met it.**"), "",
              "| candidate | varies | FID good / bad | KID good / bad | IMD good / bad | hole good / bad | parts met | "
              "IMD paired p | per seed (subsample intervals): paper's pattern |", "|---|---|---|---|---|---|---|---|---|"]
     for r in recs:
         m = r["metrics"]
-        cell = lambda k: f"{m[k]['good']['mean']:.4g} ± {m[k]['good']['half_width']:.2g} / {m[k]['bad']['mean']:.4g} ± {m[k]['bad']['half_width']:.2g}"  # noqa: E731
+        def cell(k: str) -> str:
+            g, b = m[k]["good"], m[k]["bad"]
+            return f"{g['mean']:.4g} ± {g['half_width']:.2g} / {b['mean']:.4g} ± {b['half_width']:.2g}"
+
         hole = " / ".join(f"{np.mean(r['hole_fraction'][k]):.3f}" for k in ("good", "bad"))
         per = r["criteria"].get("per_seed_paper_claim", [])
         lines.append(f"| {r['candidate']} | {r['varies']} | {cell('fid')} | {cell('kid')} | {cell('imd')} | {hole} | "

@@ -78,7 +78,7 @@ def test_default_models_verdict_at_reduced_size(tmp_path: Path) -> None:
     # ... while every seed pair is told apart by FID and KID too, with subsample intervals alone
     seeds_ = pd.read_csv(res / "summary_seeds.csv").set_index(["model", "train_seed", "metric"])
     for i in range(seeds):
-        for m in ("fid", "kid"):  # (IMD's 5-run subsample intervals per seed are too wide to pin; at 20 runs they separate too)
+        for m in ("fid", "kid"):  # (IMD's 5-run intervals per seed are too wide to pin; at 20 runs they separate too)
             assert seeds_.loc[("good", i, m), "ci_high"] < seeds_.loc[("bad", i, m), "ci_low"], (i, m)
     assert "FID and KID separate the two models at every training seed" in text
     table = (res / "table.md").read_text()
