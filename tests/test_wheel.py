@@ -64,5 +64,5 @@ def test_wheel_installed_in_a_fresh_venv_runs_ganeval(tmp_path: Path) -> None:
           "generator=samples", f"generator.path={data / 'fake.npy'}", "features=identity", "sample_size=100",
           "metrics.imd.nv=10", "metrics.kid.subsets=5", "metrics.kid.subset_size=50", "progress=false",
           "plots=false"], work, env)
-    summary = work / "results" / "benchmark" / "summary.csv"
+    (summary,) = (work / "results" / "benchmark").glob("*/summary.csv")  # results/benchmark/<data>-vs-<models>-<hash>
     assert set(pd.read_csv(summary).metric) == {"imd", "fid", "kid"}
