@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from ganeval.features.base import Extractor, register
-from ganeval.features.pretrained import hub_cached, hub_download, import_extra, resolve_library_weights, weights_identity
+from ganeval.features.pretrained import import_extra, resolve_hub_weights, weights_identity
 from ganeval.features.resize import to_pil
 
 WEIGHTS_ENV = "GANEVAL_CLIP_WEIGHTS"
@@ -50,16 +50,8 @@ def resolve_weights(arch: str, tag: str, weights: str | os.PathLike | None = Non
     repo = str(cfg.get("hf_hub", "")).rstrip("/")
     if not repo:
         raise ValueError(f"open_clip has no Hugging Face hub id for {arch}/{tag}; pass the weights file as `weights=`")
-    manual = (
-        f"On a machine with internet access run `python -c \"import open_clip; open_clip.create_model('{arch}', "
-        f"pretrained='{tag}')\"` and copy its Hugging Face cache (~/.cache/huggingface) here, or download "
-        f"https://huggingface.co/{repo}/resolve/main/{HUB_FILES[0]} and pass its path as `weights=` (config key "
-        f"features.weights) or in ${WEIGHTS_ENV}."
-    )
-    return resolve_library_weights(
-        f"CLIP {arch} ({tag})", weights, WEIGHTS_ENV, lambda: hub_cached(repo, HUB_FILES),
-        lambda: hub_download(repo, HUB_FILES), manual, download,
-    )
+    return resolve_hub_weights(f"CLIP {arch} ({tag})", repo, HUB_FILES, WEIGHTS_ENV,
+                               f"import open_clip; open_clip.create_model('{arch}', pretrained='{tag}')", weights, download)
 
 
 @register("clip")

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ganeval.features.base import Extractor, register
-from ganeval.features.pretrained import hub_cached, hub_download, import_extra, resolve_library_weights, weights_identity
+from ganeval.features.pretrained import import_extra, resolve_hub_weights, weights_identity
 from ganeval.features.resize import pil_resize_batch
 
 ARCHS = {
@@ -54,16 +54,8 @@ def resolve_weights(arch: str, weights: str | os.PathLike | None = None, downloa
     timm = import_extra("timm", "dinov2", "features=dinov2")
     name = timm_name(arch)
     repo = timm.models.get_pretrained_cfg(name).hf_hub_id
-    manual = (
-        f"On a machine with internet access run `python -c \"import timm; timm.create_model('{name}', "
-        f"pretrained=True)\"` and copy its Hugging Face cache (~/.cache/huggingface) here, or download "
-        f"https://huggingface.co/{repo}/resolve/main/{HUB_FILES[0]} and pass its path as `weights=` (config key "
-        f"features.weights) or in ${WEIGHTS_ENV}."
-    )
-    return resolve_library_weights(
-        f"DINOv2 {arch} ({name})", weights, WEIGHTS_ENV, lambda: hub_cached(repo, HUB_FILES),
-        lambda: hub_download(repo, HUB_FILES), manual, download,
-    )
+    return resolve_hub_weights(f"DINOv2 {arch} ({name})", repo, HUB_FILES, WEIGHTS_ENV,
+                               f"import timm; timm.create_model('{name}', pretrained=True)", weights, download)
 
 
 def preprocess(batch: torch.Tensor) -> torch.Tensor:

@@ -90,6 +90,19 @@ def resolve_library_weights(
         raise fail(looked) from e
 
 
+def resolve_hub_weights(what: str, repo: str, files: tuple[str, ...], env: str, fill_cache: str,
+                        weights: str | os.PathLike | None, download: bool) -> Path:
+    """`resolve_library_weights` for weights published on the Hugging Face hub as `repo`/`files`; `fill_cache` is
+    the Python statement that downloads them into the cache on a machine with internet access."""
+    manual = (
+        f"On a machine with internet access run `python -c \"{fill_cache}\"` and copy its Hugging Face cache "
+        f"(~/.cache/huggingface) here, or download https://huggingface.co/{repo}/resolve/main/{files[0]} and pass "
+        f"its path as `weights=` (config key features.weights) or in ${env}."
+    )
+    return resolve_library_weights(what, weights, env, lambda: hub_cached(repo, files),
+                                   lambda: hub_download(repo, files), manual, download)
+
+
 def weights_identity(path: Path) -> str:
     """The recorded identity of a weights file: the first 16 hex digits of its SHA-256."""
     return weights_sha256(path)[:16]
