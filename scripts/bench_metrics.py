@@ -179,22 +179,26 @@ def new_metrics(n: int, d: int, device: str, seed: int, repeats: int, skip_peers
     warm = (x[:300, :64].copy(), y[:300, :64].copy())
     protocol_run(*warm, {"imd": {}, "fid": {}, "kid": {"subsets": 10, "subset_size": 100}, **{m: {} for m in PRDC}}, device, seed)
     print(f"\nnew metrics: cost per protocol run ({n} vs {n}, {d}-d, device={device}; both sets prepared, the pair "
-          f"scored; best of {repeats})")
-    print("(cpu_s: CPU seconds of this process, all threads: less disturbed than wall time on a busy machine)")
+          f"scored; {repeats} rounds, each timing every row once in turn)")
+    print("(s/run: the fastest round; added_s: the median over rounds of (row − imd+fid+kid) in the same round, so a slow")
+    print(" spell of the machine shifts both; cpu_s: CPU seconds of this process, all threads, fastest round)")
     print(f"{'metrics':<46} {'s/run':>7} {'added_s':>8} {'cpu_s':>7} {'added_cpu_s':>11}")
-    t_base, v_base = best_of(repeats, lambda: protocol_run(x, y, base, device, seed))
-    print(f"{'imd+fid+kid':<46} {t_base:7.2f} {'':>8} {v_base['cpu_s']:7.2f}")
-    rows = [("imd+fid+kid+precision", {**base, "precision": {}}),
+    rows = [("imd+fid+kid", base),
+            ("imd+fid+kid+precision", {**base, "precision": {}}),
             ("imd+fid+kid+precision+recall+density+coverage", {**base, **{m: {} for m in PRDC}}),
             ("precision+recall+density+coverage alone", {m: {} for m in PRDC}),
             ("precision alone", {"precision": {}})]
-    values = {}
+    rounds = [{label: protocol_run(x, y, metrics, device, seed) for label, metrics in rows} for _ in range(repeats)]
+    values = {label: min((r[label] for r in rounds), key=lambda tv: tv[0])[1] for label, _ in rows}
     for label, metrics in rows:
-        t, v = best_of(repeats, lambda: protocol_run(x, y, metrics, device, seed))
-        added = f"{t - t_base:8.2f}" if "imd" in metrics else f"{'':>8}"
-        added_cpu = f"{v['cpu_s'] - v_base['cpu_s']:11.2f}" if "imd" in metrics else ""
-        print(f"{label:<46} {t:7.2f} {added} {v['cpu_s']:7.2f} {added_cpu}")
-        values[label] = v
+        t = min(r[label][0] for r in rounds)
+        cpu = min(r[label][1]["cpu_s"] for r in rounds)
+        added = added_cpu = ""
+        if "imd" in metrics and label != "imd+fid+kid":
+            added = f"{np.median([r[label][0] - r['imd+fid+kid'][0] for r in rounds]):8.2f}"
+            added_cpu = f"{np.median([r[label][1]['cpu_s'] - r['imd+fid+kid'][1]['cpu_s'] for r in rounds]):11.2f}"
+        print(f"{label:<46} {t:7.2f} {added:>8} {cpu:7.2f} {added_cpu:>11}")
+    v_base = values["imd+fid+kid"]
     shared = values["imd+fid+kid+precision+recall+density+coverage"]
     same = all(shared[m] == v_base[m] for m in ("imd", "fid", "kid"))
     print(f"IMD, FID, KID with the four added equal to without them: {'yes' if same else 'NO'}; values: "

@@ -1,7 +1,9 @@
 """Time the exact k-NN search with float32 and with certified bfloat16 candidate products, and count the
 rows the bfloat16 certificate could not decide (searched again in float32); checks the graphs agree.
 
-    python scripts/knn_precision.py [--n 3000] [--d 512] [--k 5]
+    python scripts/knn_precision.py [--n 3000] [--d 512] [--k 5] [--device cuda]
+
+On CUDA it also times TF32 candidate products (float32, bfloat16 and tf32 side by side).
 """
 
 from __future__ import annotations
@@ -21,10 +23,20 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=3000)
     ap.add_argument("--d", type=int, default=512)
     ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
+    dev = torch.device(args.device)
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
                platform.processor())
-    print(f"CPU: {cpu}; torch {torch.__version__}, {torch.get_num_threads()} threads")
+    where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU: {cpu}, {torch.get_num_threads()} threads"
+    print(f"{where}; torch {torch.__version__}")
+    precisions = ("float32", "bfloat16", "tf32") if dev.type == "cuda" else ("float32", "bfloat16")
+    print(f"knn_precision=auto picks {knn.measure_precision(dev)} here (start-up product {knn.PROBE_SHAPE})")
+
+    def sync() -> None:
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+
     again: list[int] = []
     search_again = knn._row_candidates
 
@@ -40,16 +52,20 @@ def main() -> None:
         f"10 clusters {n}x{d}": (rng.standard_normal((10, d)) * 3)[rng.integers(0, 10, n)] + rng.standard_normal((n, d)),
     }
     for name, a in cases.items():
-        x = torch.from_numpy(a.astype(np.float32))
+        x = torch.from_numpy(a.astype(np.float32)).to(dev)
         times, graphs = {}, {}
-        for p in ("float32", "bfloat16"):
+        if dev.type == "cuda":
+            knn.exact_knn(x[:512], args.k)  # warm-up: CUDA context, kernels
+        for p in precisions:
             again.clear()
+            sync()
             t = time.perf_counter()
-            graphs[p] = knn.exact_knn(x, args.k, precision=p)
+            graphs[p] = knn.exact_knn(x, args.k, precision=p).cpu()
             times[p] = time.perf_counter() - t
             print(f"{name}: {p:8s} {times[p]:6.2f} s, rows searched again {sum(again)} of {n}", flush=True)
-        same = all(set(u) == set(v) for u, v in zip(graphs["float32"].tolist(), graphs["bfloat16"].tolist()))
-        print(f"{name}: bfloat16/float32 time ratio {times['bfloat16'] / times['float32']:.2f}, same graph: {same}")
+        for p in precisions[1:]:
+            same = all(set(u) == set(v) for u, v in zip(graphs["float32"].tolist(), graphs[p].tolist()))
+            print(f"{name}: {p}/float32 time ratio {times[p] / times['float32']:.2f}, same graph: {same}")
 
 
 if __name__ == "__main__":

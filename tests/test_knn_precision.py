@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from ganeval.metrics import imd
-from ganeval.metrics.knn import distance_error, exact_knn, resolve_precision
+from ganeval.metrics.knn import distance_error, exact_knn, exact_knn_graph, resolve_precision
 
 
 def brute_force(x: np.ndarray, k: int) -> np.ndarray:
@@ -44,6 +44,25 @@ def test_bfloat16_graph_is_the_exact_graph(name: str, k: int) -> None:
     for precision in ("float32", "bfloat16"):
         got = exact_knn(torch.from_numpy(x), k, height=128, precision=precision).numpy()
         assert as_sets(got) == want, (name, k, precision)
+
+
+@pytest.mark.parametrize("name", sorted(datasets()))
+@pytest.mark.parametrize("precision,extra", [("float32", None), ("float32", 1), ("bfloat16", None)])
+def test_graph_distances_are_the_neighbours_distances(name: str, precision: str, extra: int | None) -> None:
+    """The distances the search returns (reused as precision/recall radii) are, per row and in order, those
+    of its neighbours within the float32 bound, and ascending: certain rows, re-ranked rows (ties, `extra=1`)
+    and fully searched ones alike."""
+    x = torch.from_numpy(datasets()[name])
+    g = exact_knn_graph(x, 5, height=64, extra=extra, precision=precision)
+    assert as_sets(g.nbrs.numpy()) == as_sets(brute_force(x.numpy(), 5))
+    truth = ((x.double()[:, None, :] - x.double()[g.nbrs]) ** 2).sum(dim=2)
+    bound = distance_error(x, (x * x).sum(dim=1), "float32")[:, None]
+    assert g.sq_dist.dtype == x.dtype and g.sq_dist.shape == g.nbrs.shape
+    assert bool(((g.sq_dist.double() - truth).abs() <= bound).all())
+    assert bool((g.sq_dist[:, 1:] >= g.sq_dist[:, :-1]).all())
+    # the k-th distance is the true k-th nearest distance (the radius), whichever tied row holds the place
+    want = np.sort(((x.double()[:, None, :] - x.double()[None]) ** 2).sum(dim=2).fill_diagonal_(float("inf")).numpy(), 1)
+    assert np.all(np.abs(g.sq_dist[:, -1].double().numpy() - want[:, 4]) <= bound[:, 0].numpy())
 
 
 def test_small_candidate_windows_still_exact() -> None:
@@ -86,3 +105,68 @@ def test_imd_is_the_same_in_every_precision() -> None:
     assert values["bfloat16"] == values["float32"]
     with pytest.raises(ValueError, match="knn_precision"):
         imd(x, y, knn_precision="half")
+
+
+@pytest.mark.parametrize("name", sorted(datasets()))
+@pytest.mark.parametrize("height", [16, 64])
+def test_streamed_search_is_the_exact_graph(name: str, height: int) -> None:
+    """Large sets merge each strip's candidates at once (bounded memory): the same graph as brute force,
+    ties and duplicates included, with the one-pass search's distances up to the products' rounding (its
+    head strips are taller, so BLAS sums some pairs in another order)."""
+    x = datasets()[name]
+    want = as_sets(brute_force(x, 5))
+    streamed = exact_knn_graph(torch.from_numpy(x), 5, height=height, stream=True)
+    assert as_sets(streamed.nbrs.numpy()) == want
+    one_pass = exact_knn_graph(torch.from_numpy(x), 5, height=height, stream=False)
+    xt = torch.from_numpy(x)
+    bound = distance_error(xt, (xt * xt).sum(dim=1), "float32")[:, None]
+    assert bool(((streamed.sq_dist.double() - one_pass.sq_dist.double()).abs() <= 2 * bound).all())
+    bf16 = exact_knn(torch.from_numpy(x), 5, height=height, stream=True, precision="bfloat16").numpy()
+    assert as_sets(bf16) == want
+
+
+def test_stream_chosen_by_memory_only_for_large_sets() -> None:
+    """The one-pass filter (whose strips KID sums over) stays for every size the protocol usually meets; the
+    merge takes over where its held pairs would pass 256 MiB (CPU strips of 512 rows, 5-NN: from ~54k rows)."""
+    from ganeval.metrics.knn import STREAM_ABOVE_BYTES, held_pairs_bytes
+
+    assert held_pairs_bytes(50_000, 10, 512) < STREAM_ABOVE_BYTES < held_pairs_bytes(60_000, 10, 512)
+    assert held_pairs_bytes(2_000, 10, 512) == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(datasets()))
+def test_gpu_precisions_and_stream_give_the_exact_graph(name: str) -> None:
+    """On CUDA: float32, bfloat16 and TF32 candidates, one-pass and streamed, all give brute force's graph,
+    and the distances stay within the float32 bound."""
+    x = datasets()[name]
+    want = as_sets(brute_force(x, 5))
+    xt = torch.from_numpy(x).cuda()
+    bound = distance_error(xt, (xt * xt).sum(dim=1), "float32")[:, None]
+    for precision in ("float32", "bfloat16", "tf32"):
+        for stream in (False, True):
+            g = exact_knn_graph(xt, 5, height=64, precision=precision, stream=stream)
+            assert as_sets(g.nbrs.cpu().numpy()) == want, (precision, stream)
+            truth = ((xt.double()[:, None, :] - xt.double()[g.nbrs]) ** 2).sum(dim=2)
+            assert bool(((g.sq_dist.double() - truth).abs() <= bound).all()), (precision, stream)
+
+
+def test_auto_precision_is_measured_not_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`auto` times a start-up product per device (once per process) and takes a reduced precision only when
+    it is at least twice as fast as float32; with KID sharing the strips it stays float32 without measuring."""
+    from ganeval.metrics import knn
+
+    cpu = torch.device("cpu")
+    for bf16_s, want in ((0.4, "bfloat16"), (0.6, "float32"), (50.0, "float32")):
+        monkeypatch.setattr(knn, "_measured", {})
+        calls = []
+        monkeypatch.setattr(knn, "_product_seconds",
+                            lambda a, b, r: calls.append(a.dtype) or (bf16_s if a.dtype == torch.bfloat16 else 1.0))
+        assert knn.resolve_precision("auto", cpu, None) == want
+        assert knn.resolve_precision("auto", cpu, None) == want  # cached: measured once
+        assert calls.count(torch.float32) == 1
+        monkeypatch.setattr(knn, "_product_seconds", lambda *a: pytest.fail("measured with a hook"))
+        assert knn.resolve_precision("auto", cpu, lambda a, g: None) == "float32"
+    x = datasets()["clusters"]
+    got = exact_knn(torch.from_numpy(x), 5, height=64, precision="auto").numpy()
+    assert as_sets(got) == as_sets(brute_force(x, 5))

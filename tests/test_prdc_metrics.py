@@ -163,8 +163,8 @@ def test_one_pass_shared_and_other_metrics_unchanged(monkeypatch: pytest.MonkeyP
     assert expected == pytest.approx(prdc(real, fake, k=PAPERS), abs=1e-15)
     before = scores(base)
     searches, own_strips = [], []
-    real_knn, real_job = prdc_module.exact_knn, prdc_module.Cross.job
-    monkeypatch.setattr(prdc_module, "exact_knn", lambda *a, **kw: searches.append(1) or real_knn(*a, **kw))
+    real_knn, real_job = prdc_module.exact_knn_graph, prdc_module.Cross.job
+    monkeypatch.setattr(prdc_module, "exact_knn_graph", lambda *a, **kw: searches.append(1) or real_knn(*a, **kw))
     monkeypatch.setattr(prdc_module.Cross, "job", lambda self, *a: own_strips.append(1) or real_job(self, *a))
     both = scores(full)
     assert not searches and not own_strips

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from ganeval.features import WeightsNotFoundError, get_extractor
+from ganeval.features import WeightsNotFoundError, extract, get_extractor
 from ganeval.features.pretrained import resolve_library_weights
 
 pytestmark = pytest.mark.slow  # builds ViT-S/14 and ViT-B/32 with random weights (~30 s quiet)
@@ -58,7 +58,10 @@ def test_dinov2_equals_timm_forward(dinov2_file: tuple[Path, torch.nn.Module], s
 
     path, model = dinov2_file
     x = images(3, *shape, seed=shape[1])
-    ours = get_extractor("dinov2", arch="vits14", weights=str(path))(x)
+    ex = get_extractor("dinov2", arch="vits14", weights=str(path))
+    ours = ex(x)
+    # the extraction loop splits the work (host stage: resizing; device stage: forward): the same features
+    staged = torch.from_numpy(extract(x, ex, batch_size=2, device="cpu", progress=False))
     # dgm-eval's recipe, written independently: PIL bicubic to 224×224, to [0, 1], ImageNet mean/std
     ref_t = T.Compose([T.Resize((224, 224), interpolation=T.InterpolationMode.BICUBIC), T.ToTensor(),
                        T.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))])
@@ -66,17 +69,21 @@ def test_dinov2_equals_timm_forward(dinov2_file: tuple[Path, torch.nn.Module], s
         ref = model(torch.stack([ref_t(im) for im in pil_images(x)]))
     assert ours.shape == (3, 384) and ours.dtype == torch.float32
     torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(staged, ref, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_clip_equals_open_clip_forward(clip_file: tuple[Path, torch.nn.Module, object], shape: tuple[int, int, int]) -> None:
     path, model, preprocess = clip_file
     x = images(3, *shape, seed=10 + shape[1])
-    ours = get_extractor("clip", arch="ViT-B-32", pretrained="openai", weights=str(path))(x)
+    ex = get_extractor("clip", arch="ViT-B-32", pretrained="openai", weights=str(path))
+    ours = ex(x)
+    staged = torch.from_numpy(extract(x, ex, batch_size=2, device="cpu", progress=False))
     with torch.inference_mode():
         ref = model.encode_image(torch.stack([preprocess(im) for im in pil_images(x)]))
     assert ours.shape == (3, 512)
     torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(staged, ref, rtol=1e-5, atol=1e-5)
 
 
 def test_float_images_match_their_uint8(dinov2_file: tuple[Path, torch.nn.Module]) -> None:

@@ -58,6 +58,16 @@ class Extractor:
     def __call__(self, batch: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
+        """The CPU part of the work on a raw batch (on the host), done by extraction before the batch goes to
+        the device, so that it overlaps the device's work on the previous batch; none by default."""
+        return batch
+
+    def device_stage(self, batch: torch.Tensor) -> torch.Tensor:
+        """The rest of the work on a `host_stage` output moved to the device: ex(b) ==
+        ex.device_stage(ex.host_stage(b.cpu()).to(b.device)); the whole call by default."""
+        return self(batch)
+
 
 def get_extractor(extractor: str | Extractor, weights: Any = None, **options: Any) -> Extractor:
     """An extractor instance from a registered name (with its options) or the instance itself."""

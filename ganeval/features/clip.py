@@ -94,10 +94,18 @@ class ClipExtractor(Extractor):
             self._device = device
 
     def __call__(self, batch: torch.Tensor) -> torch.Tensor:
-        if self._model is None or self._device != batch.device:
-            self.setup(batch.device)
+        return self.device_stage(self.host_stage(batch.cpu()).to(batch.device))
+
+    def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
+        """open_clip's PIL transform per image on the host (overlapping the device's forward in extraction)."""
+        if self._preprocess is None:
+            self._model, self._preprocess = build(self.arch, self.pretrained, self.weights_path())
+        return torch.stack([self._preprocess(im) for im in to_pil(batch)])
+
+    def device_stage(self, x: torch.Tensor) -> torch.Tensor:
+        if self._model is None or self._device != x.device:
+            self.setup(x.device)
         assert self._model is not None
-        x = torch.stack([self._preprocess(im) for im in to_pil(batch)]).to(batch.device)
         with torch.inference_mode():
             return self._model.encode_image(x).float()
 

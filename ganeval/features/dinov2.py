@@ -103,10 +103,16 @@ class DinoV2Extractor(Extractor):
             self._device = device
 
     def __call__(self, batch: torch.Tensor) -> torch.Tensor:
-        if self._model is None or self._device != batch.device:
-            self.setup(batch.device)
+        return self.device_stage(self.host_stage(batch.cpu()).to(batch.device))
+
+    def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
+        """PIL resizing and normalisation on the host (overlapping the device's forward in extraction)."""
+        return preprocess(batch)
+
+    def device_stage(self, x: torch.Tensor) -> torch.Tensor:
+        if self._model is None or self._device != x.device:
+            self.setup(x.device)
         assert self._model is not None
-        x = preprocess(batch).to(batch.device)
         with torch.inference_mode():
             return self._model(x).float()
 

@@ -77,10 +77,11 @@ def _compute(
                disable=not progress, smoothing=0.1)
 
     def raw() -> Iterator[torch.Tensor]:
+        # the host stage (e.g. PIL resizing) runs here, while the device still works on earlier batches
         for b in source.batches():
             if hasher is not None:
                 hasher.update(b)
-            yield b
+            yield ex.host_stage(b)
 
     def finish(item: tuple[torch.Tensor, Any, int]) -> None:
         host, ev, k = item
@@ -92,7 +93,7 @@ def _compute(
     try:
         with torch.inference_mode():
             for batch in _to_device(raw(), device):
-                y = ex(batch)
+                y = ex.device_stage(batch)
                 if y.ndim != 2 or y.shape[0] != batch.shape[0]:
                     raise RuntimeError(f"extractor {ex.name} returned shape {tuple(y.shape)}")
                 if y.device.type == "cuda":

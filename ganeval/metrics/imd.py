@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, as_tensor, resolve_device
-from ganeval.metrics.knn import PRECISIONS, exact_knn
+from ganeval.metrics.knn import PRECISIONS, KnnGraph, exact_knn, exact_knn_graph
 from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
 from ganeval.metrics.parallel import device_map
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, boolean, fan_out, integer, one_of, option, register_metric
@@ -75,8 +75,8 @@ OPTIONS = (
     option("normalization", "empty", one_of(*NORMALIZATIONS), "heat-trace normalisation"),
     option("knn", "exact", one_of("exact", "approx"), "exact search, or approx (pynndescent) above ~50k rows"),
     option("knn_precision", "float32", one_of(*PRECISIONS),
-           "exact search's products: float32 | bfloat16 | tf32 (certified: the same graph; "
-           "float32 while KID shares the Gram strips)"),
+           "exact search's products: float32 | bfloat16 | tf32 | auto (the fastest, measured at start-up; "
+           "certified: the same graph; float32 while KID shares the Gram strips)"),
     option("rademacher", False, boolean(), "Rademacher instead of Gaussian probes"),
     option("variance_reduction", True, boolean(), "the control variate of the paper's appendix"),
 )
@@ -255,22 +255,24 @@ def imd(
     return imd_from_traces(hx, hy, ts)
 
 
-def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None) -> torch.Tensor:
-    """The statistics stage: the set's k-NN graph (N×k indices); an exact search hands its Gram strips to `hooks`."""
+def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None) -> KnnGraph:
+    """The statistics stage: the set's k-NN graph (N×k indices, and an exact search's distances, which
+    precision/recall/density/coverage reuse as radii); an exact search hands its Gram strips to `hooks`."""
     if o["knn"] == "exact":
         # KID reuses the Gram strips, which must then be float32 (the graph is the same either way)
         precision = o["knn_precision"] if not hooks else "float32"
-        return exact_knn(x, o["k"], gram_hook=fan_out(hooks), precision=precision)
-    return knn_graph(x, o["k"], o["knn"])
+        return exact_knn_graph(x, o["k"], gram_hook=fan_out(hooks), precision=precision)
+    return KnnGraph(knn_graph(x, o["k"], o["knn"]))
 
 
-def _pair(gx: torch.Tensor, gy: torch.Tensor, o: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
+def _pair(gx: KnnGraph, gy: KnnGraph, o: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
     """x's probes, then y's, drawn from `rng`; the two heat traces as jobs; the score from them."""
     ts = default_t()
     opts = dict(m=o["m"], nv=o["nv"], normalization=o["normalization"], rademacher=o["rademacher"],
                 variance_reduction=o["variance_reduction"])
-    probes = [draw_probes(g.shape[0], o["nv"], rng, o["rademacher"]) for g in (gx, gy)]
-    jobs = [partial(trace_from_graph, g, ts, probes=p, **opts) for g, p in zip((gx, gy), probes)]
+    graphs = (gx.nbrs, gy.nbrs)
+    probes = [draw_probes(g.shape[0], o["nv"], rng, o["rademacher"]) for g in graphs]
+    jobs = [partial(trace_from_graph, g, ts, probes=p, **opts) for g, p in zip(graphs, probes)]
     return PairWork(jobs, lambda traces: imd_from_traces(traces[0], traces[1], ts))
 
 

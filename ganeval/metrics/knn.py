@@ -11,30 +11,92 @@ and the rows it cannot certify are searched again in float32: the graph is the s
 search's. The bound is relative to the row norms (|x_i||x_j|·2u, u = 2⁻⁸ for bfloat16, whose CPU products
 also round their outputs to bfloat16), so it certifies few rows of concentrated data: measured on 3000×512
 sets, 87–100 % of rows were searched again and the search took 7–9× longer than float32 on an AMD EPYC
-without bfloat16 units. Hence float32 stays the default; reduced precision is opt-in.
+without bfloat16 units. Hence float32 stays the default; reduced precision is opt-in, and `"auto"` picks it
+only where a start-up product measures it at least twice as fast as float32 (`measure_precision`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
 import torch
 
 from ganeval.metrics.linalg import gram_strip, matmul, strip_height
-from ganeval.metrics.parallel import device_map
+from ganeval.metrics.parallel import cpu_workers, device_map
 
 GramHook = Callable[[int, torch.Tensor], None]
-PRECISIONS = ("float32", "bfloat16", "tf32")
+
+
+@dataclass(frozen=True)
+class KnnGraph:
+    """A set's k-NN graph: neighbour indices (N×k, nearest first) and, from an exact search, the squared
+    distances it ranked them by (each within `distance_error(x, sq, "float32")` of the truth), which other
+    metrics reuse as k-NN radii instead of measuring them again."""
+
+    nbrs: torch.Tensor
+    sq_dist: torch.Tensor | None = None
+
+
+PRECISIONS = ("float32", "bfloat16", "tf32", "auto")
 # unit roundoff of each product precision: inputs rounded to it (and bfloat16 outputs too)
 ROUNDOFF = {"bfloat16": 2.0**-8, "tf32": 2.0**-11}
+PROBE_SHAPE = (256, 512, 256)  # the start-up product: small, since bfloat16 without matrix units is ~400× slower
+AUTO_SPEEDUP = 2.0  # a reduced precision is chosen only this much faster than float32 (its rows may be searched again)
+_measured: dict[str, str] = {}
+
+
+def _product_seconds(a: torch.Tensor, b: torch.Tensor, repeats: int) -> float:
+    """The fastest of `repeats` timed products a @ b (after one untimed), synchronised on CUDA."""
+    import time
+
+    def once() -> float:
+        if a.device.type == "cuda":
+            torch.cuda.synchronize(a.device)
+        t = time.perf_counter()
+        a @ b
+        if a.device.type == "cuda":
+            torch.cuda.synchronize(a.device)
+        return time.perf_counter() - t
+
+    once()
+    return min(once() for _ in range(repeats))
+
+
+def measure_precision(device: torch.device) -> str:
+    """The candidate-product precision `auto` uses on `device`, measured once per process: bfloat16 (or TF32 on
+    CUDA) where its product of the probe shape runs at least AUTO_SPEEDUP× faster than float32's (matrix units:
+    AMX, AVX512-BF16, tensor cores), else float32. Decided by timing, not by the processor's name."""
+    key = str(device)
+    if key not in _measured:
+        m, d, n = PROBE_SHAPE
+        g = torch.Generator().manual_seed(0)
+        a, b = torch.randn(m, d, generator=g).to(device), torch.randn(d, n, generator=g).to(device)
+        times = {"float32": _product_seconds(a, b, 5)}
+        if device.type == "cuda":
+            old = torch.backends.cuda.matmul.allow_tf32
+            torch.backends.cuda.matmul.allow_tf32 = True
+            try:
+                times["tf32"] = _product_seconds(a, b, 5)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = old
+        lo_a, lo_b = a.bfloat16(), b.bfloat16()
+        times["bfloat16"] = _product_seconds(lo_a, lo_b, 1)
+        if times["bfloat16"] * AUTO_SPEEDUP <= times["float32"]:  # worth a closer look
+            times["bfloat16"] = _product_seconds(lo_a, lo_b, 5)
+        best = min(times, key=times.get)  # type: ignore[arg-type]
+        _measured[key] = best if times[best] * AUTO_SPEEDUP <= times["float32"] else "float32"
+    return _measured[key]
 
 
 def resolve_precision(precision: str, device: torch.device, gram_hook: GramHook | None) -> str:
-    """The product precision to use; reduced precision refused where the Gram strips are shared (KID
-    reuses them, so they must be float32) or unsupported (tf32 off CUDA)."""
+    """The product precision to use (`auto`: measured, see `measure_precision`); reduced precision refused
+    where the Gram strips are shared (KID reuses them, so they must be float32) or unsupported (tf32 off CUDA)."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if precision == "auto":
+        return "float32" if gram_hook is not None else measure_precision(device)
     if precision != "float32" and gram_hook is not None:
         raise ValueError(f"precision={precision!r} cannot share its Gram strips (gram_hook): they are not float32")
     if precision == "tf32" and device.type != "cuda":
@@ -118,18 +180,23 @@ def _first_per_row(d: torch.Tensor, rows: torch.Tensor, idx: torch.Tensor, n: in
 
 
 def _candidates(x: torch.Tensor, kk: int, height: int | None, gram_hook: GramHook | None,
-                gram: Callable[[int, int], torch.Tensor] | None = None):
+                gram: Callable[[int, int], torch.Tensor] | None = None, stream: bool | None = None):
     """The `kk` nearest candidates of every row by Gram-based squared distance, from upper-triangle strips.
 
     First two taller "head" strips (run at once) give every later row its kk nearest
     among their rows, hence a bound on its kk-th nearest distance; the other strips (independent, in
     parallel on CPU) then pass on only the pairs within that bound instead of a column-wise top-k,
     which costs ~4× a row-wise one on CPU. Each pair's distance is computed once, so the bound holds for
-    the very numbers it filters.
+    the very numbers it filters. Large sets, where those pairs would not fit in memory at once
+    (`held_pairs_bytes` > STREAM_ABOVE_BYTES, or `stream=True`), merge them strip by strip instead
+    (`_streamed_candidates`).
     """
     n = x.shape[0]
     sq = (x * x).sum(dim=1)
     h = strip_height(n, x.device) if height is None else height
+    h = max(1, min(h, STRIP_MAX_ELEMENTS // n)) if height is None else h
+    if stream if stream is not None else held_pairs_bytes(n, kk, h) > STREAM_ABOVE_BYTES:
+        return _streamed_candidates(x, sq, kk, h, gram_hook, gram)
     # two heads of 2h rows whatever the worker count, so the strips (and KID's sums over them) are the same
     heads = [(a, min(a + 2 * h, n)) for a in range(0, min(n, 4 * h), 2 * h)]
     parts = heads + [(a, min(a + h, n)) for a in range(heads[-1][1], n, h)]
@@ -162,6 +229,65 @@ def _candidates(x: torch.Tensor, kk: int, height: int | None, gram_hook: GramHoo
     return best_d, torch.gather(all_i, 1, pos), sq
 
 
+# above this estimate of the pairs the head-bound filter would hold at once (its peak memory is several times
+# the estimate: 15.7 GiB RSS at 150k×256 for 1.9 GiB estimated), candidates are merged strip by strip
+STREAM_ABOVE_BYTES = 1 << 28
+STRIP_MAX_ELEMENTS = 1 << 28  # a strip of a large set holds at most this many Gram entries (1 GiB in float32)
+
+
+def held_pairs_bytes(n: int, kk: int, h: int) -> int:
+    """The memory of the pairs the head-bound filter passes on for a later merge (20 bytes each): a later
+    row meets about kk·n/(4h) rows within the kk-th nearest distance among the 4h head rows."""
+    return 20 * kk * n * max(0, n - 4 * h) // (4 * h)
+
+
+def _merge_rows(best_d: torch.Tensor, best_i: torch.Tensor, d: torch.Tensor, rows: torch.Tensor,
+                idx: torch.Tensor) -> None:
+    """Merge candidate pairs (distance d, row, index) into the running kk best of their rows, in place."""
+    if rows.numel() == 0:
+        return
+    kk = best_d.shape[1]
+    aff = torch.unique(rows)
+    flat_d = torch.cat([best_d[aff].flatten(), d])
+    flat_r = torch.cat([torch.arange(aff.shape[0], device=aff.device).repeat_interleave(kk),
+                        torch.searchsorted(aff, rows)])
+    flat_i = torch.cat([best_i[aff].flatten(), idx])
+    best_d[aff], best_i[aff] = _first_per_row(flat_d, flat_r, flat_i, aff.shape[0], kk)
+
+
+def _streamed_candidates(x: torch.Tensor, sq: torch.Tensor, kk: int, h: int, gram_hook: GramHook | None,
+                         gram: Callable[[int, int], torch.Tensor] | None):
+    """The kk nearest candidates of every row with memory bounded by a few strips and n×kk: the upper-
+    triangle strips in waves (one per worker), each strip's pairs merged at once into the rows' running kk
+    best, whose kk-th distance bounds the pairs the next waves pass on (the first wave passes column-wise
+    top-kk). The bound tightens as rows meet more of the set, so the pairs held stay few. Same candidates
+    as `_candidates`: every pair's distance computed once, pairs within a row's bound (ties included) kept."""
+    n = x.shape[0]
+    best_d = torch.full((n, kk), float("inf"), dtype=x.dtype, device=x.device)
+    best_i = torch.full((n, kk), -1, dtype=torch.long, device=x.device)
+    parts = [(a, min(a + h, n)) for a in range(0, n, h)]
+    wave = cpu_workers() if x.device.type == "cpu" else 1
+    for w in range(0, len(parts), wave):
+        bound = None if w == 0 else best_d.amax(dim=1)
+
+        def run(t: int, bound: torch.Tensor | None = bound):
+            a, e = parts[t]
+            return a, e, _strip(x, sq, a, e, kk, gram_hook, bound, gram)
+
+        for a, e, (d_row, i_row, col) in device_map(run, range(w, min(w + wave, len(parts))), x.device):
+            rows = torch.arange(a, e, device=x.device).repeat_interleave(d_row.shape[1])
+            _merge_rows(best_d, best_i, d_row.flatten(), rows, i_row.flatten())
+            if col is None:
+                continue
+            if len(col) == 2:  # column-wise top-kk of the rows after the strip
+                c_d, c_i = col
+                rows = torch.arange(e, n, device=x.device).repeat_interleave(c_d.shape[1])
+                _merge_rows(best_d, best_i, c_d.flatten(), rows, c_i.flatten())
+            else:
+                _merge_rows(best_d, best_i, *col)
+    return best_d, best_i, sq
+
+
 def _exact_sq_dist(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, chunk: int = 256) -> torch.Tensor:
     """Squared distances ||x[r] - x[c]||² in float64 by direct differences, for rows r and their columns c."""
     out = torch.empty(cols.shape, dtype=torch.float64, device=x.device)
@@ -180,9 +306,11 @@ def _rank(d: torch.Tensor, idx: torch.Tensor, k: int) -> tuple[torch.Tensor, tor
     return torch.gather(d, 1, order)[:, :k], torch.gather(idx, 1, order)[:, :k]
 
 
-def _full_rows(x: torch.Tensor, rows: torch.Tensor, k: int) -> torch.Tensor:
-    """Exact neighbours of a few rows whose candidate window was too narrow (near ties, duplicates)."""
+def _full_rows(x: torch.Tensor, rows: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Exact neighbours (and float64 squared distances) of a few rows whose candidate window was too narrow
+    (near ties, duplicates)."""
     out = torch.empty((rows.shape[0], k), dtype=torch.long, device=x.device)
+    dist = torch.empty((rows.shape[0], k), dtype=torch.float64, device=x.device)
     x64 = None
     for j, r in enumerate(rows.tolist()):
         if x64 is None:
@@ -191,10 +319,10 @@ def _full_rows(x: torch.Tensor, rows: torch.Tensor, k: int) -> torch.Tensor:
         d[r] = float("inf")
         kth = torch.kthvalue(d, k).values
         cand = torch.nonzero(d <= kth, as_tuple=False).flatten()
-        _, top = _rank(d[cand][None], cand[None], k)
-        out[j] = top[0]
+        top_d, top = _rank(d[cand][None], cand[None], k)
+        out[j], dist[j] = top[0], top_d[0]
     del x64
-    return out
+    return out, dist
 
 
 def _candidate_sq_dist(x: torch.Tensor, sq: torch.Tensor, cand: torch.Tensor, chunk: int = 512) -> torch.Tensor:
@@ -222,37 +350,38 @@ def _row_candidates(x: torch.Tensor, sq: torch.Tensor, rows: torch.Tensor, kk: i
 
 
 def _finish(x: torch.Tensor, rows: torch.Tensor, approx_d: torch.Tensor, cand: torch.Tensor, k: int,
-            tol: torch.Tensor) -> torch.Tensor:
+            tol: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The exact neighbours of `rows` from their kk float32 candidates (the kk nearest by Gram-based
     distance, each within `tol` of the truth): where the gap between the k-th and (k+1)-th candidate
     exceeds twice that, the neighbour set is certain; other rows (near ties, duplicates) are re-ranked by
     exact float64 distances, ties to the lower index, and searched in full if a non-candidate could
-    still be as near as their k-th."""
+    still be as near as their k-th. Also returns the squared distances they were ranked by (x's dtype)."""
     n, kk = x.shape[0], cand.shape[1]
     approx_d, order = torch.sort(approx_d, dim=1)
     cand = torch.gather(cand, 1, order)
-    nbrs = cand[:, :k].clone()
+    nbrs, dist = cand[:, :k].clone(), approx_d[:, :k].clone()
     if kk == n - 1:
         unsure = torch.arange(rows.shape[0], device=x.device)
     else:
         gap = approx_d[:, k].double() - approx_d[:, k - 1].double()
         unsure = torch.nonzero(gap <= 2 * tol[rows], as_tuple=False).flatten()
     if unsure.numel() == 0:
-        return nbrs
+        return nbrs, dist
     exact_d = _exact_sq_dist(x, rows[unsure], cand[unsure])
     kth_d, ranked = _rank(exact_d, cand[unsure], k)
-    nbrs[unsure] = ranked
+    nbrs[unsure], dist[unsure] = ranked, kth_d.to(dist.dtype)
     if kk == n - 1:
-        return nbrs
+        return nbrs, dist
     worst = approx_d[unsure, -1].double()
     wide = unsure[kth_d[:, -1] + 2 * tol[rows[unsure]] >= worst]
     if wide.numel():
-        nbrs[wide] = _full_rows(x, rows[wide], k)
-    return nbrs
+        full, full_d = _full_rows(x, rows[wide], k)
+        nbrs[wide], dist[wide] = full, full_d.to(dist.dtype)
+    return nbrs, dist
 
 
 def _refine(x: torch.Tensor, cand: torch.Tensor, coarse: torch.Tensor, sq: torch.Tensor, k: int,
-            err: torch.Tensor) -> torch.Tensor:
+            err: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The exact k-NN graph from reduced-precision candidates (each within `err` of the truth per row).
 
     Every non-candidate is at least `floor` = (largest candidate's coarse distance) − err away. A row
@@ -269,26 +398,20 @@ def _refine(x: torch.Tensor, cand: torch.Tensor, coarse: torch.Tensor, sq: torch
     floor = coarse.amax(dim=1).double() - err
     kth = d32[:, k - 1].double()
     certain = (kth + tol < floor) & (d32[:, k].double() - kth > 2 * tol)
-    nbrs = cand[:, :k].clone()
+    nbrs, dist = cand[:, :k].clone(), d32[:, :k].clone()
     again = torch.nonzero(~certain, as_tuple=False).flatten()
     if again.numel():
         d, i = _row_candidates(x, sq, again, kk)
-        nbrs[again] = _finish(x, again, d, i, k, tol)
-    return nbrs
+        nbrs[again], dist[again] = _finish(x, again, d, i, k, tol)
+    return nbrs, dist
 
 
-def exact_knn(
+def exact_knn_graph(
     x: torch.Tensor, k: int, height: int | None = None, extra: int | None = None, gram_hook: GramHook | None = None,
-    precision: str = "float32",
-) -> torch.Tensor:
-    """Indices (N×k, int64) of each row's k nearest other rows by Euclidean distance.
-
-    The set is exact (the graph depends on nothing else): self is excluded by index and ties at the
-    k-th place go to the lower index. Within a row, neighbours are ordered by computed distance.
-    `gram_hook(a, G)` sees every Gram strip G = x[a:a+h] @ x[a:].T as it is made (before it is
-    overwritten), so callers can reuse the products; on CPU it is called from several threads at once.
-    `precision` (see the module docstring) changes the cost, never the graph.
-    """
+    precision: str = "float32", stream: bool | None = None,
+) -> KnnGraph:
+    """The exact k-NN graph of the rows of x with the squared distances the search ranked by (see `exact_knn`);
+    `stream` forces (True) or forbids (False) the strip-by-strip merge of large sets (default: by memory)."""
     n = x.shape[0]
     if n < k + 1:
         raise ValueError(f"need at least k+1={k + 1} samples for a {k}-NN graph, got {n}")
@@ -301,7 +424,22 @@ def exact_knn(
         precision = "float32"  # a float64 input keeps its own precision
     wider = max(4 * k, 16) if gram is not None else max(k, 4)  # a coarser bound needs more candidates
     kk = min(n - 1, k + (extra if extra is not None else wider))
-    approx_d, cand, sq = _candidates(x, kk, height, gram_hook, gram)
+    approx_d, cand, sq = _candidates(x, kk, height, gram_hook, gram, stream)
     if gram is not None:
-        return _refine(x, cand, approx_d, sq, k, distance_error(x, sq, precision))
-    return _finish(x, torch.arange(n, device=x.device), approx_d, cand, k, distance_error(x, sq, precision))
+        return KnnGraph(*_refine(x, cand, approx_d, sq, k, distance_error(x, sq, precision)))
+    return KnnGraph(*_finish(x, torch.arange(n, device=x.device), approx_d, cand, k, distance_error(x, sq, precision)))
+
+
+def exact_knn(
+    x: torch.Tensor, k: int, height: int | None = None, extra: int | None = None, gram_hook: GramHook | None = None,
+    precision: str = "float32", stream: bool | None = None,
+) -> torch.Tensor:
+    """Indices (N×k, int64) of each row's k nearest other rows by Euclidean distance.
+
+    The set is exact (the graph depends on nothing else): self is excluded by index and ties at the
+    k-th place go to the lower index. Within a row, neighbours are ordered by computed distance.
+    `gram_hook(a, G)` sees every Gram strip G = x[a:a+h] @ x[a:].T as it is made (before it is
+    overwritten), so callers can reuse the products; on CPU it is called from several threads at once.
+    `precision` (see the module docstring) changes the cost, never the graph.
+    """
+    return exact_knn_graph(x, k, height, extra, gram_hook, precision, stream).nbrs

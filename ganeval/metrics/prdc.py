@@ -10,8 +10,8 @@ of the row's distances, itself included) and "inside" meaning strictly closer th
   coverage  = share of real balls holding some fake row.
 
 The four are separate metrics (each with its own `k`) computed from one pass when asked together: one
-exact k-NN search per set (IMD's graph when it is computed anyway), the radii from direct differences to
-the K neighbours, and one blocked pass over the real × fake distances (KID's cross Gram strips when KID
+exact k-NN search per set (IMD's graph when it is computed anyway), the radii from the distances that search
+ranked the neighbours by, and one blocked pass over the real × fake distances (KID's cross Gram strips when KID
 sums over every pair), never an N×M matrix at once. Comparisons are made in the working precision and
 those within its rounding error of the radius are decided again from exact float64 distances and radii,
 so the counts are those of exact arithmetic: prdc's float64 distances (scikit-learn's Gram-based formula)
@@ -30,9 +30,9 @@ import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, resolve_device
-from ganeval.metrics.knn import _exact_sq_dist, exact_knn
+from ganeval.metrics.knn import KnnGraph, _exact_sq_dist, exact_knn_graph
 from ganeval.metrics.linalg import matmul, strips
-from ganeval.metrics.parallel import device_map, run_jobs
+from ganeval.metrics.parallel import run_jobs
 from ganeval.metrics.registry import (
     CROSS_GRAM_HOOKS, GramHook, GramTap, Metric, PairWork, Shared, fan_out, integer, option, register_metric,
 )
@@ -54,8 +54,9 @@ def reach(peak: float, n: int, d: int) -> tuple[float, float]:
 @dataclass
 class Balls:
     """A set's k-NN balls: its rows, their squared norms and, for every k asked, each row's squared radius (the
-    distance to its k-th nearest other row; self excluded by index) in the working precision, from direct
-    differences; `exact_radii` gives them in exact float64 where a comparison needs it."""
+    distance to its k-th nearest other row; self excluded by index) in the working precision, as the exact
+    k-NN search computed it (within `distance_error` of the truth); `exact_radii` gives them in exact float64
+    where a comparison needs it."""
 
     x: torch.Tensor
     sq: torch.Tensor
@@ -67,30 +68,16 @@ class Balls:
         return _exact_sq_dist(self.x, rows, self.nbrs[rows]).sort(dim=1).values[:, k - 1]
 
 
-RADII_CHUNK = 256  # rows per piece of the radii: (chunk × K × D) differences at once
-
-
-def neighbour_sq_dist(x: torch.Tensor, nbrs: torch.Tensor) -> torch.Tensor:
-    """N×K squared distances from each row to its neighbours by direct differences in x's precision, in
-    pieces of rows (in parallel on CPU)."""
-    out = torch.empty(nbrs.shape, dtype=x.dtype, device=x.device)
-
-    def piece(a: int) -> None:
-        diff = x[a : a + RADII_CHUNK, None, :] - x[nbrs[a : a + RADII_CHUNK]]
-        out[a : a + RADII_CHUNK] = (diff * diff).sum(dim=2)
-
-    device_map(piece, range(0, x.shape[0], RADII_CHUNK), x.device)
-    return out
-
-
-def balls(x: torch.Tensor, ks: Sequence[int], nbrs: torch.Tensor | None = None, gram_hook: GramHook | None = None) -> Balls:
-    """The balls of x for each k in `ks`: from the exact graph `nbrs` (N×K, K ≥ max ks) or a search made here.
-    The K distances are sorted, so ties at the k-th place give one radius whichever tied row the graph holds."""
+def balls(x: torch.Tensor, ks: Sequence[int], graph: KnnGraph | None = None,
+          gram_hook: GramHook | None = None) -> Balls:
+    """The balls of x for each k in `ks`: from an exact search's graph with its distances (N×K, K ≥ max ks)
+    or a search made here. The K distances are sorted, so ties at the k-th place give one radius whichever
+    tied row the graph holds."""
     top = max(ks)
-    if nbrs is None or nbrs.shape[1] < top:
-        nbrs = exact_knn(x, top, gram_hook=gram_hook)
-    d = neighbour_sq_dist(x, nbrs).sort(dim=1).values
-    return Balls(x, (x * x).sum(dim=1), nbrs, {k: d[:, k - 1].contiguous() for k in sorted(set(ks))})
+    if graph is None or graph.sq_dist is None or graph.nbrs.shape[1] < top:
+        graph = exact_knn_graph(x, top, gram_hook=gram_hook)
+    d = graph.sq_dist.to(x.dtype).sort(dim=1).values
+    return Balls(x, (x * x).sum(dim=1), graph.nbrs, {k: d[:, k - 1].contiguous() for k in sorted(set(ks))})
 
 
 def needs(chosen: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
@@ -103,8 +90,8 @@ def set_ks(chosen: Mapping[str, Mapping[str, Any]]) -> list[int]:
     return sorted(set(needs(chosen).values()))
 
 
-def reusable_graph(context: Shared, top: int) -> torch.Tensor | None:
-    """IMD's exact k-NN graph of this set when it holds at least `top` neighbours, else None."""
+def reusable_graph(context: Shared, top: int) -> KnnGraph | None:
+    """IMD's exact k-NN graph (with its distances) of this set when it holds at least `top` neighbours, else None."""
     imd = context.chosen.get("imd")
     if imd is not None and imd["knn"] == "exact" and imd["k"] >= top and "imd" in context.stats:
         return context.stats["imd"]
@@ -161,12 +148,12 @@ class Cross:
         key_buf, buf, flags = self.buffers(g)
         keys = torch.add(f.sq[None, :], g, alpha=-2.0, out=key_buf)
         sq_r = r.sq[a:e]
-        # a Gram-based squared distance is off by at most a few ulps of (|r|² + |f|²) per √D terms, and a
-        # radius (direct differences) by as much: margins within `tol` of 0 are decided from exact float64
-        # distances and radii
+        # a Gram-based squared distance is off by at most a few ulps of (|r|² + |f|²) per √D terms (the k-NN
+        # search's `distance_error`), and a radius, which the search computed the same way, by up to twice as
+        # much: margins within `tol` of 0 are decided from exact float64 distances and radii
         eps = torch.finfo(dtype).eps
-        big = float(sq_r.max()) + float(f.sq.max())
-        tol = 8.0 * eps * (math.sqrt(r.x.shape[1]) + 1.0) * big
+        big = float(r.sq.max()) + float(f.sq.max())
+        tol = 12.0 * eps * (math.sqrt(r.x.shape[1]) + 1.0) * big
         rows = torch.arange(a, e, device=g.device)
         out: dict[str, torch.Tensor] = {}
         if "coverage" in self.ks:  # real ball i holds some fake row: min_j d² < R_i²
