@@ -2,40 +2,45 @@
 # The GPU checks of ganeval, as one script for a lent GPU machine (Python 3.12 with torch, numpy, scipy,
 # pandas, matplotlib, scikit-learn, tqdm; the rest travels as wheels in .whl, made by
 #   bash ../shared/tools/gpu-wheels.sh timm==1.0.31 safetensors huggingface_hub pyyaml
-# ). Everything it prints goes to $OUT/gpu_checks.log when OUT is set. The default steps fit in ~6 minutes
-# (each under its own timeout), so a 15-minute loan can run them twice; CHECKS=all adds the older ones
-# (Inception throughput, training, approximate kNN), already measured at commit 3fb00fa.
+# ). Everything it prints goes to $OUT/gpu_checks.log when OUT is set. Three parts, each under the device
+# tool's 600 s per call (every step has its own timeout):
+#   bash scripts/gpu_checks.sh          # tests, protocol (vs ./baseline), new metrics, k-NN precisions, DINOv2 (≤ ~7 min)
+#   bash scripts/gpu_checks.sh scale    # IMD of two sets to 1M×2048 with peak device memory (≤ ~8 min)
+#   bash scripts/gpu_checks.sh old      # the checks already measured at commit 3fb00fa (Inception, training, approx)
 # An older commit's tree unpacked in ./baseline (git archive COMMIT | tar -x -C baseline; untracked, so it
 # travels with the working tree) is timed beside this one in the protocol step.
 set -u
 OUT=${OUT:-/tmp/ganeval-gpu}; mkdir -p "$OUT"
-CHECKS=${CHECKS:-core}
-exec > >(tee "$OUT/gpu_checks.log") 2>&1
+PART=${1:-main}
+exec > >(tee "$OUT/gpu_checks_$PART.log") 2>&1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
 python3 -c "import torch, numpy, scipy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'scipy', scipy.__version__)"
 step() { echo; echo "=== $1 ($(date +%T))"; }
-step "GPU tests"
-timeout 90 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tail -8
-step "protocol: 100 runs of 10k vs 10k from pools of 50k / 20k, one 50k run (this tree, then ./baseline if present)"
-timeout 75 python3 scripts/bench_protocol.py --device cuda --runs 100 --skip-peers --scaling 10000 50000 --plot "$OUT/protocol_scaling_cuda.png"
-if [ -d baseline ]; then
-  (cd baseline && PYTHONPATH=$PWD:/tmp/site timeout 75 python3 scripts/bench_protocol.py --device cuda --runs 100 --skip-peers --scaling 10000 50000 --plot "$OUT/protocol_scaling_cuda_baseline.png")
-fi
-step "precision/recall/density/coverage and IS per protocol run, 10k vs 10k (target: ≤ 0.05 s each)"
-timeout 60 python3 scripts/bench_metrics.py --only-new --skip-peers --device cuda --repeats 3
-step "exact k-NN candidates in float32 / bfloat16 / TF32 (certified: the same graph), 20k×2048"
-timeout 45 python3 scripts/knn_precision.py --device cuda --n 20000 --d 2048
-step "IMD of two sets to 1M×2048 (exact k-NN in strips; peak device memory)"
-timeout 200 python3 scripts/imd_scaling.py --device cuda --sizes 100000 200000 500000 1000000 --timeout 120
-step "DINOv2 ViT-L/14 extraction vs timm's bare forward (target: ≥ 90 %)"
-if python3 -c "import timm" 2>/dev/null; then
-  timeout 60 python3 scripts/bench_features.py --extractor dinov2 --device cuda --batch-size 128 --n 4096 --random-weights
-else
-  echo "timm is not installed: add its wheels (see the top of this script)"
-fi
-if [ "$CHECKS" = all ]; then
+if [ "$PART" = main ]; then
+  step "GPU tests"
+  timeout 90 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tail -8
+  step "protocol: 100 runs of 10k vs 10k from pools of 50k / 20k, one 50k run (this tree, then ./baseline if present)"
+  timeout 75 python3 scripts/bench_protocol.py --device cuda --runs 100 --skip-peers --scaling 10000 50000 --plot "$OUT/protocol_scaling_cuda.png"
+  if [ -d baseline ]; then
+    (cd baseline && PYTHONPATH=$PWD:/tmp/site timeout 75 python3 scripts/bench_protocol.py --device cuda --runs 100 --skip-peers --scaling 10000 50000 --plot "$OUT/protocol_scaling_cuda_baseline.png")
+  fi
+  step "precision/recall/density/coverage and IS per protocol run, 10k vs 10k (target: ≤ 0.05 s each)"
+  timeout 60 python3 scripts/bench_metrics.py --only-new --skip-peers --device cuda --repeats 3
+  step "exact k-NN candidates in float32 / bfloat16 / TF32 (certified: the same graph), 20k×2048"
+  timeout 45 python3 scripts/knn_precision.py --device cuda --n 20000 --d 2048
+  step "DINOv2 ViT-L/14 extraction vs timm's bare forward (target: ≥ 90 %)"
+  if python3 -c "import timm" 2>/dev/null; then
+    timeout 60 python3 scripts/bench_features.py --extractor dinov2 --device cuda --batch-size 128 --n 4096 --random-weights
+  else
+    echo "timm is not installed: add its wheels (see the top of this script)"
+  fi
+elif [ "$PART" = scale ]; then
+  step "IMD of two sets to 1M×2048 (exact k-NN in strips; peak device memory; target 1M ≤ 60 s)"
+  timeout 150 python3 scripts/imd_scaling.py --device cuda --sizes 100000 200000 500000
+  timeout 300 python3 scripts/imd_scaling.py --device cuda --sizes 1000000 --no-knn-alone
+elif [ "$PART" = old ]; then
   step "metrics, 10k vs 10k, 2048-d (one call each)"
   timeout 60 python3 scripts/bench_metrics.py --device cuda --skip-peers --approx-sizes
   step "Inception feature extraction throughput (batch 256, random weights)"
@@ -45,5 +50,7 @@ if [ "$CHECKS" = all ]; then
   timeout 45 python3 scripts/bench_training.py --device cuda --arch cifar10 --gan wgan_gp --cudnn-benchmark
   step "approximate kNN scaling (pynndescent; first call compiles)"
   timeout 100 python3 scripts/bench_protocol.py --device cuda --runs 0 --approx 50000 200000 --plot "$OUT/protocol_scaling_approx_cuda.png"
+else
+  echo "unknown part $PART: main, scale or old"; exit 2
 fi
 step done

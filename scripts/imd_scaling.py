@@ -24,7 +24,7 @@ import time
 MODES = {"auto": None, "one-pass": False, "streamed": True}
 
 
-def child(n: int, d: int, mode: str, device: str, seed: int) -> dict:
+def child(n: int, d: int, mode: str, device: str, seed: int, knn_alone: bool = True) -> dict:
     """(In a fresh process) one k-NN search and one IMD call at n×d; their times and the peak memory."""
     import torch
 
@@ -38,16 +38,19 @@ def child(n: int, d: int, mode: str, device: str, seed: int) -> dict:
     dev = torch.device(device)
     if MODES[mode] is not None:  # force the candidate stage for imd() too
         knn_module.STREAM_ABOVE_BYTES = 0 if MODES[mode] else 1 << 62
-    xt = torch.from_numpy(x).to(dev)
     if dev.type == "cuda":
-        torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-    t = time.perf_counter()
-    knn_module.exact_knn(xt, 5)
-    if dev.type == "cuda":
-        torch.cuda.synchronize()
-    knn_s = time.perf_counter() - t
-    del xt
+    knn_s = float("nan")
+    if knn_alone:
+        xt = torch.from_numpy(x).to(dev)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        knn_module.exact_knn(xt, 5)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        knn_s = time.perf_counter() - t
+        del xt
     t = time.perf_counter()
     value = imd(x, y, seed=seed, device=device)
     imd_s = time.perf_counter() - t
@@ -64,10 +67,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--modes", nargs="+", choices=sorted(MODES), default=["auto"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=None, help="seconds per size and mode (skip the rest)")
+    ap.add_argument("--no-knn-alone", action="store_true", help="time imd() only (not also one set's k-NN)")
     ap.add_argument("--_child", nargs=3, metavar=("N", "MODE", "D"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
-        print(json.dumps(child(int(a._child[0]), int(a._child[2]), a._child[1], a.device, a.seed)))
+        print(json.dumps(child(int(a._child[0]), int(a._child[2]), a._child[1], a.device, a.seed, not a.no_knn_alone)))
         return
     import torch
 
@@ -82,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     for n in a.sizes:
         for mode in a.modes:
             cmd = [sys.executable, __file__, "--_child", str(n), mode, str(a.d), "--device", a.device, "--seed", str(a.seed)]
+            cmd += ["--no-knn-alone"] if a.no_knn_alone else []
             try:
                 res = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, check=False)
             except subprocess.TimeoutExpired:

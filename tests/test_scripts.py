@@ -24,6 +24,8 @@ def test_imd_scaling_modes_agree() -> None:
     rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["400"]]
     assert [r[1] for r in rows] == ["one-pass", "streamed"]
     assert rows[0][-1] == rows[1][-1]  # the same IMD either way
+    alone = run("scripts/imd_scaling.py", "--sizes", "400", "--d", "16", "--no-knn-alone")
+    assert [line.split()[-1] for line in alone.splitlines() if line.split()[:1] == ["400"]] == [rows[0][-1]]
 
 
 def test_knn_precision_script_finds_the_same_graph() -> None:
