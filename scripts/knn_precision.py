@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 import ganeval.metrics.knn as knn
+from ganeval.metrics.synthetic import pool3_like
 
 
 def main() -> None:
@@ -50,6 +51,7 @@ def main() -> None:
     cases = {
         f"|N(0,1)| {n}x{d} (pool3-like, non-negative)": np.abs(rng.standard_normal((n, d))),
         f"10 clusters {n}x{d}": (rng.standard_normal((10, d)) * 3)[rng.integers(0, 10, n)] + rng.standard_normal((n, d)),
+        f"synthetic.pool3_like {n}x{d}": pool3_like(n, d, seed=0),
     }
     for name, a in cases.items():
         x = torch.from_numpy(a.astype(np.float32)).to(dev)

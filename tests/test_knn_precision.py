@@ -170,3 +170,22 @@ def test_auto_precision_is_measured_not_named(monkeypatch: pytest.MonkeyPatch) -
     x = datasets()["clusters"]
     got = exact_knn(torch.from_numpy(x), 5, height=64, precision="auto").numpy()
     assert as_sets(got) == as_sets(brute_force(x, 5))
+
+
+@pytest.mark.parametrize("name", ["gauss", "far", "offset"])
+def test_centring_error_bounds_the_centred_distances(name: str) -> None:
+    """Reduced-precision candidates come from the centred rows: their float64 distances stay within
+    `centring_error` of x's own, and the bound is far smaller than the products' error it is added to."""
+    from ganeval.metrics.knn import centred, centring_error
+
+    x = torch.from_numpy(datasets()[name])
+    xc = centred(x)
+    d = ((x.double()[:, None] - x.double()[None]) ** 2).sum(dim=2)
+    dc = ((xc.double()[:, None] - xc.double()[None]) ** 2).sum(dim=2)
+    sq_c = (xc * xc).sum(dim=1)
+    bound = centring_error(sq_c)[:, None]
+    assert bool(((dc - d).abs() <= bound).all())
+    assert bool((bound[:, 0] < 1e-3 * distance_error(xc, sq_c, "bfloat16")).all())
+    # the offset data's norms shrink by centring, and with them the bfloat16 bound
+    if name == "offset":
+        assert float(distance_error(xc, sq_c, "bfloat16").max()) < 0.01 * float(distance_error(x, (x * x).sum(dim=1), "bfloat16").max())

@@ -30,7 +30,7 @@ def test_imd_scaling_modes_agree() -> None:
 
 def test_knn_precision_script_finds_the_same_graph() -> None:
     out = run("scripts/knn_precision.py", "--n", "300", "--d", "16")
-    assert "auto picks" in out and out.count("same graph: True") == 2 and "False" not in out
+    assert "auto picks" in out and out.count("same graph: True") == 3 and "False" not in out
 
 
 @pytest.mark.parametrize("extractor,arch", [("dinov2", "vits14"), ("clip", "ViT-B-32")])
