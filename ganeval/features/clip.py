@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
-from ganeval.features.base import Extractor, register
-from ganeval.features.pretrained import import_extra, resolve_hub_weights, weights_identity
+from ganeval.features.base import register
+from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
 from ganeval.features.resize import to_pil
 
 WEIGHTS_ENV = "GANEVAL_CLIP_WEIGHTS"
@@ -55,7 +55,7 @@ def resolve_weights(arch: str, tag: str, weights: str | os.PathLike | None = Non
 
 
 @register("clip")
-class ClipExtractor(Extractor):
+class ClipExtractor(PretrainedExtractor):
     """CLIP image embeddings (ViT-L/14 OpenAI by default: 768-d) with open_clip's preprocessing."""
 
     fd_name = "CLIP"
@@ -67,16 +67,14 @@ class ClipExtractor(Extractor):
         self.pretrained = pretrained
         self.weights = weights
         self.download = bool(download)
-        self._path: Path | None = None
-        self._model: torch.nn.Module | None = None
         self._preprocess: Any = None
-        self._device: torch.device | None = None
 
-    def weights_path(self) -> Path:
-        """The resolved weights file (resolved once per instance)."""
-        if self._path is None:
-            self._path = resolve_weights(self.arch, self.pretrained, self.weights, self.download)
-        return self._path
+    def resolve(self) -> Path:
+        return resolve_weights(self.arch, self.pretrained, self.weights, self.download)
+
+    def build(self) -> torch.nn.Module:
+        model, self._preprocess = build(self.arch, self.pretrained, self.weights_path())
+        return model
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -86,28 +84,15 @@ class ClipExtractor(Extractor):
             "preprocess": "open_clip's eval transform per image (gray->rgb); encode_image, not normalised",
         }
 
-    def setup(self, device: torch.device) -> None:
-        if self._model is None:
-            self._model, self._preprocess = build(self.arch, self.pretrained, self.weights_path())
-        if self._device != device:
-            self._model = self._model.to(device)
-            self._device = device
-
-    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
-        return self.device_stage(self.host_stage(batch.cpu()).to(batch.device))
-
     def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
         """open_clip's PIL transform per image on the host (overlapping the device's forward in extraction)."""
-        if self._preprocess is None:
-            self._model, self._preprocess = build(self.arch, self.pretrained, self.weights_path())
+        if self._preprocess is None:  # the transform comes with the network
+            self._model = self.build()
         return torch.stack([self._preprocess(im) for im in to_pil(batch)])
 
-    def device_stage(self, x: torch.Tensor) -> torch.Tensor:
-        if self._model is None or self._device != x.device:
-            self.setup(x.device)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         assert self._model is not None
-        with torch.inference_mode():
-            return self._model.encode_image(x).float()
+        return self._model.encode_image(x)
 
 
 __all__ = ["ClipExtractor", "build", "resolve_weights", "pretrained_cfg"]

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ganeval.features.base import Extractor, register
-from ganeval.features.pretrained import import_extra, resolve_hub_weights, weights_identity
+from ganeval.features.base import register
+from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
 from ganeval.features.resize import pil_resize_batch
 
 ARCHS = {
@@ -67,7 +67,7 @@ def preprocess(batch: torch.Tensor) -> torch.Tensor:
 
 
 @register("dinov2")
-class DinoV2Extractor(Extractor):
+class DinoV2Extractor(PretrainedExtractor):
     """DINOv2 class-token features (ViT-L/14 by default: 1024-d), dgm-eval's preprocessing."""
 
     fd_name = "DINOv2"
@@ -77,15 +77,12 @@ class DinoV2Extractor(Extractor):
         self.arch = arch
         self.weights = weights
         self.download = bool(download)
-        self._path: Path | None = None
-        self._model: torch.nn.Module | None = None
-        self._device: torch.device | None = None
 
-    def weights_path(self) -> Path:
-        """The resolved weights file (resolved once per instance)."""
-        if self._path is None:
-            self._path = resolve_weights(self.arch, self.weights, self.download)
-        return self._path
+    def resolve(self) -> Path:
+        return resolve_weights(self.arch, self.weights, self.download)
+
+    def build(self) -> torch.nn.Module:
+        return build(self.arch, self.weights_path())
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -95,26 +92,13 @@ class DinoV2Extractor(Extractor):
             "preprocess": f"PIL bicubic {SIZE}x{SIZE}, gray->rgb, x/255, ImageNet mean/std; class token",
         }
 
-    def setup(self, device: torch.device) -> None:
-        if self._model is None:
-            self._model = build(self.arch, self.weights_path())
-        if self._device != device:
-            self._model = self._model.to(device)
-            self._device = device
-
-    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
-        return self.device_stage(self.host_stage(batch.cpu()).to(batch.device))
-
     def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
         """PIL resizing and normalisation on the host (overlapping the device's forward in extraction)."""
         return preprocess(batch)
 
-    def device_stage(self, x: torch.Tensor) -> torch.Tensor:
-        if self._model is None or self._device != x.device:
-            self.setup(x.device)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         assert self._model is not None
-        with torch.inference_mode():
-            return self._model(x).float()
+        return self._model(x)
 
 
 __all__ = ["DinoV2Extractor", "ARCHS", "build", "resolve_weights", "preprocess", "timm_name"]

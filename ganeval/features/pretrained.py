@@ -11,6 +11,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
+import torch
+
+from ganeval.features.base import Extractor
 from ganeval.features.inception import WeightsNotFoundError, weights_sha256
 
 log = logging.getLogger(__name__)
@@ -106,3 +109,44 @@ def resolve_hub_weights(what: str, repo: str, files: tuple[str, ...], env: str, 
 def weights_identity(path: Path) -> str:
     """The recorded identity of a weights file: the first 16 hex digits of its SHA-256."""
     return weights_sha256(path)[:16]
+
+
+class PretrainedExtractor(Extractor):
+    """A library's pretrained network as an extractor: its weights file resolved once, the network built on first
+    use and moved to the batches' device, preprocessing on the host (`host_stage`) and the forward on the device
+    (`device_stage`). Subclasses say how to resolve the weights (`resolve`), build (`build`) and run (`forward`)."""
+
+    _path: Path | None = None
+    _model: torch.nn.Module | None = None
+    _device: torch.device | None = None
+
+    def resolve(self) -> Path:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def build(self) -> torch.nn.Module:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def weights_path(self) -> Path:
+        """The resolved weights file (resolved once per instance)."""
+        if self._path is None:
+            self._path = self.resolve()
+        return self._path
+
+    def setup(self, device: torch.device) -> None:
+        if self._model is None:
+            self._model = self.build()
+        if self._device != device:
+            self._model = self._model.to(device)
+            self._device = device
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        return self.device_stage(self.host_stage(batch.cpu()).to(batch.device))
+
+    def device_stage(self, x: torch.Tensor) -> torch.Tensor:
+        if self._model is None or self._device != x.device:
+            self.setup(x.device)
+        with torch.inference_mode():
+            return self.forward(x).float()
