@@ -433,14 +433,15 @@ def exact_knn_graph(
     if n < k + 1:
         raise ValueError(f"need at least k+1={k + 1} samples for a {k}-NN graph, got {n}")
     precision = resolve_precision(precision, x.device, gram_hook)
-    if precision == "float32" or x.dtype != torch.float32:  # a float64 input keeps its own precision
-        approx_d, cand, sq = _candidates(x, min(n - 1, k + (extra if extra is not None else max(k, 4))), height,
-                                         gram_hook, None, stream)
+    reduced = precision != "float32" and x.dtype == torch.float32  # a float64 input keeps its own precision
+    wider = max(4 * k, 16) if reduced else max(k, 4)  # a coarser bound needs more candidates
+    kk = min(n - 1, k + (extra if extra is not None else wider))
+    if not reduced:
+        approx_d, cand, sq = _candidates(x, kk, height, gram_hook, None, stream)
         return KnnGraph(*_finish(x, torch.arange(n, device=x.device), approx_d, cand, k,
                                  distance_error(x, sq, "float32")))
     # reduced precision: candidates of the centred rows (distances do not move; the bound, relative to the
     # norms, shrinks), then the float32 check on x itself
-    kk = min(n - 1, k + (extra if extra is not None else max(4 * k, 16)))  # a coarser bound needs more candidates
     xc = centred(x)
     lo = xc.bfloat16() if precision == "bfloat16" else xc
     approx_d, cand, sq_c = _candidates(xc, kk, height, None, partial(_reduced_gram, lo, precision=precision), stream)
