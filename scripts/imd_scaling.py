@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     import torch
 
-    from ganeval.experiments.stability import cpu_model
+    from ganeval.studies.stability import cpu_model
     from ganeval.metrics.knn import held_pairs_bytes
     from ganeval.metrics.linalg import strip_height
 

@@ -19,7 +19,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
+from ganeval.common import check_writable
 from ganeval.hashing import array_identity
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite
@@ -91,7 +92,7 @@ class ScoreResult:
 
 def data_names() -> list[str]:
     """The data configs a name may be (`ganeval/configs/data/*.yaml` except those that need a path)."""
-    from ganeval.__main__ import config_dir
+    from ganeval.app.main import config_dir
 
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
@@ -117,7 +118,7 @@ def load_input(arg: str) -> InputSet:
     if arg in names:
         from omegaconf import OmegaConf
 
-        from ganeval.__main__ import config_dir
+        from ganeval.app.main import config_dir
 
         node = OmegaConf.load(config_dir() / "data" / f"{arg}.yaml")
         arr = pipeline.instantiate(node)
@@ -297,7 +298,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult:
     if not request.fakes:
         raise ValueError("give at least one FAKE set to score against REAL")
     if request.out is not None:
-        pipeline.check_writable(Path(request.out), "--out")
+        check_writable(Path(request.out), "--out")
     real = load_input(request.real)
     fakes = [load_input(f) for f in request.fakes]
     label_sets(fakes)
