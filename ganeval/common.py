@@ -157,18 +157,3 @@ def atomic_np_save(path: str | os.PathLike, **arrays: np.ndarray) -> None:
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     atomic_write_bytes(path, buf.getvalue())
-
-
-def check_writable(path: Path, key: str) -> None:
-    """Refuse a directory that cannot be created or written, before any work (probed on its nearest existing part)."""
-    existing = path.absolute()
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ValueError(f"{key}={path} cannot be made: {existing} is a file; choose another {key}")
-    try:
-        with tempfile.TemporaryFile(dir=existing):
-            pass
-    except OSError as e:
-        raise ValueError(f"{key}={path} is not writable ({existing}: {e.strerror}); choose another {key} "
-                         "or make it writable") from None

@@ -58,7 +58,7 @@ def _target_nodes(node: Any, where: str) -> Iterator[tuple[str, DictConfig]]:
     else:
         return
     for key, child in items:
-        if isinstance(child, (DictConfig, ListConfig)):
+        if isinstance(child, (DictConfig, ListConfig)) and not child._is_none():  # typed null: no children
             yield from _target_nodes(child, f"{where}.{key}")
 
 

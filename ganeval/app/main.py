@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ganeval.app import resolvers
+from ganeval.app import resolvers, schema
 
 log = logging.getLogger("ganeval")
 resolvers.register()  # the root config's ${ganeval.*} interpolations: before Hydra composes it
+schema.register()  # the root config's schema (`ganeval_base`, first in its defaults)
 
 
 def config_dir() -> Path:
@@ -29,6 +30,10 @@ def config_dir() -> Path:
 def run_app(cfg: Any) -> Any:
     """Instantiate the config's `run_experiment` node and call it with the run's context; return its summary
     (with dry_run=true: check the config without any work and return the list of checks, see `validate`)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    schema.unknown_keys(cfg, schema.experiment_keys(HydraConfig.get()))  # before any heavy import
+
     from hydra.utils import instantiate
 
     from ganeval.app.pipeline import make_context, write_report
@@ -62,26 +67,74 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 def report(e: BaseException) -> int:
     """Log a user error as one message (the traceback too with HYDRA_FULL_ERROR=1); the exit status, 2."""
-    full = os.environ.get("HYDRA_FULL_ERROR") == "1"
-    log.error("%s", e, exc_info=e if full else None)
-    if not full:
-        log.error("(set HYDRA_FULL_ERROR=1 for the traceback)")
+    full = os.environ.get(TRACEBACK, os.environ.get("HYDRA_FULL_ERROR", "0")) == "1"
+    log.error("%s%s", e, "" if full else "  (HYDRA_FULL_ERROR=1 for the traceback)", exc_info=e if full else None)
     return 2
 
 
+TRACEBACK = "GANEVAL_TRACEBACK"  # the user's HYDRA_FULL_ERROR, kept while `main` sets it for Hydra
+
+
+def check_command_line(args: list[str]) -> None:
+    """Refuse a top-level boolean given anything but true/false on the command line (`overwrite=no` would
+    otherwise become false: OmegaConf converts yes/no/on/off/1/0), naming the key."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    overrides = [a for a in args if "=" in a and not a.startswith("-")]
+    for o in OverridesParser.create().parse_overrides(overrides):
+        if o.key_or_group not in schema.BOOLEAN_KEYS or o.is_delete():
+            continue
+        value = o.value()
+        for v in (value.list if hasattr(value, "list") else [value]):
+            if not isinstance(v, bool):
+                raise ValueError(f"{o.key_or_group} must be true or false, got {v!r}")
+
+
+def one_line(e: BaseException) -> str:
+    """A composition error as one line: the key's path, what is wrong, and for an unknown key the closest one."""
+    from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
+
+    cause = e.__cause__ if isinstance(e.__cause__, OmegaConfBaseException) else e
+    if isinstance(cause, (ConfigKeyError, ConfigAttributeError)) and getattr(cause, "full_key", None):
+        key = str(cause.full_key)
+        parent = getattr(cause, "parent_node", None)
+        known = [str(k) for k in parent.keys()] if parent is not None and hasattr(parent, "keys") else []
+        leaf = key.rpartition(".")[2]
+        hint = schema.closest(leaf, known)
+        return f"{key}: no such key{hint}; `ganeval --help` lists the keys"
+    if isinstance(cause, OmegaConfBaseException) and getattr(cause, "full_key", None):
+        return f"{cause.full_key}: {str(cause).splitlines()[0]}"
+    return " ".join(str(e).partition("Config search path")[0].split())
+
+
 def main() -> None:
-    """Console entry point: compose ganeval/configs/config.yaml with the command line and run the experiment."""
+    """Console entry point: compose ganeval/configs/config.yaml with the command line and run the experiment.
+    A config that cannot compose (unknown key, wrong type) exits 2 with one line, before any heavy import."""
     import hydra
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
     @hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")
     def _app(cfg: Any) -> None:
         try:
             run_app(cfg)
+        except ValueError as e:  # first: `user_errors()` imports torch, which a bad key need not wait for
+            raise SystemExit(report(e)) from None
         except user_errors() as e:
             # A config or input that cannot work: say what to change, without a traceback.
             raise SystemExit(report(e)) from None
 
-    _app()
+    full = os.environ.get("HYDRA_FULL_ERROR") == "1"
+    os.environ.setdefault(TRACEBACK, "1" if full else "0")
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach the `except` below instead of exiting 1
+    try:
+        check_command_line(sys.argv[1:])
+        _app()
+    except (HydraException, OmegaConfBaseException, ValueError) as e:
+        if os.environ[TRACEBACK] == "1":
+            raise
+        print(f"ganeval: error: {one_line(e)}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

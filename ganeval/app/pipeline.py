@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import pandas as pd
 
-from ganeval.common import check_writable
+from ganeval.app.paths import check_writable
 from ganeval.hashing import array_identity, stable_hash
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Block, Settings
@@ -111,7 +111,7 @@ def make_context(cfg: Any) -> Context:
     from hydra.types import RunMode
     from omegaconf import OmegaConf
 
-    from ganeval.app.resolvers import default_results_dir
+    from ganeval.app.paths import default_results_dir
 
     import_plugins(cfg.get("plugins") or [])
     check_missing(cfg)
@@ -121,11 +121,8 @@ def make_context(cfg: Any) -> Context:
         results_dir = Path(hc.runtime.output_dir)  # each sweep job in its own job directory (under results_dir)
     else:
         results_dir = default_results_dir(cfg.results_dir, name)  # = Hydra's run folder (hydra.run.dir)
-    dry_run = strict_bool(cfg, "dry_run") if "dry_run" in cfg else False
-    settings = settings_from_config(cfg)
-    train_seeds = check_train_seeds(cfg.get("train_seeds"))
-    for key in ("overwrite", "plots"):
-        strict_bool(cfg, key)
+    settings = settings_from_config(cfg)  # types are the schema's (ganeval.app.schema); ranges are checked here
+    train_seeds = check_train_seeds(cfg.train_seeds)
     check_value("batch_size", cfg.batch_size, integer(1))
     if cfg.get("train_epochs") is not None:
         check_value("train_epochs", cfg.train_epochs, integer(1))
@@ -138,7 +135,7 @@ def make_context(cfg: Any) -> Context:
     config["device"] = settings.device
     config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
     ctx = Context(cfg=cfg, name=name, results_dir=results_dir, device=str(settings.device), config=config,
-                  settings=settings, train_seeds=train_seeds, dry_run=dry_run,
+                  settings=settings, train_seeds=train_seeds, dry_run=cfg.dry_run,
                   choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
     ctx.record.overrides = list(hc.overrides.task)
     ctx.record.command = "ganeval " + " ".join(hc.overrides.task)
@@ -146,10 +143,11 @@ def make_context(cfg: Any) -> Context:
 
 
 def check_train_seeds(value: Any) -> tuple[int, ...] | None:
-    """`train_seeds` checked: null (one seed, today's behaviour) or a non-empty list of distinct integers >= 0."""
+    """`train_seeds` checked: null (one seed, today's behaviour) or a non-empty list of distinct integers >= 0 (the
+    schema makes it a list of integers)."""
     if value is None:
         return None
-    seeds = list(value) if type(value).__name__ in ("ListConfig", "list", "tuple") else None
+    seeds = list(value)
     if not seeds:
         raise ValueError(f"train_seeds must be null or a non-empty list of distinct integers >= 0, e.g. [0, 1, 2]; "
                          f"got {value!r}")
@@ -213,7 +211,8 @@ def n_generated(cfg: Any) -> int:
 
 
 def strict_bool(cfg: Any, key: str) -> bool:
-    """A true/false config value; anything else (e.g. the string "no", which is truthy) raises."""
+    """A true/false value of an experiment's own key (the schema types the top-level keys); anything else (e.g.
+    the string "no", which is truthy) raises."""
     value = cfg.get(key)
     if not isinstance(value, bool):
         raise ValueError(f"{key} must be true or false, got {value!r}")
@@ -228,7 +227,7 @@ def settings_from_config(cfg: Any) -> Settings:
     metrics = {k: (v or {}) for k, v in dict(raw).items() if v is not None}  # type: ignore[union-attr]  # null: not chosen
     return Settings(runs=cfg.runs, sample_size=cfg.sample_size, metrics=metrics, seed=cfg.seed,
                     confidence=cfg.confidence, device=cfg.device, workers=cfg.workers,
-                    progress=strict_bool(cfg, "progress"), probe_repeats=cfg.get("probe_repeats", 0))
+                    progress=cfg.progress, probe_repeats=cfg.probe_repeats)
 
 
 # --------------------------------------------------------------------------- data and features
@@ -514,7 +513,7 @@ def open_results(ctx: Context, protocol: bool = True) -> None:
 
     identity = store_identity(ctx.settings, ctx.identity()) if protocol else ctx.identity()
     try:  # run_loop keys the store by identity_hash of the identity it is given: the same key here
-        check_store(ctx.results_dir, ctx.set_config_hash(identity), strict_bool(ctx.cfg, "overwrite"))
+        check_store(ctx.results_dir, ctx.set_config_hash(identity), ctx.cfg.overwrite)
     except ConfigMismatchError as e:
         raise ConfigMismatchError(f"{e}{stored_differences(ctx.results_dir, identity)}") from None
 
@@ -550,7 +549,7 @@ def score(ctx: Context, blocks: list[Any]) -> pd.DataFrame:
 
     ctx.set_config_hash(store_identity(ctx.settings, ctx.identity()))  # the key run_blocks opens the store with
     with ctx.stage("runs"):
-        rows = run_blocks(blocks, ctx.settings, ctx.results_dir, ctx.identity(), strict_bool(ctx.cfg, "overwrite"))
+        rows = run_blocks(blocks, ctx.settings, ctx.results_dir, ctx.identity(), ctx.cfg.overwrite)
     ctx.record.seconds_per_run = ctx.stage_seconds["runs"] / ctx.settings.runs
     return rows
 
@@ -585,7 +584,7 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     seeds = seeds if seeds is not None and SEED in seeds.columns else None
     ctx.record.set_results(summary, ctx.stage_seconds)
     write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
-    if strict_bool(ctx.cfg, "plots") and tables:
+    if ctx.cfg.plots and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
                            extractor=(ctx.record.extractor or {}).get("name"))
     ctx.report_title = title

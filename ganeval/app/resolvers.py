@@ -9,6 +9,7 @@
 - `${ganeval.benchmark_dir:}`: results/benchmark/<data>-vs-<models>-<hash> (experiment=benchmark's default), so two
   benchmarks of different inputs coexist;
 - `${ganeval.unless:flag,value}`: value, or null when flag is true (no `.hydra/` folder in a dry run);
+- `${ganeval.log_handlers:dry_run}`: the console, and ganeval.log in the results directory unless in a dry run;
 - `${ganeval.help:experiments|keys}`: the generated parts of `ganeval --help` (`ganeval.app.help`).
 """
 
@@ -18,16 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ganeval.common import check_writable
-from ganeval.hashing import stable_hash
-
-CUSTOM = "custom"  # the experiment name of a config without an experiment (experiment=~)
-
-
-def default_results_dir(results_dir: Any, experiment: str | None) -> Path:
-    """`results_dir` when given, else results/<experiment> (results/custom without one)."""
-    return Path(str(results_dir)) if results_dir else Path("results") / (experiment or CUSTOM)
-
+from ganeval.app.paths import check_writable, default_results_dir
 
 def _choices(root: Any) -> dict[str, Any]:
     """Hydra's group choices: from the config's hydra node when it has one, else from the running HydraConfig."""
@@ -81,6 +73,8 @@ def benchmark_dir(root: Any) -> str:
     nodes = {k: OmegaConf.to_container(root[k], resolve=True) if OmegaConf.is_config(root.get(k)) else root.get(k)
              for k in ("data", "generator", "generators")}
     models = "+".join(_label(m) for m in model_labels(root)) or "nothing"
+    from ganeval.hashing import stable_hash  # torch: only when a benchmark names its folder
+
     return str(Path("results") / "benchmark" / f"{_label(str(data_label))}-vs-{models}-{stable_hash(nodes, 6)}")
 
 
@@ -89,6 +83,8 @@ def _results_dir(*, _root_: Any) -> str:
     Hydra starts and the pipeline refuses the results directory with its own message (exit 2), not a traceback."""
     import tempfile
 
+    if _root_.get("dry_run") is True:  # a dry run writes nothing: Hydra's (empty) run folder goes to a scratch one
+        return str(Path(tempfile.gettempdir()) / "ganeval-dry-run")
     path = default_results_dir(_root_.get("results_dir"), _choices(_root_).get("experiment"))
     try:
         check_writable(path, "results_dir")
@@ -109,6 +105,11 @@ def _unless(flag: Any, value: Any) -> Any:
     return None if flag is True else value
 
 
+def _log_handlers(dry_run: Any) -> list[str]:
+    """The root logger's handlers: the console, and the results directory's ganeval.log unless in a dry run."""
+    return ["console"] if dry_run is True else ["console", "file"]
+
+
 def _help(part: str, *, _root_: Any) -> str:
     from ganeval.app import help as helptext
 
@@ -120,6 +121,7 @@ def register() -> None:
     from omegaconf import OmegaConf
 
     for name, fn in (("ganeval.results_dir", _results_dir), ("ganeval.benchmark_dir", _benchmark_dir),
-                     ("ganeval.first", _first), ("ganeval.unless", _unless), ("ganeval.help", _help)):
+                     ("ganeval.first", _first), ("ganeval.unless", _unless), ("ganeval.help", _help),
+                     ("ganeval.log_handlers", _log_handlers)):
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.app import pipeline
-from ganeval.common import check_writable
+from ganeval.app.paths import check_writable
 from ganeval.hashing import array_identity
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite

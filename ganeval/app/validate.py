@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ganeval.app import pipeline
-from ganeval.common import check_writable
+from ganeval.app.paths import check_writable
 
 log = logging.getLogger("ganeval")
 
@@ -46,7 +46,8 @@ def _nodes(node: Any, where: str) -> Iterator[tuple[str, Any]]:
         yield where, node
         for key in node.keys():
             child = node._get_node(key)
-            if isinstance(child, (DictConfig, ListConfig)) and not OmegaConf.is_missing(node, key):
+            if isinstance(child, (DictConfig, ListConfig)) and not OmegaConf.is_missing(node, key) \
+                    and not child._is_none():  # a typed null (schema: train_seeds) is a node holding None
                 yield from _nodes(child, f"{where}.{key}" if where else str(key))
     elif isinstance(node, ListConfig):
         for i, child in enumerate(node):

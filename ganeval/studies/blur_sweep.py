@@ -91,7 +91,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     passes = first_passes(summary, rows, ctx.settings.confidence) if second is not None else None
     write_table(summary, ctx.results_dir / "table.md", title, name, second_name, ref_b)
     write_verdict(summary, passes, ctx.results_dir / "verdict.md", name, second_name, ref_b, real.shape[-2:])
-    if pipeline.strict_bool(cfg, "plots"):
+    if cfg.plots:
         from ganeval.results import plots
 
         plots.plot_blur(blur_curves(summary, name, second_name, sigmas), ctx.results_dir / "blur.png")

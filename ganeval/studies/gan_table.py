@@ -138,7 +138,7 @@ def write_beside_paper(ctx: pipeline.Context, summary: pd.DataFrame, comparison:
                           for r in orderings.to_dict(orient="records")]
     pipeline.write(ctx, summary, comparison, title, tables=False, seeds=seeds)
     paper_table.write(ctx.results_dir, summary, comparison, title, differences, str(cfg.get("note") or ""))
-    if pipeline.strict_bool(cfg, "plots"):
+    if cfg.plots:
         from ganeval.results import plots
 
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,

@@ -238,7 +238,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         feats = {k: pipeline.features(ctx, v, extractor, k) for k, v in data.items()}
     task = HeatTraceTask(feats, ts, settings, method)
     with ctx.stage("runs"):
-        rows = run_loop(task, settings, ctx.results_dir, ctx.identity(), pipeline.strict_bool(cfg, "overwrite"),
+        rows = run_loop(task, settings, ctx.results_dir, ctx.identity(), cfg.overwrite,
                         desc="heat traces")
     summary = summarize_traces(rows, settings.confidence, settings.sample_size, method, steps)
     accuracy = None
@@ -258,7 +258,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     limit = float(cfg.get("accuracy_limit", 0.01))
     atomic_write_text(ctx.results_dir / "verdict.md",
                       "\n".join(verdict_lines(summary, accuracy, method, steps, limit, settings.confidence)) + "\n")
-    if pipeline.strict_bool(cfg, "plots"):
+    if cfg.plots:
         from ganeval.results import plots
 
         plots.plot_heat_traces(summary, ctx.results_dir / "heat_traces.png", norm)

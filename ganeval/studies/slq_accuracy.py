@@ -430,7 +430,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)
     atomic_write_text(ctx.results_dir / "table.md", table_text(df, cfg, header))
     atomic_write_text(ctx.results_dir / "verdict.md", verdict_text(found, header))
-    if pipeline.strict_bool(cfg, "plots"):
+    if cfg.plots:
         plot(df, ctx.results_dir / "slq_accuracy.png", str(cfg.get("title") or ctx.name))
     for c in found:
         log.info("%s: %s", c["claim"], "holds" if c["holds"] else "does not hold everywhere")

@@ -553,7 +553,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     settings.check_pools({f"each half of data ({name}, {len(data)} rows)": half, f"other ({other_name})": len(other)})
     parts = plan_parts(settings, sizes, methods)
     extractor = pipeline.make_extractor(ctx)
-    overwrite = pipeline.strict_bool(cfg, "overwrite")
+    overwrite = cfg.overwrite
     for part in parts:  # another config's or other content's runs: refused before extraction
         check_store(part.directory(ctx.results_dir), stable_hash(store_identity(part.settings, ctx.identity())), overwrite)
 
@@ -631,7 +631,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
 
     atomic_write_text(ctx.results_dir / "table.md", table_markdown(summary, comparison))
     atomic_write_text(ctx.results_dir / "verdict.md", verdict_markdown(claims, summary, context))
-    if pipeline.strict_bool(cfg, "plots"):
+    if cfg.plots:
         plot_stability(summary, ctx.results_dir / "stability.png")
     for c in claims:
         log.info("%s: %s", c["claim"], c["holds"])

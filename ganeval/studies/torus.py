@@ -215,7 +215,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     text = verdict_markdown(summary, v, a, b, fractions, per_seed, R, r, str(cfg.get("about_default") or ""), seeds)
     atomic_write_text(ctx.results_dir / "verdict.md", text)
     log.info(text)
-    if pipeline.strict_bool(cfg, "plots"):
+    if cfg.plots:
         from ganeval.results import plots
 
         plots.plot_points_3d({"real": real, **{f"{k} ({fractions[k]:.1%} in hole)": p for k, p in pools.items()}},
