@@ -141,6 +141,8 @@ def test_cli_unknown_option_lists_what_exists(tmp_path) -> None:  # type: ignore
         (["runs=2.5"], "runs: Value '2.5' of type 'float' could not be converted to Integer"),
         (["seed=x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
         (["train_seeds=[0,1.5]"], "train_seeds[1]: Value '1.5' of type 'float' could not be converted to Integer"),
+        (["runs=null"], "runs: field 'runs' is not Optional"),
+        (["train_seeds=3"], "train_seeds: Invalid value assigned: int is not a ListConfig, list or tuple"),
         (["overwrite=no"], "overwrite must be true or false, got 'no'"),
         (["-m", "plots=true,1"], "plots must be true or false, got 1"),
     ],

@@ -185,7 +185,6 @@ def test_replicas_of_a_callable_pass_their_seeds(tmp_path: Path) -> None:
     (["train_seeds=[0,0]"], "repeats a seed"),
     (["train_seeds=[]"], "non-empty list"),
     (["train_seeds=[-1]"], r"train_seeds\[0\]"),
-    (["train_seeds=3"], "non-empty list"),
     (["train_seeds=[0,1]", "+generators.wgan.train.seed=5"], "sets its own seed"),
     (["probe_repeats=-1"], "probe_repeats"),
 ])

@@ -32,7 +32,8 @@ def run_app(cfg: Any) -> Any:
     (with dry_run=true: check the config without any work and return the list of checks, see `validate`)."""
     from hydra.core.hydra_config import HydraConfig
 
-    schema.unknown_keys(cfg, schema.experiment_keys(HydraConfig.get()))  # before any heavy import
+    target = cfg.run_experiment.get("_target_") if cfg.get("run_experiment") is not None else None
+    schema.unknown_keys(cfg, schema.experiment_keys(HydraConfig.get(), target))  # before any heavy import
 
     from hydra.utils import instantiate
 

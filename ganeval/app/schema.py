@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import warnings
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 # The root is an open dataclass (extra keys allowed: an experiment's own keys): OmegaConf 2.3 supports this and
 # warns that a later major version may not.
@@ -81,32 +81,51 @@ def unknown_keys(cfg: Any, declared: Iterable[str]) -> None:
                          "`ganeval --help` lists the keys")
 
 
-def experiment_keys(hydra_cfg: Any) -> list[str]:
-    """The top-level keys the chosen experiment file declares (its own keys and its `/group@key` packages), read
-    from the first config source that has it; [] without an experiment."""
+def _experiment_files(hydra_cfg: Any) -> Iterator[tuple[str, str]]:
+    """(name, yaml text) of every experiment file in the config sources (first source wins for a name)."""
     import importlib.resources
     from pathlib import Path
 
-    from omegaconf import OmegaConf
-
-    name = hydra_cfg.runtime.choices.get("experiment")
-    if not name:
-        return []
+    seen = set()
     for source in hydra_cfg.runtime.config_sources:
-        where = f"experiment/{name}.yaml"
         if source.schema == "file":
-            path: Any = Path(source.path) / where
+            folder: Any = Path(source.path) / "experiment"
         elif source.schema == "pkg":
-            path = importlib.resources.files(source.path.replace("/", ".")).joinpath(where)
+            folder = importlib.resources.files(source.path.replace("/", ".")).joinpath("experiment")
         else:
             continue
-        if not path.is_file():
+        if not folder.is_dir():
             continue
-        node = OmegaConf.create(path.read_text())
-        keys = [str(k) for k in node.keys() if k != "defaults"]
-        for entry in node.get("defaults") or []:
-            for spec in (entry.keys() if OmegaConf.is_dict(entry) else [entry]):
-                if "@" in str(spec):
-                    keys.append(str(spec).partition("@")[2].split(".")[0].split(":")[0])
-        return keys
-    return []
+        for path in sorted(folder.iterdir(), key=lambda p: p.name):
+            name = path.name.rpartition(".")[0]
+            if path.name.endswith(".yaml") and name not in seen:
+                seen.add(name)
+                yield name, path.read_text()
+
+
+def _declared(node: Any) -> list[str]:
+    """The top-level keys an experiment file declares: its own keys and the keys of its `/group@key` packages."""
+    from omegaconf import OmegaConf
+
+    keys = [str(k) for k in node.keys() if k != "defaults"]
+    for entry in node.get("defaults") or []:
+        for spec in (entry.keys() if OmegaConf.is_dict(entry) else [entry]):
+            if "@" in str(spec):
+                keys.append(str(spec).partition("@")[2].split(".")[0])
+    return keys
+
+
+def experiment_keys(hydra_cfg: Any, target: str | None) -> list[str]:
+    """The keys the chosen experiment declares, and those of every experiment run by the same study (`target`,
+    its `run_experiment._target_`): the keys that study reads (e.g. `datasets` for a benchmark, as in
+    paper_table). Read from the yaml files alone: no study module is imported."""
+    from omegaconf import OmegaConf
+
+    chosen = hydra_cfg.runtime.choices.get("experiment")
+    keys: list[str] = []
+    for name, text in _experiment_files(hydra_cfg):
+        node = OmegaConf.create(text)
+        run = node.get("run_experiment")
+        if name == chosen or (target and OmegaConf.is_dict(run) and run.get("_target_") == target):
+            keys += _declared(node)
+    return keys
