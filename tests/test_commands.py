@@ -209,8 +209,7 @@ def test_dry_run_through_the_console_command_exits_0_and_writes_no_hydra_folder(
                        env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "the config is valid" in p.stderr + p.stdout
-    assert sorted(str(f.relative_to(tmp_path)) for f in tmp_path.rglob("*")) == [
-        "results", "results/paper_table", "results/paper_table/ganeval.log"]  # Hydra's log only: no .hydra/, no data
+    assert sorted(str(f.relative_to(tmp_path)) for f in tmp_path.rglob("*")) == []  # no log, no .hydra/, no data
     p = subprocess.run([sys.executable, "-m", "ganeval", "experiment=quickstart", "sample_size=500", "dry_run=true"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "metrics.kid.subset_size=1000 exceeds sample_size=500" in p.stderr + p.stdout
