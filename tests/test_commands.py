@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -190,6 +191,34 @@ def test_dry_run_catches_what_a_real_run_would_refuse(tmp_path: Path, monkeypatc
         dry_run_job(["experiment=torus", "sample_size=5000", "n_generated=8000", "metrics.kid.subset_size=100"])
     with pytest.raises(ValueError, match="data.path must be given|data.path=..."):
         dry_run_job(["experiment=benchmark", "data=array", "generator=samples", "generator.path=x.npy"])
+    # from metadata, without loading (issue 25): the digits' 1 797 rows, a dataset absent with download=false,
+    # a weights file that is not there
+    with pytest.raises(ValueError, match=r"sample_size=5000 is larger than data \(1797 rows\)"):
+        dry_run_job(["sample_size=5000", "n_generated=10000", "metrics.kid.subset_size=100"])
+    with pytest.raises(ValueError, match=r"sample_size=1000 is larger than data \(899 rows\)"):
+        dry_run_job(["data=digits_classes", "data.classes=[0,1,2,3,4]"])
+    monkeypatch.setenv("GANEVAL_DATA", str(tmp_path / "nodata"))
+    with pytest.raises(ValueError, match="datasets.mnist.data: the dataset is not under .*nodata/MNIST/raw"):
+        dry_run_job(["experiment=paper_table", "include=[mnist]", "datasets.mnist.data.download=false"])
+    with pytest.raises(ValueError, match="features.weights=.*none.pth does not exist"):
+        dry_run_job(["features=inception", f"features.weights={tmp_path / 'none.pth'}"])
+    monkeypatch.setenv("GANEVAL_INCEPTION_WEIGHTS", str(tmp_path / "none.pth"))
+    with pytest.raises(Exception, match="(?i)weights"):
+        dry_run_job(["experiment=paper_table", "include=[mnist]", "features.download=false"])
+    assert not (tmp_path / "nodata").exists()
+
+
+def test_published_dataset_sizes_match_a_load() -> None:
+    from sklearn.datasets import load_digits
+
+    from ganeval.data.sizes import DIGITS_PER_CLASS, known_rows
+
+    counts = np.bincount(load_digits().target)
+    assert tuple(counts) == DIGITS_PER_CLASS
+    assert known_rows("ganeval.data.digits_classes", {"classes": [5, 6]}) == counts[5] + counts[6]
+    assert known_rows("ganeval.data.cifar10", {"train": False}) == 10000
+    assert known_rows("ganeval.data.celeba", {"split": "valid", "limit": 100}) == 100
+    assert known_rows("ganeval.data.folder", {"path": "x"}) is None
 
 
 def test_dry_run_leaves_the_data_alone_and_names_missing_inputs(tmp_path: Path, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]

@@ -9,8 +9,11 @@ valid; `n_generated` (and a data node's `n`) is at least sample_size; the datase
 experiment (include names, a generator to score, equal seed counts). An experiment module may add its own checks
 as `validate(ctx)`.
 
+From metadata alone (`check_data_sizes`, `check_present`): a dataset's published row count against sample_size,
+a dataset with download=false is on disk, a named weights file exists (and Inception's resolve with download=false).
+
 Not done, since they need the inputs themselves (files, downloads, weights, user code): that data and sample files
-exist and have enough rows of one shape without NaN, that a generator file loads or a callable imports, that
+have enough rows of one shape without NaN, that a generator file loads or a callable imports, that
 extractor weights resolve, that results_dir's stored runs belong to this config. Named input paths that do not
 exist are logged as warnings (a real run would fail on them), not errors, so a command can be checked on a
 machine without its data.
@@ -127,15 +130,75 @@ CHECKS: dict[str, Callable[[pipeline.Context], list[str]]] = {"ganeval.studies.g
 
 
 def check_data_sizes(cfg: Any, sample_size: int) -> list[str]:
-    """Data nodes that say their row count (`n`, e.g. data=torus) must hold sample_size rows."""
+    """Every data node whose row count is known without loading (`n`, or the dataset's published size:
+    `ganeval.data.sizes`) must hold sample_size rows."""
+    from omegaconf import OmegaConf
+
+    from ganeval.data.sizes import known_rows
+
     done = []
     for where, node in _nodes(cfg, ""):
-        if "_target_" in node and str(node._target_).startswith("ganeval.data.") and isinstance(node.get("n"), int):
-            if node.n < sample_size:
-                raise ValueError(f"sample_size={sample_size} is larger than {where} ({where}.n={node.n} rows): "
-                                 "lower sample_size or raise n")
-            done.append(f"{where}.n")
+        if "_target_" not in node or not str(node._target_).startswith(("ganeval.data.", "ganeval.metrics.synthetic")):
+            continue
+        if not used(cfg, where):
+            continue
+        rows = known_rows(str(node._target_), OmegaConf.to_container(node, resolve=True))  # type: ignore[arg-type]
+        if rows is None:
+            continue
+        if rows < sample_size:
+            size = f"{where}.n={rows} rows" if "n" in node else f"{rows} rows"
+            raise ValueError(f"sample_size={sample_size} is larger than {where} ({size}): lower sample_size"
+                             + (" or raise n" if "n" in node else ""))
+        done.append(f"{where}: {rows} rows")
     return done
+
+
+def used(cfg: Any, where: str) -> bool:
+    """Whether the run reads the node at `where`: not the root `data` of an experiment with `datasets` (they
+    replace it), not a dataset that `include` leaves out."""
+    datasets = cfg.get("datasets")
+    if where == "data" and datasets:
+        return False
+    include = cfg.get("include")
+    if where.startswith("datasets.") and include is not None:
+        return where.split(".")[1] in [str(i) for i in include]
+    return True
+
+
+def check_present(cfg: Any) -> list[str]:
+    """Inputs a real run could not fetch: a dataset with download=false that is not on disk, a weights file named
+    but absent, an extractor with download=false and no weights to find. ValueError naming the key."""
+    from ganeval.data.datasets import data_root
+
+    done = []
+    for where, node in _nodes(cfg, ""):
+        target = str(node.get("_target_") or "")
+        if not used(cfg, where):
+            continue
+        if target.startswith("ganeval.data.") and node.get("download") is False:
+            folder = dataset_folder(target.rpartition(".")[2], data_root(node.get("root")))
+            if folder is not None and not folder.is_dir():
+                raise ValueError(f"{where}: the dataset is not under {folder} and {where}.download=false: place it "
+                                 f"there, set $GANEVAL_DATA or {where}.root, or allow {where}.download=true")
+            done.append(f"{where} on disk")
+        if target.startswith("ganeval.features.") and "weights" in node:
+            weights = node.get("weights")
+            if weights is not None and not Path(str(weights)).is_file():
+                raise ValueError(f"{where}.weights={weights} does not exist: give the weights file, or "
+                                 f"{where}.weights=null to resolve them (environment variable, cache, download)")
+            if weights is None and node.get("download") is False and target.endswith("InceptionExtractor"):
+                from ganeval.features.inception import check_weights_available
+
+                check_weights_available(None, download=False)  # WeightsNotFoundError says where it looked
+            done.append(f"{where}.weights")
+    return done
+
+
+def dataset_folder(name: str, root: Path) -> Path | None:
+    """The folder torchvision reads a downloadable dataset from (None: not a downloadable dataset)."""
+    folders = {"mnist": "MNIST/raw", "fashion_mnist": "FashionMNIST/raw", "cifar10": "cifar-10-batches-py",
+               "cifar100": "cifar-100-python", "celeba": "celeba"}
+    return root / folders[name] if name in folders else None
 
 
 def validate(ctx: pipeline.Context) -> dict[str, Any]:
@@ -147,13 +210,14 @@ def validate(ctx: pipeline.Context) -> dict[str, Any]:
     extractor = pipeline.instantiate(cfg.features) if cfg.get("features") is not None else None
     if extractor is not None:
         checked.append(f"features ({type(extractor).__name__}) options")
-    checked += check_data_sizes(cfg, ctx.settings.sample_size)
     module = str(cfg.run_experiment._target_).rpartition(".")[0]
     if module in CHECKS:
         checked += CHECKS[module](ctx)
     own = getattr(importlib.import_module(module), "validate", None)
     if callable(own):
         checked += list(own(ctx) or [f"{module}.validate"])
+    checked += check_data_sizes(cfg, ctx.settings.sample_size)
+    checked += check_present(cfg)
     missing = missing_paths(cfg)
     for item in missing:
         log.warning("dry run: %s does not exist here (a real run would stop on it)", item)
