@@ -195,7 +195,7 @@ def test_dry_run_catches_what_a_real_run_would_refuse(tmp_path: Path, monkeypatc
     # a weights file that is not there
     with pytest.raises(ValueError, match=r"sample_size=5000 is larger than data \(1797 rows\)"):
         dry_run_job(["sample_size=5000", "n_generated=10000", "metrics.kid.subset_size=100"])
-    with pytest.raises(ValueError, match=r"sample_size=1000 is larger than data \(899 rows\)"):
+    with pytest.raises(ValueError, match=r"sample_size=1000 is larger than data \(901 rows\)"):
         dry_run_job(["data=digits_classes", "data.classes=[0,1,2,3,4]"])
     monkeypatch.setenv("GANEVAL_DATA", str(tmp_path / "nodata"))
     with pytest.raises(ValueError, match="datasets.mnist.data: the dataset is not under .*nodata/MNIST/raw"):
