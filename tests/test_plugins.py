@@ -31,6 +31,11 @@ PLUGIN = textwrap.dedent('''
     register_metric(function_metric("mean_gap", mean_gap, [option("weight", 1.0, real())], label="Mean gap"))
 
 
+    def run_toy(ctx):
+        """A toy experiment: its own key `toy_scale`, read from the config it is given."""
+        return {"toy_scale": float(ctx.cfg.toy_scale), "runs": ctx.settings.runs, "results_dir": ctx.results_dir}
+
+
     @register("row_mean")
     class RowMean(Extractor):
         images = False
@@ -47,6 +52,10 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (root / "toyplugin.py").write_text(PLUGIN)
     (root / "configs" / "features").mkdir(parents=True)  # the one config file, in the user's own config dir
     (root / "configs" / "features" / "row_mean.yaml").write_text("_target_: toyplugin.RowMean\n")
+    (root / "configs" / "experiment").mkdir()  # an experiment: one file declares its keys and what runs
+    (root / "configs" / "experiment" / "toy.yaml").write_text(
+        "# @package _global_\n# A toy experiment.\nrun_experiment: {_target_: toyplugin.run_toy, _partial_: true}\n"
+        "toy_scale: 1.0\n")
     sys.path.insert(0, str(root))
     import toyplugin  # noqa: F401  registers both
 
@@ -85,6 +94,17 @@ def test_a_registered_metric_and_extractor_run_through_ganeval(plugin: str, tmp_
     assert "Mean gap" in table
     rows = pd.read_csv(tmp_path / "res" / "runs.csv")
     assert set(rows.metric) == {"fid", "mean_gap"}
+
+
+def test_an_experiment_is_one_file_and_its_keys_are_checked(plugin: str, tmp_path: Path) -> None:
+    args = [f"hydra.searchpath=[file://{plugin}/configs]", "experiment=toy", "plugins=[toyplugin]", "runs=4",
+            f"results_dir={tmp_path / 'res'}", f"cache_dir={tmp_path / 'cache'}"]
+    s = run_inprocess([*args, "toy_scale=2.5"])
+    assert s["toy_scale"] == 2.5 and s["runs"] == 4
+    with pytest.raises(ValueError, match=r"toy_scalr: no such key, nothing would read it \(did you mean toy_scale\?\)"):
+        run_inprocess([*args, "+toy_scalr=2.5"])
+    with pytest.raises(Exception, match="runs"):  # the schema types the shared keys for it too
+        run_inprocess([*args, "runs=many"])
 
 
 def test_registering_a_taken_name_is_refused(plugin: str) -> None:
