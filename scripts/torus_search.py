@@ -366,13 +366,13 @@ def describe(rec: dict[str, Any]) -> str:
 
 def install(cand: Candidate, models_dir: Path, overrides: list[str]) -> list[Path]:
     """Copy the candidate's cached checkpoints to where `ganeval experiment=torus <overrides>` trains its models
-    (models_dir/torus/<model>-<key>/checkpoint.pt, the key as `pipeline.train_generator` makes it), so the run
+    (models_dir/torus/<model>-<key>/checkpoint.pt, the key as `ganeval.app.generators.train_generator` makes it), so the run
     reuses them: the trainer checks each one's config hash (data, architecture, trainer, seed) and finished epoch
     count, and refuses any that another config made."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from apphelp import compose_config
 
-    from ganeval.app.pipeline import plain
+    from ganeval.app.generators import plain
     from ganeval.hashing import stable_hash
 
     cfg = compose_config(["experiment=torus", *overrides])

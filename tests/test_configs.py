@@ -166,7 +166,7 @@ def _train_specs(node: object, where: str = "") -> dict[str, dict]:
 
 @pytest.mark.parametrize("name", _options("experiment"))
 def test_train_specs_name_a_trainer_preset(name: str) -> None:
-    from ganeval.app.pipeline import check_train_spec
+    from ganeval.app.generators import check_train_spec
     from ganeval.gan import PRESETS
 
     specs = _train_specs(OmegaConf.to_container(compose_config([f"experiment={name}"]), resolve=False))
@@ -177,7 +177,7 @@ def test_train_specs_name_a_trainer_preset(name: str) -> None:
 
 
 def test_a_wrong_preset_name_lists_the_presets() -> None:
-    from ganeval.app.pipeline import check_train_spec
+    from ganeval.app.generators import check_train_spec
 
     spec = compose_config(["generators.wgan.train.gan=wgan_fast"]).generators.wgan.train
     with pytest.raises(ValueError, match=r"digits/wgan.train: gan='wgan_fast' is not a preset; choose one of \['gan', "):

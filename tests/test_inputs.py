@@ -17,7 +17,7 @@ from omegaconf import OmegaConf, open_dict
 
 from apphelp import compose_config, run_inprocess
 from ganeval.app.main import report, run_app, user_errors
-from ganeval.app import pipeline
+from ganeval.app import generators, pipeline
 
 FAST = ["metrics.imd.nv=10", "metrics.kid.subsets=5", "metrics.kid.subset_size=50", "progress=false", "plots=false"]
 
@@ -50,8 +50,9 @@ def _no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("expensive work started before the check")
 
-    for name in ("features", "generated_pool", "train_generator"):
-        monkeypatch.setattr(pipeline, name, boom)
+    monkeypatch.setattr(pipeline, "features", boom)
+    for name in ("generated_pool", "train_generator"):
+        monkeypatch.setattr(generators, name, boom)
 
 
 def _run_cfg(overrides: list[str], edit: dict[str, Any]) -> Any:
@@ -112,7 +113,7 @@ def test_trained_generator_is_identified_by_its_spec_and_data(files, tmp_path, m
     real = tmp_path / "r.npy"
     shutil.copy(files["real"], real)
     with monkeypatch.context() as m:
-        m.setattr(pipeline, "train_generator", fake_train)
+        m.setattr(generators, "train_generator", fake_train)
         run_inprocess(_bench(tmp_path, str(real), files["fake"], spec, "train_epochs=2"))
     assert trained == [{"arch": "mlp", "gan": "gan", "epochs": 2, "arch_kwargs": {"out_dim": 8}, "seed": 0}]
     meta = (tmp_path / "res" / "runs.meta.json").read_text()

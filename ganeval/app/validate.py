@@ -26,7 +26,7 @@ import logging
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ganeval.app import pipeline
+from ganeval.app import generators, pipeline
 from ganeval.app.paths import check_writable
 
 log = logging.getLogger("ganeval")
@@ -111,19 +111,19 @@ def check_gan_table(ctx: pipeline.Context) -> list[str]:
             counts[label] = len(plan_generator(ctx, real, node, f"{name}/{label}"))
         if spec["given"] is not None:
             counts["generator"] = len(plan_generator(ctx, real, spec["given"], f"{name}/generator"))
-        pipeline.seed_count({m: [None] * c for m, c in counts.items()}, f"dataset {name}")
+        generators.seed_count({m: [None] * c for m, c in counts.items()}, f"dataset {name}")
         done.append(f"dataset {name}: models {', '.join(counts)}")
     return done
 
 
 def plan_generator(ctx: pipeline.Context, real: Any, node: Any, what: str) -> list[Any]:
-    """`pipeline.plan_generator` without touching files: a train spec is checked (its pool is `n_generated` rows),
+    """`generators.plan_generator` without touching files: a train spec is checked (its pool is `n_generated` rows),
     a given generator only constructed from its options (its files are the run's inputs)."""
     if "train" in node:
-        plans = pipeline.plan_generator(ctx, real, node, what)
+        plans = generators.plan_generator(ctx, real, node, what)
         ctx.settings.check_pools({f"the generated pool of {what} (n_generated)": pipeline.n_generated(ctx.cfg)})
         return plans
-    return [pipeline.instantiate(n) for n in pipeline.replica_nodes(node, what)]
+    return [pipeline.instantiate(n) for n in generators.replica_nodes(node, what)]
 
 
 CHECKS: dict[str, Callable[[pipeline.Context], list[str]]] = {"ganeval.studies.gan_table": check_gan_table}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ganeval.app import pipeline
+from ganeval.app import generators, pipeline
 from ganeval.protocol.api import unique_names
 
 log = logging.getLogger("ganeval")
@@ -52,10 +52,10 @@ def plan_models(ctx: pipeline.Context, real: Any, spec: dict[str, Any], data: st
     and identified; the generator group's model comes last, under its own name (for replicas whose default names
     differ, e.g. files: the group's choice). Two models whose labels are equal, or unequal seed counts, are refused."""
     nodes = {model: node for model, node in spec["generators"].items() if node is not None}
-    plans = {label: pipeline.plan_generator(ctx, real, node, f"{data}/{label}")
+    plans = {label: generators.plan_generator(ctx, real, node, f"{data}/{label}")
              for label, node in zip(unique_names(nodes, f"dataset {data} has the models"), nodes.values())}
     if spec["given"] is not None:
-        gens = pipeline.plan_generator(ctx, real, spec["given"], f"{data}/generator")
+        gens = generators.plan_generator(ctx, real, spec["given"], f"{data}/generator")
         names = {str(getattr(g, "name", None) or "") for g in gens}  # replicas of files: each its own default name
         own = names.pop() if len(names) == 1 else None
         label = str(own or ctx.choices.get("generator") or "generator")
@@ -63,9 +63,9 @@ def plan_models(ctx: pipeline.Context, real: Any, spec: dict[str, Any], data: st
             raise ValueError(f"the generator group's model is named {label!r} like one in generators; "
                              "rename it with generator.name=...")
         plans[label] = gens
-    pipeline.seed_count(plans, f"dataset {data}")
+    generators.seed_count(plans, f"dataset {data}")
     for label, plan in plans.items():
-        pipeline.identify_plan(ctx, plan, f"{data}/{label}", data_label(data))
+        generators.identify_plan(ctx, plan, f"{data}/{label}", data_label(data))
     return plans
 
 
@@ -89,8 +89,8 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         sizes[f"the real pool of {name}"] = len(reals[name])
         for model, seed_plans in models.items():
             for i, plan in enumerate(seed_plans):
-                size = pipeline.n_generated(cfg) if isinstance(plan, dict) else pipeline.pool_size(ctx, plan)
-                what = pipeline.seed_key(f"{name}/{model}", i, len(seed_plans))
+                size = pipeline.n_generated(cfg) if isinstance(plan, dict) else generators.pool_size(ctx, plan)
+                what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
                 sizes[f"the generated pool of {what} (n_generated)"] = size
     settings.check_pools(sizes)
     extractor = pipeline.make_extractor(ctx)
@@ -104,14 +104,14 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         fakes: dict[str, list[Any]] = {}
         for model, seed_plans in models.items():
             fakes[model] = []
-            for i, gen in enumerate(pipeline.realise_generators(ctx, reals[name], seed_plans, name, model)):
-                what = pipeline.seed_key(f"{name}/{model}", i, len(seed_plans))
-                pool = pipeline.generated_pool(ctx, gen, f"{name}/{model}")
+            for i, gen in enumerate(generators.realise_generators(ctx, reals[name], seed_plans, name, model)):
+                what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
+                pool = generators.generated_pool(ctx, gen, f"{name}/{model}")
                 with ctx.stage("features"):
                     fake_f = pipeline.features(ctx, pool, extractor, what)
-                pipeline.check_dims(real_f, reals[name], fake_f, pool, what)
+                generators.check_dims(real_f, reals[name], fake_f, pool, what)
                 fakes[model].append(fake_f)
-        blocks += pipeline.seed_blocks(real_f, fakes, {"data": name})
+        blocks += generators.seed_blocks(real_f, fakes, {"data": name})
 
     # 3. runs, summary, table
     rows = pipeline.score(ctx, blocks)

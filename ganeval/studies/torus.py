@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ganeval.app import pipeline
+from ganeval.app import generators, pipeline
 from ganeval.protocol.api import unique_names
 from ganeval.results import write_csv
 from ganeval.results.seeds import SEED
@@ -186,17 +186,17 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         raise ValueError(f"torus needs N×3 points as data, got shape {real.shape}")
     n_gen = pipeline.n_generated(cfg)
     ctx.settings.check_pools({"the real pool (data.n)": len(real), "the generated pool (n_generated)": n_gen})
-    plans = {label: pipeline.plan_generator(ctx, real, spec, f"generators.{label}")
+    plans = {label: generators.plan_generator(ctx, real, spec, f"generators.{label}")
              for label, spec in zip(unique_names(gens, "generators"), gens.values())}
-    pipeline.seed_count(plans, "torus")  # both models need the same number of training seeds (paired by index)
+    generators.seed_count(plans, "torus")  # both models need the same number of training seeds (paired by index)
     for name, plan in plans.items():
-        pipeline.identify_plan(ctx, plan, f"torus/{name}", "data")
+        generators.identify_plan(ctx, plan, f"torus/{name}", "data")
     pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused before training
     seed_pools: dict[str, list[np.ndarray]] = {}
     for name, seed_plans in plans.items():
-        gens = pipeline.realise_generators(ctx, real, seed_plans, "torus", name)
-        seed_pools[name] = [pipeline.generated_pool(ctx, gen, name).astype(np.float32) for gen in gens]
-    rows = pipeline.score(ctx, pipeline.seed_blocks(real, seed_pools, {"data": "torus"}))
+        gens = generators.realise_generators(ctx, real, seed_plans, "torus", name)
+        seed_pools[name] = [generators.generated_pool(ctx, gen, name).astype(np.float32) for gen in gens]
+    rows = pipeline.score(ctx, generators.seed_blocks(real, seed_pools, {"data": "torus"}))
     summary, comparison, seeds = pipeline.summarize(ctx, rows)
     assert comparison is not None  # two models
     pools = {k: v[0] for k, v in seed_pools.items()}  # the first training seed's samples are plotted

@@ -1,0 +1,213 @@
+"""The generators of a run: `{train: ...}` specs checked, resolved per training seed and trained (or resumed), given
+generators instantiated per replica, their content identity, their sampled pools, and the protocol blocks of a
+model's seeds. Called by the studies through the context `ganeval.app.pipeline` makes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ganeval.app.pipeline import Context, data_hash, instantiate, n_generated
+from ganeval.hashing import stable_hash
+from ganeval.metrics.registry import integer
+from ganeval.protocol import Block
+from ganeval.protocol.settings import check_value
+from ganeval.results.seeds import SEED
+
+
+def check_train_spec(real: np.ndarray, spec: Mapping[str, Any], what: str) -> None:
+    """Check a `{train: ...}` spec (architecture, its sizes, trainer, batch size, epochs) before anything trains."""
+    import dataclasses
+
+    from ganeval.gan import GanConfig, gan_config, get_architecture
+    from ganeval.gan.architectures import resolve_arch_kwargs
+
+    trainer = {f.name for f in dataclasses.fields(GanConfig)} - {"name"}  # trainer overrides, e.g. lr_d
+    known = {"arch", "gan", "epochs", "batch_size", "seed", "arch_kwargs", "checkpoint_every", "sample_every"} | trainer
+    unknown = set(spec) - known
+    if "arch" not in spec or "gan" not in spec or "epochs" not in spec:
+        raise ValueError(f"{what}.train needs arch, gan and epochs (e.g. {{arch: digits, gan: wgan, epochs: 20}})")
+    if unknown:
+        raise ValueError(f"{what}.train has unknown keys {sorted(unknown)}; known: {sorted(known)}")
+    try:
+        get_architecture(str(spec["arch"]))
+        resolve_arch_kwargs(str(spec["arch"]), dict(spec.get("arch_kwargs") or {}))
+        gan_config(spec["gan"], **{k: v for k, v in spec.items() if k in trainer})
+    except ValueError as e:
+        raise ValueError(f"{what}.train: {e}") from e
+    bs = int(spec.get("batch_size", 64))
+    if bs > len(real):
+        raise ValueError(f"{what}.train.batch_size={bs} is larger than the real data ({len(real)} rows); lower it")
+    check_value(f"{what}.train.epochs", spec["epochs"], integer(1))
+
+
+def resolve_train_spec(ctx: Context, spec: Mapping[str, Any], seed: int | None = None) -> dict[str, Any]:
+    """The spec that trains: `train_epochs` (when set) replaces its epochs; its seed is `seed` when given (one of
+    `train_seeds`), else its own, else the config's `seed`."""
+    out = dict(spec)
+    if ctx.cfg.get("train_epochs") is not None:
+        out["epochs"] = ctx.cfg.train_epochs
+    if seed is not None:
+        out["seed"] = seed
+    out.setdefault("seed", ctx.settings.seed)
+    return out
+
+
+def train_generator(ctx: Context, real: np.ndarray, spec: Mapping[str, Any], data: str, model: str) -> Any:
+    """Train (or resume, or reuse) a generator on `real` as the resolved `spec` says; return a generator object.
+
+    Its checkpoint directory is keyed by the spec (its seed included), so each training seed has its own."""
+    from ganeval.gan import train
+
+    key = stable_hash({"data": data, "model": model, **spec}, 10)
+    out_dir = Path(str(ctx.cfg.models_dir)) / data / f"{model}-{key}"
+    with ctx.stage(f"train {data}/{model}"):
+        path = train(real, out_dir=out_dir, device=ctx.device, progress=ctx.settings.progress, **spec)
+    return checkpoint_generator(path)
+
+
+def checkpoint_generator(path: str | Path) -> Any:
+    """The generator object of a trained checkpoint."""
+    from ganeval.gan import CheckpointGenerator
+
+    return CheckpointGenerator(path=str(path))
+
+
+def plan_generator(ctx: Context, real: np.ndarray, node: Any, what: str) -> list[Any]:
+    """A generator node, checked but not run, as one plan per training seed: the resolved `{train: ...}` spec
+    (checked) once per `train_seeds` entry, or the instantiated generator (validated) once per `replicas` entry."""
+    if "train" in node:
+        spec = plain(node.train)
+        if ctx.train_seeds is not None and "seed" in spec:
+            raise ValueError(f"{what}.train sets its own seed ({spec['seed']}) and train_seeds="
+                             f"{list(ctx.train_seeds)} is given: drop {what}.train.seed or train_seeds")
+        plans = [resolve_train_spec(ctx, spec, seed) for seed in ctx.train_seeds or (None,)]
+        check_train_spec(real, plans[0], what)  # the seeds' specs differ only in their seed
+        return plans
+    gens = [instantiate(n) for n in replica_nodes(node, what)]
+    for gen in gens:
+        if hasattr(gen, "validate"):
+            gen.validate()
+    return gens
+
+
+def replica_nodes(node: Any, what: str) -> list[dict[str, Any]]:
+    """A given generator's config without `replicas`, once per `replicas` entry (each one training seed): a scalar
+    entry replaces the argument its class names in `replica_argument`, a mapping replaces the arguments it names."""
+    from hydra.utils import get_class
+
+    spec = dict(plain(node))
+    replicas = spec.pop("replicas", None)
+    if replicas is None:
+        return [spec]
+    if not isinstance(replicas, list) or not replicas:
+        raise ValueError(f"{what}.replicas must be a non-empty list (one entry per training seed), got {replicas!r}")
+    try:
+        argument = getattr(get_class(str(spec.get("_target_"))), "replica_argument", None)
+    except Exception:  # an unknown target: instantiating it says why
+        argument = None
+    out = []
+    for i, entry in enumerate(replicas):
+        if isinstance(entry, dict):
+            out.append({**spec, **entry})
+        elif argument is None:
+            raise ValueError(f"{what}.replicas[{i}]={entry!r}: {spec.get('_target_')} names no replica argument; "
+                             "give each replica as a mapping of the arguments it replaces")
+        else:
+            out.append({**spec, argument: entry})
+        unset = sorted(k for k, v in out[-1].items() if v == "???")
+        if unset:
+            raise ValueError(f"{what}.replicas[{i}] leaves {', '.join(unset)} unset: give it in the entry or in {what}")
+    return out
+
+
+def seed_key(what: str, index: int, seeds: int) -> str:
+    """The name a model's seed `index` (of `seeds`) is identified and recorded under: "data/model" for one seed."""
+    return what if seeds == 1 else f"{what}/{SEED}={index}"
+
+
+def identify_plan(ctx: Context, plans: list[Any], what: str, data: str) -> None:
+    """Put each seed's plan's content identity into `ctx.content` under `what` ("data/model"; one key per seed
+    with several, see `seed_key`), computed once here.
+
+    A train spec is identified with the content hash of the data it trains on (`data`, a `load_data` name), a
+    given generator by its `identity()` (file, folder, weights or code content).
+    """
+    for i, plan in enumerate(plans):
+        ident = {"train": plan, "data": data_hash(ctx, data)} if isinstance(plan, dict) else generator_identity(plan)
+        ctx.content["generators"][seed_key(what, i, len(plans))] = ident
+
+
+def realise_generators(ctx: Context, real: np.ndarray, plans: list[Any], data: str, model: str) -> list[Any]:
+    """The generator objects of a model's plans, one per seed (trained, resumed or reused for a train spec),
+    recorded in summary.json under "data/model" (`seed_key`): a trained one by its checkpoint, a given one by the
+    identity `identify_plan` took."""
+    record = ctx.record.generators = ctx.record.generators or {}
+    gens = []
+    for i, plan in enumerate(plans):
+        key = seed_key(f"{data}/{model}", i, len(plans))
+        gen = plan if not isinstance(plan, dict) else train_generator(ctx, real, plan, data, model)
+        record[key] = ctx.content["generators"][key] if gen is plan else generator_identity(gen)
+        gens.append(gen)
+    return gens
+
+
+def seed_count(plans: Mapping[str, list[Any]], what: str) -> int:
+    """The number of training seeds S every model of `plans` (model -> one plan per seed) has; unequal counts raise."""
+    counts = {model: len(p) for model, p in plans.items()}
+    if len(set(counts.values())) > 1:
+        raise ValueError(f"the models of {what} have different numbers of training seeds ({counts}): give each the "
+                         "same number (train_seeds for trained models, replicas for given ones)")
+    return next(iter(counts.values()), 1)
+
+
+def seed_blocks(real: Any, fakes: Mapping[str, list[Any]], groups: dict[str, Any]) -> list[Block]:
+    """The protocol blocks of one real pool and each model's pools (one per seed): with one seed the one block of
+    today; else one per seed index i (group train_seed = i; draw () for i = 0, (i,) after, see `ganeval.protocol`)."""
+    seeds = len(next(iter(fakes.values())))
+    if seeds == 1:
+        return [Block(real, [({"model": m}, f[0]) for m, f in fakes.items()], dict(groups))]
+    return [Block(real, [({"model": m, SEED: i}, f[i]) for m, f in fakes.items()], dict(groups), (i,) if i else ())
+            for i in range(seeds)]
+
+
+def plain(node: Any) -> dict[str, Any]:
+    """A config node as plain containers (resolved)."""
+    from omegaconf import OmegaConf
+
+    out = node if isinstance(node, dict) else OmegaConf.to_container(node, resolve=True)
+    assert isinstance(out, dict)
+    return out
+
+
+def generated_pool(ctx: Context, gen: Any, name: str) -> np.ndarray:
+    """Draw the generator's pool once (seeded): `n_generated` samples, or all of a samples file."""
+    n = pool_size(ctx, gen)
+    with ctx.stage(f"sample {name}"):
+        return np.asarray(gen.sample(n, seed=ctx.settings.seed, batch_size=int(ctx.cfg.batch_size), device=ctx.device))
+
+
+def pool_size(ctx: Context, gen: Any) -> int:
+    """`n_generated`, except for a samples generator, whose pool is the samples given (its length)."""
+    return len(gen) if hasattr(gen, "__len__") else n_generated(ctx.cfg)
+
+
+def generator_identity(gen: Any) -> dict[str, Any]:
+    """The generator's identity() when it has one (content hashes: call it once per generator)."""
+    return dict(gen.identity()) if hasattr(gen, "identity") else {"type": type(gen).__name__}
+
+
+def check_dims(real_f: np.ndarray, real: np.ndarray, fake_f: np.ndarray, pool: np.ndarray, what: str) -> None:
+    """Refuse generated features of another dimension than the real ones, saying how the inputs differ."""
+    from ganeval.data.images import describe
+
+    if fake_f.shape[1] == real_f.shape[1]:
+        return
+    raise ValueError(
+        f"{what} has {fake_f.shape[1]}-d features but its real data {real_f.shape[1]}-d, through the same extractor: "
+        f"the inputs differ (real: {describe(real.shape)}, shape {real.shape}; generated: {describe(pool.shape)}, "
+        f"shape {pool.shape}). Give both one shape: images of one size and channel count (features=pixels can "
+        "resize with features.size=... and features.channels=...), features of one dimension"
+    )
