@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from ganeval.app.paths import check_writable
-from ganeval.hashing import array_identity, stable_hash
+from ganeval.hashing import array_identity
 from ganeval.metrics.registry import integer
-from ganeval.protocol import Block, Settings
+from ganeval.protocol import Settings
 from ganeval.protocol.api import check_finite, unique_names
 from ganeval.protocol.settings import check_value
 from ganeval.protocol.store import identity_hash

@@ -1,0 +1,303 @@
+"""The stability study's results: the verdict on the paper's statements, its markdown, the table and the figure."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from ganeval.studies.stability_grid import (LINES, PAIRS, PAPER, Part, approx_recall, knn_methods, loglog_slope,
+                                            welch_interval)
+
+
+# --------------------------------------------------------------------------- the verdict
+def _line(summary: pd.DataFrame, metric: str, knn: str, pair: str) -> pd.DataFrame:
+    return summary[(summary.metric == metric) & (summary.knn == knn) & (summary.pair == pair)].sort_values("n")
+
+
+def _lines(summary: pd.DataFrame) -> list[tuple[str, str]]:
+    present = set(zip(summary.metric, summary.knn))
+    return [line for line in LINES if line in present]
+
+
+def label(metric: str, knn: str) -> str:
+    """'IMD (exact kNN)', 'FID', ... for text and plots."""
+    return metric.upper() + (f" ({knn} kNN)" if knn else "")
+
+
+def timing_table(sizes: Sequence[int], parts: Sequence[Part], timings: dict[str, dict[str, Any]],
+                 recall: dict[int, float]) -> pd.DataFrame:
+    """knn.csv: per n, the approximate graph's recall, each part's seconds per run (when its runs were made) and the
+    highest 1-min load average seen then."""
+    out = []
+    for n in sizes:
+        row: dict[str, Any] = {"n": n, "approx_recall": recall.get(n, math.nan)}
+        loads = []
+        for part in parts:
+            if part.n == n:
+                t = timings.get(f"n{n}-{part.name}", {})
+                row[f"seconds_per_run_{part.name}"] = t.get("seconds_per_run", math.nan)
+                loads.append(t.get("load_1min", math.nan))
+        row["load_1min_max"] = max(loads, default=math.nan)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, float] | None = None,
+            recall: dict[int, float] | None = None) -> list[dict[str, Any]]:
+    """The claims answered from the intervals, each {claim, holds (True/False/None: not decidable), detail}."""
+    sizes = sorted(summary.n.unique())
+    lo_n, hi_n = sizes[0], sizes[-1]
+    claims: list[dict[str, Any]] = []
+    diff = comparison[comparison.kind == "different - same"]
+    for metric, knn in _lines(summary):
+        d = diff[(diff.metric == metric) & (diff.knn == knn)].sort_values("n")
+        same, other = _line(summary, metric, knn, "same"), _line(summary, metric, knn, "different")
+        apart = [bool(o.ci_low > s.ci_high) for (_, s), (_, o) in zip(same.iterrows(), other.iterrows())]
+        paired = [bool(r.ci_low > 0) for _, r in d.iterrows()]
+        fails = [int(n) for n, a, p in zip(d.n, apart, paired) if not (a and p)]
+        claims.append({
+            "claim": f"separation/{metric}/{knn}".rstrip("/"),
+            "holds": not fails,
+            "detail": f"{label(metric, knn)}: the different pair lies above the same pair "
+                      + ("at every n (intervals disjoint, paired difference > 0)" if not fails else
+                         "at no n" if len(fails) == len(d) else f"except at n = {', '.join(map(str, fails))}")
+                      + "; different − same: " + ", ".join(f"n={int(r.n)}: {r.diff_mean:.4g} ± {r.half_width:.2g}"
+                                                          for _, r in d.iterrows()),
+        })
+    for metric, knn in _lines(summary):
+        for pair in PAIRS:
+            s = _line(summary, metric, knn, pair)
+            slope = loglog_slope(s.n, s.half_width)
+            ratio = float(s.half_width.iloc[0] / s.half_width.iloc[-1])
+            claims.append({
+                "claim": f"interval/{metric}/{knn}/{pair}".replace("//", "/"),
+                "holds": bool(s.half_width.iloc[-1] < s.half_width.iloc[0]),
+                "slope": slope,
+                "detail": f"{label(metric, knn)}, {pair} pair: half-width {s.half_width.iloc[0]:.3g} at n={lo_n} → "
+                          f"{s.half_width.iloc[-1]:.3g} at n={hi_n} (×{1 / ratio:.2f}); log-log slope {slope:.2f} "
+                          "(−0.5 would be 1/√n)",
+            })
+    for metric, knn in _lines(summary):
+        for pair in PAIRS:
+            s = _line(summary, metric, knn, pair)
+            falls = all(a.ci_low > b.ci_high for (_, a), (_, b) in zip(s.iloc[:-1].iterrows(), s.iloc[1:].iterrows()))
+            d, low, high = welch_interval(s.iloc[0], s.iloc[-1], float(s.confidence.iloc[0]))
+            claims.append({
+                "claim": f"falls/{metric}/{knn}/{pair}".replace("//", "/"),
+                "holds": falls,
+                "overall": bool(low > 0),
+                "slope": loglog_slope(s.n, s["mean"].abs()),
+                "detail": f"{label(metric, knn)}, {pair} pair: mean " + " → ".join(f"{v:.4g}" for v in s["mean"])
+                          + f" over n = {', '.join(map(str, s.n))}; "
+                          + ("each n's interval lies above the next one's" if falls else
+                             "not every step down is outside the intervals")
+                          + f"; n={lo_n} − n={hi_n}: {d:+.4g} [{low:.4g}, {high:.4g}] (Welch)",
+            })
+    for metric, knn in _lines(summary):
+        s = _line(summary, metric, knn, "different")
+        rel = s.relative_mean.to_numpy()
+        claims.append({
+            "claim": f"diverge/{metric}/{knn}".rstrip("/"),
+            "holds": bool(rel.min() >= 0.5 and rel.max() <= 2.5),
+            "range": [float(rel.min()), float(rel.max())],
+            "detail": f"{label(metric, knn)}, different pair, relative to n={hi_n}: "
+                      + ", ".join(f"{r:.2f}" for r in rel) + " (the paper's figure spans 0.5–2.5)",
+        })
+    ae = comparison[comparison.kind == "approx - exact"] if "kind" in comparison else comparison.iloc[:0]
+    if len(ae):
+        more_var = ae[ae.var_ratio_low > 1]
+        claims.append({
+            "claim": "approx/no_added_variance",
+            "holds": more_var.empty,
+            "detail": "variance ratio approx/exact per run (Pitman–Morgan interval): "
+                      + "; ".join(f"n={int(r.n)} {r.pair}: {r.var_ratio:.2f} [{r.var_ratio_low:.2f}, {r.var_ratio_high:.2f}]"
+                                  for _, r in ae.iterrows()),
+        })
+        for pair in PAIRS:
+            a = ae[ae.pair == pair].sort_values("n")
+            ex = _line(summary, "imd", "exact", pair).set_index("n")["mean"]
+            rel = (a.diff_mean.to_numpy() / ex.loc[a.n].to_numpy())
+            top = a.iloc[-1]
+            claims.append({
+                "claim": f"approx/diverges_further/{pair}",
+                "holds": bool(top.excludes_zero and top.diff_mean > 0 and abs(rel[-1]) > abs(rel[0])),
+                "detail": f"{pair} pair, IMD approx − exact (paired): " + ", ".join(
+                    f"n={int(r.n)}: {r.diff_mean:+.3g} ± {r.half_width:.2g} ({x:+.1%})"
+                    for (_, r), x in zip(a.iterrows(), rel)),
+            })
+            exact, approx = _line(summary, "imd", "exact", pair), _line(summary, "imd", "approx", pair)
+            overlap = [not (p.ci_low > q.ci_high or q.ci_low > p.ci_high)
+                       for (_, p), (_, q) in zip(exact.iterrows(), approx.iterrows())]
+            claims.append({
+                "claim": f"approx/agrees/{pair}",
+                "holds": all(overlap),
+                "paired_zero": [int(r.n) for _, r in a.iterrows() if not r.excludes_zero],
+                "detail": f"{pair} pair: exact and approx intervals overlap at "
+                          + (f"every n" if all(overlap) else
+                             f"n = {', '.join(str(int(n)) for n, o in zip(exact.n, overlap) if o) or 'no n'}")
+                          + "; the paired difference contains 0 at "
+                          + (", ".join(str(int(r.n)) for _, r in a.iterrows() if not r.excludes_zero) or "no n"),
+            })
+    if recall:
+        claims.append({
+            "claim": "approx/recall",
+            "holds": None,
+            "detail": "recall of the true k-NN by the approximate graph (run 0's subsample of the first half): "
+                      + ", ".join(f"n={n}: {r:.4f}" for n, r in sorted(recall.items())),
+        })
+    if seconds:
+        pairs = [(n, seconds.get(f"n{n}-imd-exact"), seconds.get(f"n{n}-imd-approx")) for n in sizes]
+        pairs = [(n, e, a) for n, e, a in pairs if e and a]
+        if pairs:
+            claims.append({
+                "claim": "approx/faster",
+                "holds": all(a < e for _, e, a in pairs),
+                "detail": "seconds per run, IMD exact vs approx (both pairs, 3 sets): "
+                          + ", ".join(f"n={n}: {e:.2f} vs {a:.2f}" for n, e, a in pairs),
+            })
+    return claims
+
+
+def verdict_markdown(claims: list[dict[str, Any]], summary: pd.DataFrame, context: dict[str, Any]) -> str:
+    """verdict.md: the paper's statements quoted, each answered from the intervals, with the numbers."""
+    by = {c["claim"]: c for c in claims}
+
+    def mark(c: dict[str, Any] | None) -> str:
+        return "not measured" if c is None else {True: "holds", False: "does not hold", None: "–"}[c["holds"]]
+
+    def group(prefix: str) -> list[dict[str, Any]]:
+        return [c for name, c in by.items() if name.startswith(prefix)]
+
+    sizes = sorted(summary.n.unique())
+    lines = [f"# Stability: metrics against the sample size ({context['description']})", "",
+             f"n = {', '.join(map(str, sizes))}; {context['runs']} runs per n; {context['confidence']:.0%} Student-t "
+             f"intervals over runs (subsamples of the pools and IMD's probes). Pools: {context['pools']}. "
+             "The same pair is two disjoint halves of one dataset, the different pair the first half against the "
+             "other dataset; both pairs share each run's subsample of the first half (paired).", ""]
+    lines += ["## The paper's statements", ""]
+    div = group("diverge/imd")
+    lines += [f"> {PAPER['diverge']}", "",
+              f"**{'Holds' if div and all(c['holds'] for c in div) else 'Does not hold'}** in the sense of the "
+              "paper's figure, which plots each metric of the different pair relative to its value at 10⁴ samples on "
+              "a 0.5–2.5 axis (\"too much\" is not defined further); here relative to the largest n:", ""]
+    lines += [f"- {c['detail']}: {mark(c)}" for c in div]
+    lines += [f"- for comparison, {c['detail']}" for c in group("diverge/") if not c["claim"].startswith("diverge/imd")]
+    falls = [by[k] for k in ("falls/imd/exact/same", "falls/imd/exact/different") if k in by]
+    if falls:
+        lines += ["", "IMD's expected value depends on n: "
+                  + "; ".join(f"{c['detail']}, log-log slope of the mean {c['slope']:+.2f}" for c in falls) + ". "
+                  "IMD is a maximum over t of noisy differences of heat traces, so the noise (subsampling and probes) "
+                  "adds to its expected value, and that share falls as n grows; for a same-distribution pair, whose "
+                  "true distance is 0, it is the whole value. Compare IMD values only at equal n and equal probe "
+                  "settings."]
+    lines += ["", f"> {PAPER['variance']}", ""]
+    var = by.get("approx/no_added_variance")
+    lines += [f"- No additional variance: **{mark(var)}** — "
+              + (var["detail"] if var else "approximate kNN was not run (knn_methods)") + "."]
+    for pair in PAIRS:
+        c = by.get(f"approx/diverges_further/{pair}")
+        if c:
+            lines += [f"- Diverges further than exact as n grows ({pair} pair): **{mark(c)}** — {c['detail']}."]
+    if "approx/recall" in by:
+        lines += [f"- Why: the {by['approx/recall']['detail']}."]
+    lines += ["", f"> {PAPER['time']}", ""]
+    t = by.get("approx/faster")
+    lines += ["- Time low (approx faster than exact at these n): "
+              + (f"**{mark(t)}** — {t['detail']} ({context['machine']})" if t else
+                 "not measured (runs resumed from disk, or approx not run)")
+              + ". Variance similar: see above."]
+    lines += ["", "## Same pair vs different pair", ""]
+    lines += [f"- {c['detail']}: **{mark(c)}**" for c in group("separation/")]
+    lines += ["", "## How the interval shrinks with n", ""]
+    lines += [f"- {c['detail']}" for c in group("interval/")]
+    lines += ["", "## Exact vs approximate kNN", ""]
+    lines += [f"- {c['detail']}: intervals agree **{mark(c)}**" for c in group("approx/agrees/")] or ["- not run"]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- table and plot
+def _cell(row: pd.Series, scale: float) -> str:
+    return f"{row['mean'] * scale:.3g} ± {row['half_width'] * scale:.2g}"
+
+
+def table_markdown(summary: pd.DataFrame, comparison: pd.DataFrame) -> str:
+    """table.md: mean ± half-width per n for every line and pair, then IMD approx − exact and the variance ratio."""
+    scale = {"kid": 1e3}
+    cols = [(m, k, p) for m, k in _lines(summary) for p in PAIRS]
+    head = ["n"] + [f"{label(m, k)}{'×10³' if m in scale else ''} {p}" for m, k, p in cols]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for n in sorted(summary.n.unique()):
+        cells = [str(n)]
+        for m, k, p in cols:
+            r = summary[(summary.n == n) & (summary.metric == m) & (summary.knn == k) & (summary.pair == p)]
+            cells.append(_cell(r.iloc[0], scale.get(m, 1.0)) if len(r) else "–")
+        out.append("| " + " | ".join(cells) + " |")
+    conf = float(summary.confidence.iloc[0])
+    out += ["", f"Mean ± half-width of the {conf:.0%} Student-t interval over runs."]
+    ae = comparison[comparison.kind == "approx - exact"] if len(comparison) else comparison
+    if len(ae):
+        out += ["", "| n | pair | IMD approx − exact (paired) | variance ratio approx/exact [interval] |", "|---|---|---|---|"]
+        for _, r in ae.sort_values(["pair", "n"]).iterrows():
+            out.append(f"| {int(r.n)} | {r.pair} | {r.diff_mean:+.3g} ± {r.half_width:.2g} | "
+                       f"{r.var_ratio:.2f} [{r.var_ratio_low:.2f}, {r.var_ratio_high:.2f}] |")
+    return "\n".join(out) + "\n"
+
+
+def plot_stability(summary: pd.DataFrame, path: Path) -> Path:
+    """One panel per metric (mean ± interval against n, log x; IMD exact solid, approx dashed; same and different
+    pair), and a last panel with the different pair relative to the largest n, the paper's axis."""
+    from ganeval.results.plots import _plt, _save
+
+    plt = _plt()
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    metrics = [m for m in ("imd", "fid", "kid") if m in set(summary.metric)]
+    cols = 2 if len(metrics) >= 2 else len(metrics) + 1
+    rows = math.ceil((len(metrics) + 1) / cols)
+    fig, grid = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False)
+    axes = [list(grid.ravel())]
+    for ax in axes[0][len(metrics) + 1:]:
+        ax.axis("off")
+    sizes = sorted(int(n) for n in summary.n.unique())
+
+    def n_axis(ax: Any) -> None:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(FixedLocator(sizes))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticklabels([str(n) for n in sizes])
+        ax.set_xlabel("sample size n")
+
+    colors = {"same": "C0", "different": "C3"}
+    for ax, m in zip(axes[0], metrics):
+        for metric, knn in _lines(summary):
+            if metric != m:
+                continue
+            for pair in PAIRS:
+                s = _line(summary, metric, knn, pair)
+                style = "--" if knn == "approx" else "-"
+                ax.plot(s.n, s["mean"], style, marker="o", ms=3, color=colors[pair],
+                        label=f"{pair} pair" + (f", {knn}" if knn else ""))
+                ax.fill_between(s.n, s.ci_low, s.ci_high, color=colors[pair], alpha=0.15 if knn != "approx" else 0.08)
+        n_axis(ax)
+        ax.set_title(m.upper() + (" (exact kNN solid, approximate dashed)" if m == "imd" and len(_lines(summary)) and
+                                  ("imd", "approx") in _lines(summary) else ""), fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    ax = axes[0][len(metrics)]
+    for i, (metric, knn) in enumerate(_lines(summary)):
+        s = _line(summary, metric, knn, "different")
+        ax.plot(s.n, s.relative_mean, "--" if knn == "approx" else "-", marker="o", ms=3, color=f"C{i + 4}",
+                label=label(metric, knn))
+        ax.fill_between(s.n, s.relative_ci_low, s.relative_ci_high, color=f"C{i + 4}", alpha=0.15)
+    ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+    n_axis(ax)
+    ax.set_title(f"different pair, relative to its mean at n={int(summary.n.max())} (the paper's axis)", fontsize=9)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    conf = float(summary.confidence.iloc[0])
+    fig.suptitle(f"Stability against sample size (mean, {conf:.0%} CI over runs)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
