@@ -66,7 +66,7 @@ def extract_source(
     use_cache = cache_dir is not None and ex.cacheable
     path = partial = None
     if use_cache:
-        content = _shared_content(source, batch_size, num_workers, cache_dir, progress and rank == 0)
+        content = shared_content(source, batch_size, num_workers, cache_dir, progress and rank == 0)
         path = fcache.cache_path(cache_dir, fcache.cache_key(content["stream"], identity))  # type: ignore[arg-type]
         info.update(content_hash=content["stream"], cache_file=str(path))
         cached = fcache.load_cached(path, len(source))
@@ -127,7 +127,7 @@ def extract_source(
     return feats, info
 
 
-def _shared_content(source: ImageSource, batch_size: int, num_workers: int, cache_dir: Any,
+def shared_content(source: ImageSource, batch_size: int, num_workers: int, cache_dir: Any,
                     progress: bool) -> dict[str, Any]:
     """The source's content identity, computed on rank 0 and shared with every rank."""
     rank, world = rank_world()
