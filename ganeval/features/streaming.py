@@ -26,7 +26,17 @@ from ganeval.features.base import Extractor
 from ganeval.features.distributed import gather_to_main, rank_world
 
 log = logging.getLogger(__name__)
-CHUNK_SIZE = 2048
+CHUNK_SIZE = 2048  # images per cached chunk (the GANEVAL_CHUNK_SIZE environment variable overrides it)
+
+
+def chunk_size_default() -> int:
+    """Images per chunk: $GANEVAL_CHUNK_SIZE when set (tests, tuning), else CHUNK_SIZE."""
+    text = os.environ.get("GANEVAL_CHUNK_SIZE", "")
+    if not text:
+        return CHUNK_SIZE
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"GANEVAL_CHUNK_SIZE must be a positive integer, got {text!r}")
+    return int(text)
 
 
 def _chunk_file(folder: Path, i: int) -> Path:
@@ -49,13 +59,14 @@ def extract_source(
     num_workers: int,
     cache_dir: str | os.PathLike | None,
     progress: bool,
-    chunk_size: int = CHUNK_SIZE,
+    chunk_size: int | None = None,
 ) -> tuple[np.ndarray | None, dict[str, Any]]:
     """(features N×D float32 on rank 0, else None; info) for a streamed image source; see the module doc."""
     from tqdm.auto import tqdm
 
     from ganeval.features.extraction import run_batches
 
+    chunk_size = chunk_size_default() if chunk_size is None else chunk_size
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
     rank, world = rank_world()

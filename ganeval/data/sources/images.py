@@ -38,6 +38,15 @@ def _open(data: bytes):  # -> PIL.Image.Image
     return Image.open(io.BytesIO(data))
 
 
+def _why(e: Exception) -> str:
+    """A decoding error in one line, without PIL's '<_io.BytesIO object at ...>'."""
+    from PIL import UnidentifiedImageError
+
+    if isinstance(e, UnidentifiedImageError):
+        return "not an image format PIL can read"
+    return f"{type(e).__name__}: {' '.join(str(e).split())}"
+
+
 class DecodedImages(Dataset):
     """Item i: member i decoded to uint8 C×H×W, or the one-line error naming it (workers never raise, so the
     message reaches the user without a worker traceback)."""
@@ -66,7 +75,7 @@ class DecodedImages(Dataset):
                     im = im.convert("RGB")
                 a = np.asarray(im, dtype=np.uint8)
         except Exception as e:  # PIL.UnidentifiedImageError, truncated data, OSError
-            raise ValueError(f"cannot read image file {self.container.describe(name)}: {type(e).__name__}: {e}") from None
+            raise ValueError(f"cannot read image file {self.container.describe(name)}: {_why(e)}") from None
         if a.shape[:2] != self.shape:
             raise ValueError(f"{self.container.describe(name)} decodes to {a.shape[1]}×{a.shape[0]}, but its header "
                              f"said {self.shape[1]}×{self.shape[0]}: the file is inconsistent; write it again")
@@ -126,7 +135,7 @@ class ImageSource:
             except ValueError:
                 raise
             except Exception as e:  # PIL.UnidentifiedImageError, OSError
-                raise ValueError(f"cannot read image file {c.describe(name)}: {type(e).__name__}: {e}") from None
+                raise ValueError(f"cannot read image file {c.describe(name)}: {_why(e)}") from None
             if wh[0] * wh[1] > MAX_PIXELS:
                 raise ValueError(f"{c.describe(name)} declares {wh[0]}×{wh[1]} pixels: refusing a possible decompression "
                                  "bomb; resize the image")
