@@ -265,3 +265,21 @@ def test_torchrun_two_ranks_gloo_equals_one_process(tmp_path: Path) -> None:
     for name, p in entries.items():
         with np.load(p) as x, np.load(tmp_path / "c2" / name) as y:
             assert np.array_equal(x["features"], y["features"])
+
+
+@pytest.mark.slow
+def test_dinov2_host_stage_in_workers_equals_the_array_path(tmp_path: Path) -> None:
+    timm = pytest.importorskip("timm")
+    import torch
+
+    from ganeval.features import DinoV2Extractor
+
+    torch.manual_seed(0)
+    model = timm.create_model("vit_small_patch14_dinov2.lvd142m", img_size=224, num_classes=0).eval()
+    weights = tmp_path / "random_vits14.pth"
+    torch.save(model.state_dict(), weights)
+    root = make_images(tmp_path / "imgs", 6, (40, 30, 3))
+    ex = DinoV2Extractor(arch="vits14", weights=weights, download=False)
+    want = extract_with_info(folder(root), ex, batch_size=4, progress=False)[0]
+    got = extract_with_info(ImageSource(root), ex, batch_size=4, num_workers=2, progress=False)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -65,16 +65,18 @@ def run_batches(
     ex: Extractor,
     device: torch.device,
     emit: Callable[[np.ndarray], None],
+    host_stage: bool = True,
 ) -> None:
-    """Run the extractor over host batches in order (host stage here, device stage on `device`, results copied
-    back asynchronously on CUDA, at most two in flight) and hand each batch's N×D output to `emit`, in order."""
+    """Run the extractor over host batches in order (host stage here unless `host_stage` is False: the batches
+    had it in DataLoader workers; device stage on `device`, results copied back asynchronously on CUDA, at most two
+    in flight) and hand each batch's N×D output to `emit`, in order."""
     ex.setup(device)
     pending: collections.deque[tuple[torch.Tensor, Any]] = collections.deque()
 
     def raw() -> Iterator[torch.Tensor]:
         # the host stage (e.g. PIL resizing) runs here, while the device still works on earlier batches
         for b in batches:
-            yield ex.host_stage(b)
+            yield ex.host_stage(b) if host_stage else b
 
     def finish(item: tuple[torch.Tensor, Any]) -> None:
         host, ev = item

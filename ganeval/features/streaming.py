@@ -123,7 +123,10 @@ def extract_source(
     try:
         if sampler:
             pin = device.type == "cuda"
-            run_batches(source.batches(batch_size, num_workers, pin, batch_sampler=sampler), ex, device, emit)
+            in_workers = num_workers > 0 and type(ex).host_stage is not Extractor.host_stage  # e.g. PIL resizing
+            batches = source.batches(batch_size, num_workers, pin, batch_sampler=sampler,
+                                     transform=ex.host_stage if in_workers else None)
+            run_batches(batches, ex, device, emit, host_stage=not in_workers)
     finally:
         bar.close()
     gathered = gather_to_main(done, device)

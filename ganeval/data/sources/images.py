@@ -15,7 +15,7 @@ import io
 import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,12 +88,19 @@ class DecodedImages(Dataset):
             return None, str(e)
 
 
-def collate(items: list[tuple[np.ndarray | None, str | None]]) -> tuple[torch.Tensor | None, str | None]:
-    """Stack decoded images into one uint8 N×C×H×W tensor, or pass the first error on."""
-    for _, err in items:
-        if err is not None:
-            return None, err
-    return torch.from_numpy(np.ascontiguousarray(np.stack([a for a, _ in items]))), None  # type: ignore[misc]
+class Collate:
+    """Stack decoded images into one uint8 N×C×H×W tensor (then `transform` it, in the worker: e.g. an extractor's
+    host stage), or pass the first error on."""
+
+    def __init__(self, transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
+        self.transform = transform
+
+    def __call__(self, items: list[tuple[np.ndarray | None, str | None]]) -> tuple[torch.Tensor | None, str | None]:
+        for _, err in items:
+            if err is not None:
+                return None, err
+        batch = torch.from_numpy(np.ascontiguousarray(np.stack([a for a, _ in items])))  # type: ignore[misc]
+        return (batch if self.transform is None else self.transform(batch)), None
 
 
 class ImageSource:
@@ -154,20 +161,22 @@ class ImageSource:
         w, h = (self.size, self.size) if self.size is not None else first[1]
         return (3 if colour else 1), (h, w)
 
-    def loader(self, batch_sampler: Sequence[Sequence[int]], num_workers: int = 0,
-               pin_memory: bool = False) -> DataLoader:
+    def loader(self, batch_sampler: Sequence[Sequence[int]], num_workers: int = 0, pin_memory: bool = False,
+               transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> DataLoader:
         """A DataLoader yielding (uint8 batch, error) for the given lists of indices, in that order."""
-        return DataLoader(self.dataset, batch_sampler=batch_sampler, num_workers=num_workers, collate_fn=collate,
+        return DataLoader(self.dataset, batch_sampler=batch_sampler, num_workers=num_workers,
+                          collate_fn=Collate(transform),
                           pin_memory=pin_memory and torch.cuda.is_available(),
                           multiprocessing_context="fork" if num_workers and os.name == "posix" else None)
 
     def batches(self, batch_size: int, num_workers: int = 0, pin_memory: bool = False,
-                batch_sampler: Sequence[Sequence[int]] | None = None) -> Iterator[torch.Tensor]:
-        """uint8 N×C×H×W batches in source order (or of `batch_sampler`'s index lists); a file that cannot be
-        decoded raises `ValueError` naming it."""
+                batch_sampler: Sequence[Sequence[int]] | None = None,
+                transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> Iterator[torch.Tensor]:
+        """uint8 N×C×H×W batches in source order (or of `batch_sampler`'s index lists), each passed through
+        `transform` in the decoding process when given; a file that cannot be decoded raises `ValueError` naming it."""
         if batch_sampler is None:
             batch_sampler = [range(i, min(i + batch_size, len(self))) for i in range(0, len(self), batch_size)]
-        for batch, err in self.loader(batch_sampler, num_workers, pin_memory):
+        for batch, err in self.loader(batch_sampler, num_workers, pin_memory, transform):
             if err is not None:
                 raise ValueError(err)
             yield batch
