@@ -71,7 +71,7 @@ class DecodedImages(Dataset):
                 im = im.convert("L" if im.mode in GRAY_MODES else "RGB")
                 if self.size is not None and im.size != (self.size, self.size):
                     im = im.resize((self.size, self.size), Image.BILINEAR)
-                if self.channels == 3:
+                if self.channels == 3 and im.mode != "RGB":
                     im = im.convert("RGB")
                 a = np.asarray(im, dtype=np.uint8)
         except Exception as e:  # PIL.UnidentifiedImageError, truncated data, OSError
@@ -79,7 +79,7 @@ class DecodedImages(Dataset):
         if a.shape[:2] != self.shape:
             raise ValueError(f"{self.container.describe(name)} decodes to {a.shape[1]}×{a.shape[0]}, but its header "
                              f"said {self.shape[1]}×{self.shape[0]}: the file is inconsistent; write it again")
-        return a[None] if a.ndim == 2 else a.transpose(2, 0, 1)
+        return a  # H×W or H×W×3: transposed once, into the batch (`Collate`)
 
     def __getitem__(self, i: int) -> tuple[np.ndarray | None, str | None]:
         try:
@@ -99,7 +99,16 @@ class Collate:
         for _, err in items:
             if err is not None:
                 return None, err
-        batch = torch.from_numpy(np.ascontiguousarray(np.stack([a for a, _ in items])))  # type: ignore[misc]
+        first = items[0][0]
+        assert first is not None
+        h, w = first.shape[:2]
+        c = 1 if first.ndim == 2 else first.shape[2]
+        batch = torch.empty((len(items), c, h, w), dtype=torch.uint8)
+        if self.transform is None and torch.utils.data.get_worker_info() is not None:
+            batch.share_memory_()  # filled in place: the batch reaches the main process without another copy
+        out = batch.numpy()
+        for k, (a, _) in enumerate(items):
+            out[k] = a[None] if a.ndim == 2 else a.transpose(2, 0, 1)  # type: ignore[union-attr]
         return (batch if self.transform is None else self.transform(batch)), None
 
 
