@@ -7,7 +7,7 @@ Makes N PNGs of S×S (smooth colour images with noise, made in parallel), zips t
   extract     extract_with_info(ImageSource(...), EXTRACTOR) from the folder and from the zip, no cache
   forward     the bare extractor on one batch resident on the device, repeated (inception, dinov2: random weights)
 and prints images/s with the ratios (pipeline / decode, extract / forward), and the peak resident memory of the
-whole process tree (main process and DataLoader workers, sampled from /proc every 50 ms) during each phase.
+whole process tree (PSS of the main process and DataLoader workers, sampled from /proc every 50 ms) during each phase.
 
   python scripts/bench_sources.py --n 20000 --workers 2 --extractors pixels                # CPU, issue #24
   python scripts/bench_sources.py --n 20000 --workers 15 --device cuda --extractors inception,dinov2
@@ -69,14 +69,15 @@ def make_zip(root: Path, dst: Path) -> None:
 
 
 def _tree_rss() -> int:
-    """Resident bytes of this process and all its descendants (from /proc)."""
+    """Proportional resident bytes (PSS: pages shared between the forked workers counted once in all) of this
+    process and all its descendants, from /proc."""
     total, todo = 0, [os.getpid()]
     while todo:
         pid = todo.pop()
         try:
-            with open(f"/proc/{pid}/status") as f:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
                 for line in f:
-                    if line.startswith("VmRSS:"):
+                    if line.startswith("Pss:"):
                         total += int(line.split()[1]) * 1024
                         break
             for task in os.listdir(f"/proc/{pid}/task"):
@@ -88,7 +89,7 @@ def _tree_rss() -> int:
 
 
 class PeakRss:
-    """Peak resident memory of the process tree while the block runs (sampled every 50 ms)."""
+    """Peak resident memory (PSS) of the process tree while the block runs (sampled every 50 ms)."""
 
     def __enter__(self) -> "PeakRss":
         self.peak = _tree_rss()
@@ -114,7 +115,7 @@ def timed(label: str, n: int, fn: Callable[[], Any], results: dict[str, float]) 
         out = fn()
         dt = time.perf_counter() - t0
     results[label] = max(results.get(label, 0.0), n / dt)
-    print(f"{label:<34} {n / dt:9.1f} images/s  ({dt:7.2f} s, peak RSS of the process tree {mem.peak / 2**30:5.2f} GiB)",
+    print(f"{label:<34} {n / dt:9.1f} images/s  ({dt:7.2f} s, peak PSS of the process tree {mem.peak / 2**30:5.2f} GiB)",
           flush=True)
     return out
 
