@@ -22,7 +22,7 @@ from ganeval.data import folder, list_images
 from ganeval.data.sources import ImageSource
 from ganeval.features import extract_with_info
 from ganeval.hashing import StreamHasher, array_identity, sha256_folder
-from ganeval.score import main
+from ganeval.app.score import main
 
 # the decoded-pixel hashes of the folder `make_folder` writes, as ganeval.data.folder gave them before streaming
 # sources existed: the feature-cache content key (StreamHasher) and the results identity (array_identity)
@@ -250,11 +250,11 @@ def test_torchrun_two_ranks_gloo_equals_one_process(tmp_path: Path) -> None:
     args = [str(real), str(fake), "--features", "pixels", "--metrics", "fid,kid", "--option", "kid.subset_size=10",
             "--json", "--quiet", "--device", "cpu", "--num-workers", "0", "--batch-size", "3"]
     env = {**os.environ, "GANEVAL_CHUNK_SIZE": "6", "OMP_NUM_THREADS": "1"}
-    one = subprocess.run([sys.executable, "-m", "ganeval.score", *args, "--cache-dir", str(tmp_path / "c1")],
+    one = subprocess.run([sys.executable, "-m", "ganeval.app.score", *args, "--cache-dir", str(tmp_path / "c1")],
                          env=env, capture_output=True, text=True, timeout=300)
     assert one.returncode == 0, one.stderr
     two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                          "-m", "ganeval.score", *args, "--cache-dir", str(tmp_path / "c2")],
+                          "-m", "ganeval.app.score", *args, "--cache-dir", str(tmp_path / "c2")],
                          env=env, capture_output=True, text=True, timeout=300)
     assert two.returncode == 0, two.stderr
     a, b = json.loads(one.stdout), json.loads(two.stdout)  # rank 0 alone prints

@@ -20,7 +20,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
+from ganeval.common import check_writable
 from ganeval.hashing import array_identity
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite
@@ -104,7 +105,7 @@ class ScoreResult:
 
 def data_names() -> list[str]:
     """The data configs a name may be (`ganeval/configs/data/*.yaml` except those that need a path)."""
-    from ganeval.__main__ import config_dir
+    from ganeval.app.main import config_dir
 
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
@@ -137,7 +138,7 @@ def load_input(arg: str, size: int | None = None) -> InputSet:
     if arg in names:
         from omegaconf import OmegaConf
 
-        from ganeval.__main__ import config_dir
+        from ganeval.app.main import config_dir
 
         node = OmegaConf.load(config_dir() / "data" / f"{arg}.yaml")
         arr = pipeline.instantiate(node)
@@ -340,7 +341,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     if not request.fakes:
         raise ValueError("give at least one FAKE set to score against REAL")
     if request.out is not None:
-        pipeline.check_writable(Path(request.out), "--out")
+        check_writable(Path(request.out), "--out")
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
