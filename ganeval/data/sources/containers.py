@@ -21,7 +21,6 @@ ARCHIVE_EXTENSIONS = (".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z
 ALLOWED_OTHER = ("dataset.json",)  # the labels file of StyleGAN/EDM dataset_tool zips, at the root: not an image
 MAX_MEMBER_BYTES = 256 << 20  # one image file larger than this (decompressed) is refused as a bomb
 MAX_RATIO = 200  # declared size / compressed size above this (and above 1 MiB) is refused as a bomb
-_CHUNK = 1 << 24
 
 
 class Container:
