@@ -283,3 +283,21 @@ def test_dinov2_host_stage_in_workers_equals_the_array_path(tmp_path: Path) -> N
     want = extract_with_info(folder(root), ex, batch_size=4, progress=False)[0]
     got = extract_with_info(ImageSource(root), ex, batch_size=4, num_workers=2, progress=False)[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_score_options_for_streamed_sets(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from ganeval.app.score_sets import ScoreRequest, load_input, make_extractor
+    from ganeval.features import ClipExtractor, DinoV2Extractor
+
+    root = make_images(tmp_path / "imgs", 3, (8, 8, 3))
+    s = load_input(str(root))
+    assert s.stream is not None and s.array is None and len(s) == 3 and s.shape == (3, 3, 8, 8)
+    for name, cls in (("dinov2", DinoV2Extractor), ("clip", ClipExtractor)):
+        if name == "clip":
+            pytest.importorskip("open_clip")
+        ex = make_extractor(ScoreRequest(real=str(root), fakes=[str(root)], features=name, weights="w.pt"), [s])
+        assert isinstance(ex, cls) and str(ex.weights) == "w.pt"
+    np.save(tmp_path / "a.npy", np.zeros((4, 8, 8, 3), np.uint8))
+    for extra, words in ((["--size", "4"], "--size resizes image files"), (["--num-workers", "-1"], "--num-workers")):
+        assert main([str(tmp_path / "a.npy"), str(tmp_path / "a.npy"), "--quiet", *extra]) == 2
+        assert words in capsys.readouterr().err
