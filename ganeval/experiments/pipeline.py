@@ -114,6 +114,9 @@ def make_context(cfg: Any) -> Context:
 
     import_plugins(cfg.get("plugins") or [])
     check_missing(cfg)
+    from ganeval.experiments.protocols import check_protocol
+
+    check_protocol(cfg)  # a named protocol's fixed values (dry_run too)
     hc = HydraConfig.get()
     name = hc.runtime.choices.get("experiment") or "custom"
     if hc.mode == RunMode.MULTIRUN:
