@@ -285,3 +285,33 @@ def test_save_reference_api_records_the_extractor(tmp_path: Path) -> None:
     assert r.layout == "ganeval" and r.meta["extractor"]["name"] == "pixels" and r.meta["n"] == 20
     assert r.features.shape == (20, 48)
     np.testing.assert_array_equal(read_reference(tmp_path / "s.npz").moments["inception"].mu, mom.mu)
+
+
+@pytest.mark.slow
+def test_inception_modes_through_the_command(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Images through random-weight Inception: --save-stats in clean mode is what pytorch-fid reads, FID against it
+    is labelled FID (clean), and a file made in one mode is refused for another."""
+    from ganeval.features import InceptionExtractor, extract
+    from ganeval.features.inception import save_random_weights
+    from ganeval.metrics import fid
+
+    w = save_random_weights(tmp_path / "w.pth")
+    rng = np.random.default_rng(0)
+    real = rng.integers(0, 256, (8, 3, 16, 16), dtype=np.uint8)
+    fake = np.clip(real.astype(int) + rng.integers(-40, 40, real.shape), 0, 255).astype(np.uint8)
+    np.save(tmp_path / "real.npy", real)
+    np.save(tmp_path / "fake.npy", fake)
+    common = ["--weights", str(w), "--no-download", "--quiet", "--batch-size", "5", "--dims", "64"]  # block 0: fast
+    stats = tmp_path / "mine_clean_custom_na.npz"  # clean-fid's custom-stats name: the mode is read from it
+    code, _, err = run(["--save-stats", str(stats), str(tmp_path / "real.npy"), "--resize", "clean", *common], capsys)
+    assert code == 0, err
+    code, out, err = run([str(stats), str(tmp_path / "fake.npy"), "--resize", "clean", *common], capsys)
+    assert code == 0, err
+    assert out.startswith("fake  FID (clean)")
+    ex = InceptionExtractor(weights=w, resize="clean", dims=64)
+    f_real = extract(real, ex, batch_size=8, device="cpu", progress=False)
+    f_fake = extract(fake, ex, batch_size=8, device="cpu", progress=False)
+    with np.load(stats) as z:
+        np.testing.assert_allclose(z["mu"], f_real.astype(np.float64).mean(0), rtol=1e-6, atol=1e-6)
+    assert float(out.split()[3]) == pytest.approx(fid(f_real, f_fake), rel=1e-5)  # printed with 6 significant digits
+    refused([str(stats), str(tmp_path / "fake.npy"), *common], capsys, "'clean'", "--resize clean")

@@ -36,7 +36,7 @@ MOMENT_KEYS = ("mu", "sigma", "mu_s", "sigma_s")  # never feature rows: `FILE:mu
 EDM2_SPACES = {"fid": "inception", "fd_dinov2": "dinov2"}  # EDM2's key -> ganeval's extractor name
 CLEAN_FID_NAME = re.compile(
     r"^(?P<name>.+?)_(?P<mode>legacy_pytorch|legacy_tensorflow|clean)(?P<model>_[a-z0-9_]+?)?_(?P<split>[a-z0-9]+)"
-    r"_(?P<res>\d+)(?P<kid>_kid)?\.npz$")
+    r"_(?P<res>\d+|na)(?P<kid>_kid)?\.npz$")
 SYMMETRY_RTOL = 1e-6
 PICKLE_ALLOWED = {
     ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
