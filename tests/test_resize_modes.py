@@ -130,3 +130,24 @@ def test_dinov2_torch_mode_equals_torch_fidelity_preprocessing() -> None:
     y = interpolate_bilinear_2d_like_tensorflow1x(x.float(), size=(224, 224), align_corners=False)
     want = (y - torch.tensor([255 * m for m in MEAN]).view(1, 3, 1, 1)) / torch.tensor([255 * s for s in STD]).view(1, 3, 1, 1)
     torch.testing.assert_close(preprocess_torch(x), want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_dinov2_torch_mode_through_the_extractor(tmp_path: Path) -> None:
+    """resize='torch' feeds timm's network torch-fidelity's preprocessing; the default keeps its identity."""
+    timm = pytest.importorskip("timm")
+    from ganeval.features import DinoV2Extractor
+    from ganeval.features.dinov2 import preprocess_torch
+
+    torch.manual_seed(0)
+    model = timm.create_model("vit_small_patch14_dinov2.lvd142m", img_size=224, num_classes=0).eval()
+    torch.save(model.state_dict(), tmp_path / "w.pth")
+    x = uint8_images(2, 3, 40, 56, seed=8)
+    ex = DinoV2Extractor(arch="vits14", weights=tmp_path / "w.pth", resize="torch")
+    got = extract(x, ex, batch_size=1, device="cpu", progress=False)
+    with torch.no_grad():
+        want = model(preprocess_torch(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    default = DinoV2Extractor(arch="vits14", weights=tmp_path / "w.pth")
+    assert "resize_mode" not in default.identity() and ex.identity()["resize_mode"] == "torch"
+    assert metric_label("fid", ex.identity())[0] == "FD_DINOv2 (torch)"
