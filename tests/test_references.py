@@ -315,3 +315,23 @@ def test_inception_modes_through_the_command(tmp_path: Path, capsys) -> None:  #
         np.testing.assert_allclose(z["mu"], f_real.astype(np.float64).mean(0), rtol=1e-6, atol=1e-6)
     assert float(out.split()[3]) == pytest.approx(fid(f_real, f_fake), rel=1e-5)  # printed with 6 significant digits
     refused([str(stats), str(tmp_path / "fake.npy"), *common], capsys, "'clean'", "--resize clean")
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_edm2_pickles_of_every_protocol_and_numpy_1_names(tmp_path: Path, protocol: int) -> None:
+    """EDM2's files were pickled by numpy 1 (numpy.core.*); numpy 2 writes numpy._core.*: both are read."""
+    import warnings
+
+    mu, sigma = moments(feats(30, 7))
+    data = pickle.dumps({"fid": {"mu": mu, "sigma": sigma}, "fd_dinov2": {"mu": mu.astype(np.float32), "sigma": sigma}},
+                        protocol=protocol)
+    variants = [data]
+    if protocol <= 3:  # module names are text lines there: the numpy-1 spelling can be made by replacement
+        variants.append(data.replace(b"numpy._core", b"numpy.core"))
+    for i, v in enumerate(variants):
+        (tmp_path / f"{i}.pkl").write_bytes(v)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # numpy.core is deprecated in numpy 2
+            r = read_reference(tmp_path / f"{i}.pkl")
+        np.testing.assert_array_equal(r.moments["inception"].sigma, sigma)
+        np.testing.assert_array_equal(r.moments["dinov2"].mu, mu.astype(np.float32))

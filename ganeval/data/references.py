@@ -10,8 +10,9 @@ Each layout is recognised by its keys, never by guess (`read_reference` returns 
 | ADM reference batch (openai/guided-diffusion evaluations) | `arr_0` (N×H×W×3 uint8), `mu`, `sigma` (+ `mu_s`, `sigma_s`) | the real images |
 | EDM2 `.pkl` | a dict `{fid: {mu, sigma}, fd_dinov2: {mu, sigma}}` | Inception and DINOv2 moments only |
 
-EDM2 pickles are read by an unpickler that only rebuilds plain containers and numpy arrays: any other class
-(code a pickle could run) is refused. Moments are checked (shapes, finite, symmetric) when read.
+EDM2 pickles are read by an unpickler that only rebuilds plain containers and numpy arrays (`_reconstruct`,
+`ndarray`, `dtype`, `scalar`, `_frombuffer`, and `_codecs.encode` for protocol-2 bytes): any other global (code a
+pickle could run) is refused. Moments are checked (shapes, finite, symmetric) when read.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ PICKLE_ALLOWED = {
     ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
     ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
     ("numpy", "ndarray"), ("numpy", "dtype"),
+    ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),  # protocol 5: array from bytes
+    ("_codecs", "encode"),  # protocol-2 pickles store bytes as codecs.encode(str, "latin1") (torch's weights_only allows it)
 }
 
 
