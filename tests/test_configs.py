@@ -16,8 +16,8 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from apphelp import compose_config
-from ganeval.__main__ import config_dir
-from ganeval.experiments.gan_table import dataset_specs
+from ganeval.app.main import config_dir
+from ganeval.studies.gan_table import dataset_specs
 from ganeval.metrics import Metrics
 
 CONFIGS = config_dir()
@@ -106,7 +106,7 @@ def test_a_config_without_run_experiment_exits_2_naming_the_key(tmp_path: Path) 
 def test_root_config_defaults() -> None:
     cfg = compose_config([])
     assert cfg.hydra.runtime.choices.experiment == "quickstart"
-    assert cfg.run_experiment._target_ == "ganeval.experiments.gan_table.run"
+    assert cfg.run_experiment._target_ == "ganeval.studies.gan_table.run"
     for key, value in {"runs": 30, "sample_size": 1000, "confidence": 0.99, "seed": 0, "device": None,
                        "results_dir": None, "cache_dir": ".cache/ganeval"}.items():
         assert cfg[key] == value, key
@@ -167,7 +167,7 @@ def _train_specs(node: object, where: str = "") -> dict[str, dict]:
 
 @pytest.mark.parametrize("name", _options("experiment"))
 def test_train_specs_name_a_trainer_preset(name: str) -> None:
-    from ganeval.experiments.pipeline import check_train_spec
+    from ganeval.app.pipeline import check_train_spec
     from ganeval.gan import PRESETS
 
     specs = _train_specs(OmegaConf.to_container(compose_config([f"experiment={name}"]), resolve=False))
@@ -178,7 +178,7 @@ def test_train_specs_name_a_trainer_preset(name: str) -> None:
 
 
 def test_a_wrong_preset_name_lists_the_presets() -> None:
-    from ganeval.experiments.pipeline import check_train_spec
+    from ganeval.app.pipeline import check_train_spec
 
     spec = compose_config(["generators.wgan.train.gan=wgan_fast"]).generators.wgan.train
     with pytest.raises(ValueError, match=r"digits/wgan.train: gan='wgan_fast' is not a preset; choose one of \['gan', "):
@@ -196,7 +196,7 @@ def test_metric_options_are_valid(name: str) -> None:
 def test_experiments_compose_and_validate(name: str) -> None:
     cfg = compose_config([f"experiment={name}"])
     run = instantiate(cfg.run_experiment)
-    assert callable(run) and run.func.__name__ == "run" and run.func.__module__.startswith("ganeval.experiments.")
+    assert callable(run) and run.func.__name__ == "run" and run.func.__module__.startswith("ganeval.studies.")
     opts = Metrics(OmegaConf.to_container(cfg.metrics))  # type: ignore[arg-type]
     if "kid" in opts and name != "heat_traces":
         assert opts["kid"]["subset_size"] <= cfg.sample_size  # the defaults must be runnable

@@ -9,8 +9,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from apphelp import compose_config, run_inprocess
-from ganeval.__main__ import config_dir
-from ganeval.experiments.protocols import check_protocol
+from ganeval.app.main import config_dir
+from ganeval.app.protocols import check_protocol
 
 PROTOCOLS = sorted(p.stem for p in (config_dir() / "protocol").glob("*.yaml"))
 

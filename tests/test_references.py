@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ganeval.data.references import ReferenceError, read_reference, write_reference
-from ganeval.score import main
+from ganeval.app.score import main
 
 D = 12
 

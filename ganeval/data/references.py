@@ -252,7 +252,7 @@ def _default_mode(identity: dict[str, Any]) -> str | None:
     return {"inception": "legacy_pytorch", "dinov2": "pil"}.get(str(identity.get("name")))
 
 
-def check_writable(path: str | os.PathLike, what: str, overwrite: bool = False) -> Path:
+def check_file_writable(path: str | os.PathLike, what: str, overwrite: bool = False) -> Path:
     """Refuse to write through a link, over a folder, or over an existing file without `overwrite`."""
     p = Path(path).expanduser()
     if p.is_symlink():
@@ -289,4 +289,4 @@ def write_stats(path: str | os.PathLike, mom: Moments) -> None:
 
 
 __all__ = ["Moments", "Reference", "ReferenceError", "read_reference", "refuse_moment_key", "check_moments",
-           "safe_unpickle", "write_reference", "write_stats", "moments_of", "stats_meta", "check_writable"]
+           "safe_unpickle", "write_reference", "write_stats", "moments_of", "stats_meta", "check_file_writable"]

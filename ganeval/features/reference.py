@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ganeval.data.references import Moments, check_writable, moments_of, stats_meta, write_reference, write_stats
+from ganeval.data.references import Moments, check_file_writable, moments_of, stats_meta, write_reference, write_stats
 from ganeval.features.base import Extractor, get_extractor
 
 
@@ -49,7 +49,7 @@ def save_reference(images: Any, path: str | os.PathLike | None = None, *, stats:
         raise ValueError("save_reference: give path= (ganeval's reference) and/or stats= (pytorch-fid's {mu, sigma})")
     for p, what in ((path, "path"), (stats, "stats")):
         if p is not None:
-            check_writable(p, what, overwrite)
+            check_file_writable(p, what, overwrite)
     ex = get_extractor(extractor, **options)
     feats, info = extract_with_info(images, ex, batch_size=batch_size, device=device, cache_dir=cache_dir,
                                     progress=progress)

@@ -19,7 +19,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
+from ganeval.common import check_writable
 from ganeval.hashing import array_identity
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite
@@ -97,7 +98,7 @@ class ScoreResult:
 
 def data_names() -> list[str]:
     """The data configs a name may be (`ganeval/configs/data/*.yaml` except those that need a path)."""
-    from ganeval.__main__ import config_dir
+    from ganeval.app.main import config_dir
 
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
@@ -111,7 +112,7 @@ def load_input(arg: str) -> InputSet:
     if path.is_dir():
         return classify(InputSet(arg, path.resolve().name, "folder", folder(path), True))
     if Path(file).expanduser().is_file():
-        from ganeval.experiments.score_reference import reference_input
+        from ganeval.app.score_reference import reference_input
 
         ref = reference_input(arg, file, key)
         if ref is not None:
@@ -128,7 +129,7 @@ def load_input(arg: str) -> InputSet:
     if arg in names:
         from omegaconf import OmegaConf
 
-        from ganeval.__main__ import config_dir
+        from ganeval.app.main import config_dir
 
         node = OmegaConf.load(config_dir() / "data" / f"{arg}.yaml")
         arr = pipeline.instantiate(node)
@@ -246,7 +247,7 @@ def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int:
 
 def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings: Settings) -> None:
     """Each input's shape for the extractor and the feature dimensions the metrics need, before extraction."""
-    from ganeval.experiments.score_reference import check_reference, precomputed
+    from ganeval.app.score_reference import check_reference, precomputed
 
     for s in (real, *fakes):
         if not precomputed(s):
@@ -321,7 +322,7 @@ def make_context(request: ScoreRequest, real: InputSet, fakes: list[InputSet], e
 
 def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray:
     """Features of one input through the extractor (cached in `cache_dir` when given); a reference's as they are."""
-    from ganeval.experiments.score_reference import precomputed
+    from ganeval.app.score_reference import precomputed
     from ganeval.features import extract_with_info
 
     if precomputed(s):
@@ -336,14 +337,14 @@ def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor
 def score_sets(request: ScoreRequest) -> ScoreResult:
     """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
     pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
-    from ganeval.experiments import score_reference as sr
+    from ganeval.app import score_reference as sr
     from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask
     from ganeval.protocol.loop import run_loop
 
     if not request.fakes and request.save_ref is None and request.save_stats is None:
         raise ValueError("give at least one FAKE set to score against REAL (or --save-ref/--save-stats to write REAL's)")
     if request.out is not None:
-        pipeline.check_writable(Path(request.out), "--out")
+        check_writable(Path(request.out), "--out")
     sr.check_save(request)
     real = load_input(request.real)
     fakes = [load_input(f) for f in request.fakes]

@@ -1,7 +1,7 @@
-"""`ganeval-score REAL FAKE [FAKE ...]` (also `python -m ganeval.score`): score generated sets against a real one
+"""`ganeval-score REAL FAKE [FAKE ...]` (also `python -m ganeval.app.score`): score generated sets against a real one
 in one line, as pytorch-fid and torch-fidelity do, or with intervals over subsamples (--runs N --sample-size M).
 
-The command parses and checks its options, then calls `ganeval.experiments.score_sets.score_sets`.
+The command parses and checks its options, then calls `ganeval.app.score_sets.score_sets`.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def parse_option(text: str, metrics: dict[str, dict[str, Any]]) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The command-line parser (its help lists the dataset names a REAL or FAKE may be)."""
-    from ganeval.experiments.score_sets import data_names
+    from ganeval.app.score_sets import data_names
 
     p = argparse.ArgumentParser(
         prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -206,8 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; user errors print one line on stderr and exit 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
-    from ganeval.__main__ import user_errors
-    from ganeval.experiments.score_sets import ScoreRequest, score_sets
+    from ganeval.app.main import user_errors
+    from ganeval.app.score_sets import ScoreRequest, score_sets
 
     try:
         metrics = parse_metrics(args.metrics or default_metrics(args.real))

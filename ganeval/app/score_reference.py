@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ganeval.data.references import (
-    Moments, Reference, ReferenceError, check_writable, read_reference, refuse_moment_key,
+    Moments, Reference, ReferenceError, check_file_writable, read_reference, refuse_moment_key,
 )
 
 if TYPE_CHECKING:
-    from ganeval.experiments.score_sets import InputSet, ScoreRequest, ScoreResult
+    from ganeval.app.score_sets import InputSet, ScoreRequest, ScoreResult
 
 LAYOUT_NAMES = {"ganeval": "ganeval reference", "pytorch-fid": "pytorch-fid statistics", "clean-fid": "clean-fid statistics",
                 "clean-fid-kid": "clean-fid KID features", "adm": "ADM reference batch", "edm2": "EDM2 reference"}
@@ -27,7 +27,7 @@ LAYOUT_NAMES = {"ganeval": "ganeval reference", "pytorch-fid": "pytorch-fid stat
 
 def reference_input(arg: str, file: str, key: str) -> "InputSet | None":
     """The input of a reference file (None: not a reference layout, load it as an array); `FILE:mu` refused."""
-    from ganeval.experiments.score_sets import InputSet, classify
+    from ganeval.app.score_sets import InputSet, classify
 
     if key:
         refuse_moment_key(file, key)
@@ -110,8 +110,9 @@ def check_reference(ref: Reference, arg: str, extractor: Any, metrics: list[str]
 
 def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputSet"]) -> "ScoreResult":
     """FID/FD of each generated set against a moments-only REAL (see `ganeval.protocol.reference`)."""
-    from ganeval.experiments import pipeline
-    from ganeval.experiments.score_sets import ScoreResult, check_inputs_fakes, extract, make_extractor
+    from ganeval.app import pipeline
+    from ganeval.app.score_sets import ScoreResult, check_inputs_fakes, extract, make_extractor
+    from ganeval.common import check_writable as check_dir_writable
     from ganeval.hashing import array_identity, sha256_file
     from ganeval.metrics.registry import Metrics, integer
     from ganeval.protocol import Settings
@@ -141,7 +142,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
                         metrics=metrics, seed=request.seed, confidence=request.confidence, device=request.device,
                         progress=request.progress)
     if request.out is not None:
-        pipeline.check_writable(Path(request.out), "--out")
+        check_dir_writable(Path(request.out), "--out")
     ident = extractor.identity()
     config: dict[str, Any] = {
         "real": real.arg, "reference": {"layout": ref.layout, "moments_only": True, "space": extractor.name},
@@ -183,9 +184,9 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
 def check_save(request: "ScoreRequest") -> None:
     """--save-ref / --save-stats paths checked before any work (no links, no folders, no silent replacement)."""
     if request.save_ref is not None:
-        check_writable(request.save_ref, "--save-ref", request.overwrite)
+        check_file_writable(request.save_ref, "--save-ref", request.overwrite)
     if request.save_stats is not None:
-        check_writable(request.save_stats, "--save-stats", request.overwrite)
+        check_file_writable(request.save_stats, "--save-stats", request.overwrite)
     if request.save_ref is not None and request.save_stats is not None and \
             Path(request.save_ref).expanduser().resolve() == Path(request.save_stats).expanduser().resolve():
         raise ReferenceError("--save-ref and --save-stats name the same file: give two paths")
@@ -209,7 +210,7 @@ def save_only(request: "ScoreRequest", real: "InputSet") -> "ScoreResult":
     """`ganeval-score --save-ref OUT REAL` without FAKE: extract REAL's features and write the files."""
     import pandas as pd
 
-    from ganeval.experiments.score_sets import ScoreResult, make_extractor
+    from ganeval.app.score_sets import ScoreResult, make_extractor
     from ganeval.features import extract_with_info
 
     extractor = make_extractor(request, [real])
