@@ -151,3 +151,17 @@ def test_dinov2_torch_mode_through_the_extractor(tmp_path: Path) -> None:
     default = DinoV2Extractor(arch="vits14", weights=tmp_path / "w.pth")
     assert "resize_mode" not in default.identity() and ex.identity()["resize_mode"] == "torch"
     assert metric_label("fid", ex.identity())[0] == "FD_DINOv2 (torch)"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["legacy_pytorch", "legacy_tensorflow", "clean"])
+def test_modes_on_cuda_match_the_cpu(weights: Path, mode: str) -> None:
+    """Each mode's preprocessing runs where its stage says (clean: PIL on the host, the others on the device) and
+    gives the CPU's features up to float32/TF32 rounding, whatever the batch size."""
+    x = uint8_images(6, 3, 32, 32, seed=9)
+    ex = InceptionExtractor(weights=weights, resize=mode)
+    cpu = extract(x, ex, batch_size=6, device="cpu", progress=False)
+    ex_gpu = InceptionExtractor(weights=weights, resize=mode)
+    for bs in (1, 4, 6):
+        gpu = extract(x, ex_gpu, batch_size=bs, device="cuda", progress=False)
+        np.testing.assert_allclose(gpu, cpu, rtol=0, atol=2e-3 * np.abs(cpu).max())
