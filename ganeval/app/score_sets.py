@@ -28,7 +28,7 @@ from ganeval.protocol.api import check_finite
 
 log = logging.getLogger("ganeval")
 EXTRACTORS = ("inception", "dinov2", "clip", "pixels", "identity")
-FIXED_DIM = ("dinov2", "clip")  # networks whose feature dimension does not depend on the image shape
+DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}
 NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
 
 
@@ -41,12 +41,17 @@ class InputSet:
     source: str  # "folder", "zip", "tar", "array" or "data config NAME"
     array: np.ndarray | None  # None for a streamed image source
     images: bool
+    reference: Any = None  # the `ganeval.data.references.Reference` when the input is a reference file
     stream: Any = None  # the ganeval.data.sources.ImageSource of a folder, zip or tar (never held in memory)
 
     @property
     def shape(self) -> tuple[int, ...]:
         """The set's shape (a streamed source's from its headers)."""
         return tuple(self.stream.shape if self.stream is not None else self.array.shape)  # type: ignore[union-attr]
+
+    @property
+    def dtype(self) -> Any:
+        return np.dtype(np.uint8) if self.stream is not None else self.array.dtype  # type: ignore[union-attr]
 
     def __len__(self) -> int:
         return int(self.shape[0])
@@ -80,6 +85,9 @@ class ScoreRequest:
     cache_dir: str | None = None  # feature cache (None: no cache)
     num_workers: int = 0  # DataLoader worker processes decoding image files
     size: int | None = None  # resize image files to size×size (PIL bilinear, as ganeval.data.folder's size=)
+    resize: str | None = None  # preprocessing mode (None: the extractor's default, legacy_pytorch / pil)
+    save_ref: str | None = None  # write REAL's features, moments and provenance here (ganeval's reference .npz)
+    save_stats: str | None = None  # write REAL's moments here as pytorch-fid's {mu, sigma} .npz
     out: str | None = None  # results directory (None: nothing written)
     overwrite: bool = False
     plots: bool = True
@@ -101,6 +109,7 @@ class ScoreResult:
     real: InputSet
     fakes: list[InputSet]
     out: Path | None
+    saved: list[Path] = field(default_factory=list)  # files written by --save-ref / --save-stats
 
 
 def data_names() -> list[str]:
@@ -126,6 +135,11 @@ def load_input(arg: str, size: int | None = None) -> InputSet:
         raise ValueError(f"--size resizes image files (folders, .zip, .tar), but {arg} is not one: resize arrays "
                          "before saving them, or drop --size")
     if Path(file).expanduser().is_file():
+        from ganeval.app.score_reference import reference_input
+
+        ref = reference_input(arg, file, key)
+        if ref is not None:
+            return ref
         try:
             arr = array(Path(file).expanduser(), key or None)
         except ValueError as e:
@@ -214,14 +228,19 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     if name != "identity" and not images:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
                          f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
-    if request.weights is not None and name not in ("inception", *FIXED_DIM):
+    if request.weights is not None and name not in ("inception", "dinov2", "clip"):
         raise ValueError(f"--weights is for --features inception, dinov2 or clip, not {name}")
+    modes = {"inception": ("legacy_pytorch", "legacy_tensorflow", "clean"), "dinov2": ("pil", "torch")}
+    if request.resize is not None and request.resize not in modes.get(name, ()):
+        raise ValueError(f"--resize {request.resize} is not a preprocessing mode of --features {name}"
+                         + (f" (one of {', '.join(modes[name])})" if name in modes else " (it resizes nothing)"))
     if name == "inception":
-        return InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download)
+        return InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download,
+                                  resize=request.resize or True)
     if name == "dinov2":
         from ganeval.features import DinoV2Extractor
 
-        return DinoV2Extractor(weights=request.weights, download=request.download)
+        return DinoV2Extractor(weights=request.weights, download=request.download, resize=request.resize or "pil")
     if name == "clip":
         from ganeval.features import ClipExtractor
 
@@ -235,17 +254,38 @@ def feature_dim(extractor: Any, s: InputSet) -> int:
 
     if extractor.name == "inception":
         return int(extractor.dims)
-    if extractor.name in FIXED_DIM:
+    if extractor.name == "dinov2":
+        return DINOV2_DIMS[extractor.arch]
+    if extractor.name == "clip":
         return -1  # the same for every set (known once the network is built)
     if extractor.name == "pixels":
         return int(np.prod(to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]))
     return int(np.prod(s.shape[1:]))
 
 
+def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int:
+    """Each generated set's shape for the extractor and one feature dimension for all; returns it."""
+    for s in fakes:
+        extractor.check_input(s.shape, s.dtype)
+    dims = {feature_dim(extractor, f) for f in fakes}
+    if len(dims) > 1:
+        raise ValueError(f"the generated sets give features of dimensions {sorted(dims)} through {extractor.name}: "
+                         "give sets of one shape")
+    return dims.pop()
+
+
 def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings: Settings) -> None:
     """Each input's shape for the extractor and the feature dimensions the metrics need, before extraction."""
+    from ganeval.app.score_reference import check_reference, precomputed
+
     for s in (real, *fakes):
-        extractor.check_input(s.shape, np.uint8 if s.stream is not None else s.array.dtype)  # type: ignore[union-attr]
+        if not precomputed(s):
+            extractor.check_input(s.shape, s.dtype)
+    if real.reference is not None:
+        dim = check_inputs_fakes(fakes, extractor)
+        check_reference(real.reference, real.arg, extractor, list(settings.metrics), dim)
+        if precomputed(real):
+            return
     same_dim = [m.name for m, _ in settings.metrics.ordered() if m.same_dim]
     d = feature_dim(extractor, real)
     for f in fakes:
@@ -321,9 +361,13 @@ def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
 
 
 def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray | None:
-    """Features of one input through the extractor (cached in `cache_dir` when given); a streamed source is
-    sharded over torchrun's ranks and its features returned on rank 0 only (None elsewhere)."""
+    """Features of one input through the extractor (cached in `cache_dir` when given); a reference's as they are; a
+    streamed source is sharded over torchrun's ranks and its features returned on rank 0 only (None elsewhere)."""
+    from ganeval.app.score_reference import precomputed
     from ganeval.features import extract_with_info
+
+    if precomputed(s):
+        return np.asarray(s.array, np.float32)
 
     with ctx.stage("features"):
         feats, _ = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
@@ -335,21 +379,31 @@ def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor
 def score_sets(request: ScoreRequest) -> ScoreResult | None:
     """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
     pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
+    from ganeval.app import score_reference as sr
     from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask
     from ganeval.protocol.loop import run_loop
 
-    if not request.fakes:
-        raise ValueError("give at least one FAKE set to score against REAL")
+    if not request.fakes and request.save_ref is None and request.save_stats is None:
+        raise ValueError("give at least one FAKE set to score against REAL (or --save-ref/--save-stats to write REAL's)")
     if request.out is not None:
         check_writable(Path(request.out), "--out")
+    sr.check_save(request)
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
     real = load_input(request.real, request.size)
     fakes = [load_input(f, request.size) for f in request.fakes]
+    sr.refuse_fake_references(fakes)
+    if real.reference is not None and real.reference.moments_only:
+        if request.save_ref is not None or request.save_stats is not None:
+            raise ValueError(f"--save-ref/--save-stats write REAL's features, but REAL {real.arg} holds moments only")
+        label_sets(fakes)
+        return sr.score_moments(request, real, fakes)
+    if not fakes:
+        return sr.save_only(request, real)
     label_sets(fakes)
     settings = make_settings(request, real, fakes)
-    extractor = make_extractor(request, [real, *fakes])
+    extractor = make_extractor(request, fakes if sr.precomputed(real) else [real, *fakes])
     check_inputs(real, fakes, extractor, settings)
     ctx = make_context(request, real, fakes, extractor, settings)
     full = settings.runs == 1
@@ -362,6 +416,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         ctx.set_config_hash(ctx.identity() if full else store_identity(settings, ctx.identity()))
 
     real_f = extract(ctx, request, real, extractor)
+    saved = sr.save_outputs(request, real, real_f, extractor) if main else []
     fakes_f = [({"model": f.name}, extract(ctx, request, f, extractor)) for f in fakes]
     if not main:
         return None
@@ -382,4 +437,4 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     if results_dir is not None:
         title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
         pipeline.write(ctx, summary, comparison, title)
-    return ScoreResult(summary, rows, comparison, extras, ctx.record, real, fakes, results_dir)
+    return ScoreResult(summary, rows, comparison, extras, ctx.record, real, fakes, results_dir, saved)
