@@ -112,7 +112,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
     """FID/FD of each generated set against a moments-only REAL (see `ganeval.protocol.reference`)."""
     from ganeval.app import pipeline
     from ganeval.app.score_sets import ScoreResult, check_inputs_fakes, content_identity, extract, make_extractor
-    from ganeval.common import check_writable as check_dir_writable
+    from ganeval.app.paths import check_writable as check_dir_writable
     from ganeval.hashing import array_identity, sha256_file
     from ganeval.metrics.registry import Metrics, integer
     from ganeval.protocol import Settings
