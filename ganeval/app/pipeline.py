@@ -319,7 +319,7 @@ def open_results(ctx: Context, protocol: bool = True) -> None:
 
     identity = store_identity(ctx.settings, ctx.identity()) if protocol else ctx.identity()
     try:  # run_loop keys the store by identity_hash of the identity it is given: the same key here
-        check_store(ctx.results_dir, ctx.set_config_hash(identity), ctx.cfg.overwrite)
+        check_store(ctx.results_dir, ctx.set_config_hash(identity), ctx.cfg["overwrite"])
     except ConfigMismatchError as e:
         raise ConfigMismatchError(f"{e}{stored_differences(ctx.results_dir, identity)}") from None
 
@@ -355,7 +355,7 @@ def score(ctx: Context, blocks: list[Any]) -> pd.DataFrame:
 
     ctx.set_config_hash(store_identity(ctx.settings, ctx.identity()))  # the key run_blocks opens the store with
     with ctx.stage("runs"):
-        rows = run_blocks(blocks, ctx.settings, ctx.results_dir, ctx.identity(), ctx.cfg.overwrite)
+        rows = run_blocks(blocks, ctx.settings, ctx.results_dir, ctx.identity(), ctx.cfg["overwrite"])
     ctx.record.seconds_per_run = ctx.stage_seconds["runs"] / ctx.settings.runs
     return rows
 
@@ -390,7 +390,7 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     seeds = seeds if seeds is not None and SEED in seeds.columns else None
     ctx.record.set_results(summary, ctx.stage_seconds)
     write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
-    if ctx.cfg.plots and tables:
+    if ctx.cfg["plots"] and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
                            extractor=ctx.record.extractor or None)
     ctx.report_title = title
