@@ -53,6 +53,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path next to `path`; rename it onto `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from ganeval.safety import check_own_file
+
+    check_own_file(path, "the file to write")  # a link or folder in its place is refused, never replaced
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     umask = os.umask(0)

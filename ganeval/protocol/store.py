@@ -24,6 +24,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from ganeval.common import atomic_write_text
+from ganeval.safety import open_own_file
 from ganeval.hashing import stable_hash
 from ganeval.protocol.task import RowSpec
 
@@ -278,7 +279,7 @@ def locked(results_dir: str | Path) -> Iterator[None]:
     """
     d = Path(results_dir)
     d.mkdir(parents=True, exist_ok=True)
-    fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_own_file(d / LOCK_FILE, "results_dir's lock file")
     try:
         if not try_lock(fd):
             pid, _, since = os.read(fd, 200).decode(errors="replace").strip().partition(" ")

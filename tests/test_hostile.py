@@ -1,0 +1,50 @@
+"""The hostile-input probe of issue #22: each case failed before its fix (see the README's Reliability table)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------------------------------------
+# 6. a symlinked lock file is refused, not truncated through; 7. a lock path that is a folder: one line
+# ------------------------------------------------------------------------------------------------
+def test_symlinked_lock_file_is_refused_and_target_kept(tmp_path: Path) -> None:
+    from ganeval.protocol.store import LOCK_FILE, locked
+
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    res = tmp_path / "res"
+    res.mkdir()
+    (res / LOCK_FILE).symlink_to(victim)
+    with pytest.raises(ValueError, match="symbolic link"):
+        with locked(res):
+            pass
+    assert victim.read_text() == "keep me\n"
+
+
+def test_lock_path_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    from ganeval.protocol.store import LOCK_FILE, locked
+
+    (tmp_path / LOCK_FILE).mkdir()
+    with pytest.raises(ValueError, match="is a folder"):
+        with locked(tmp_path):
+            pass
+
+
+def test_atomic_write_refuses_to_replace_a_link(tmp_path: Path) -> None:
+    from ganeval.common import atomic_write_text
+
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    (tmp_path / "summary.csv").symlink_to(victim)
+    with pytest.raises(ValueError, match="symbolic link"):
+        atomic_write_text(tmp_path / "summary.csv", "a,b\n")
+    assert (tmp_path / "summary.csv").is_symlink() and victim.read_text() == "keep me\n"
