@@ -48,3 +48,19 @@ def test_atomic_write_refuses_to_replace_a_link(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="symbolic link"):
         atomic_write_text(tmp_path / "summary.csv", "a,b\n")
     assert (tmp_path / "summary.csv").is_symlink() and victim.read_text() == "keep me\n"
+
+
+# ------------------------------------------------------------------------------------------------
+# 9. an array that fits N×C×H×W and N×H×W×C is refused unless data.layout says which
+# ------------------------------------------------------------------------------------------------
+def test_ambiguous_image_layout_is_refused_unless_layout_given(tmp_path: Path) -> None:
+    from ganeval.data import array
+
+    a = np.random.default_rng(0).integers(0, 256, size=(20, 3, 8, 3), dtype=np.uint8)
+    np.save(tmp_path / "amb.npy", a)
+    with pytest.raises(ValueError, match=r"amb\.npy.*both N×C×H×W.*data\.layout=NCHW"):
+        array(tmp_path / "amb.npy")
+    assert np.array_equal(array(tmp_path / "amb.npy", layout="NCHW"), a)
+    assert np.array_equal(array(tmp_path / "amb.npy", layout="NHWC"), a.transpose(0, 3, 1, 2))
+    np.save(tmp_path / "clear.npy", a[:, :, :, :2])  # W = 2: only N×C×H×W fits, read as before
+    assert array(tmp_path / "clear.npy").shape == (20, 3, 8, 2)

@@ -86,12 +86,35 @@ def _check_npy(p: Path) -> None:
                          f"{size - offset}; write or copy the file again")
 
 
-def array(path: str | os.PathLike, key: str | None = None, mmap: bool = False) -> np.ndarray:
+def array(path: str | os.PathLike, key: str | None = None, mmap: bool = False, layout: str | None = None) -> np.ndarray:
     """The array in a `.npy` file, or in a `.npz` file under `key` (default: its only array), loaded
     with `allow_pickle=False` (`mmap`: a `.npy` is memory-mapped, read-only); images or features, as stored.
 
-    A file that is not an array file, is truncated or holds pickled objects is refused, naming the file.
+    A file that is not an array file, is truncated or holds pickled objects is refused, naming the file. A 4-D
+    array that fits both N×C×H×W and N×H×W×C (axes 1 and 3 both of size 1 or 3) is refused as ambiguous unless
+    `layout` ("NCHW" or "NHWC") says which it is; an NHWC array is returned as an N×C×H×W view.
     """
+    out = _load_array(path, key, mmap)
+    return _with_layout(out, Path(path).expanduser(), layout)
+
+
+def _with_layout(a: np.ndarray, p: Path, layout: str | None) -> np.ndarray:
+    """`a` checked against `layout` (see `array`): an ambiguous 4-D shape needs it, NHWC becomes an NCHW view."""
+    if layout is not None:
+        if layout not in ("NCHW", "NHWC"):
+            raise ValueError(f"layout={layout!r} for {p}: use NCHW or NHWC")
+        if a.ndim != 4:
+            raise ValueError(f"layout={layout} given but {p} holds a {a.ndim}-D array of shape {a.shape}; drop layout")
+        return a.transpose(0, 3, 1, 2) if layout == "NHWC" else a
+    if a.ndim == 4 and a.shape[1] in (1, 3) and a.shape[3] in (1, 3):
+        raise ValueError(f"{p} holds images of shape {a.shape}, which fits both N×C×H×W ({a.shape[2]}×{a.shape[3]} "
+                         f"images, {a.shape[1]} channels) and N×H×W×C ({a.shape[1]}×{a.shape[2]} images, "
+                         f"{a.shape[3]} channels): say which with +data.layout=NCHW or +data.layout=NHWC")
+    return a
+
+
+def _load_array(path: str | os.PathLike, key: str | None, mmap: bool) -> np.ndarray:
+    """`array` without the layout rule."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise FileNotFoundError(f"array file {p} does not exist")
