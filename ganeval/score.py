@@ -7,7 +7,6 @@ The command parses and checks its options, then calls `ganeval.experiments.score
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shlex
 import sys
@@ -183,7 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ganeval-score: {e}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(as_json(result), indent=2, default=str))
+        from ganeval.results.files import json_dumps
+
+        print(json_dumps(as_json(result), indent=2))  # valid JSON: null for a non-finite number
     else:
         print("\n".join(plain_lines(result)))
         if result.out is not None:

@@ -64,3 +64,45 @@ def test_ambiguous_image_layout_is_refused_unless_layout_given(tmp_path: Path) -
     assert np.array_equal(array(tmp_path / "amb.npy", layout="NHWC"), a.transpose(0, 3, 1, 2))
     np.save(tmp_path / "clear.npy", a[:, :, :, :2])  # W = 2: only N×C×H×W fits, read as before
     assert array(tmp_path / "clear.npy").shape == (20, 3, 8, 2)
+
+
+# ------------------------------------------------------------------------------------------------
+# 8. huge magnitudes are refused naming the file; JSON output is always valid
+# ------------------------------------------------------------------------------------------------
+def _big(tmp_path: Path, scale: float) -> str:
+    path = tmp_path / f"big{scale:g}.npy"
+    np.save(path, np.random.default_rng(0).normal(size=(60, 8)) * scale)  # float64
+    return str(path)
+
+
+@pytest.mark.parametrize("scale, says", [(1e30, "float64"), (1e200, "float32")])
+def test_huge_features_are_refused_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture, scale: float,
+                                                    says: str) -> None:
+    from ganeval.score import main
+
+    big = _big(tmp_path, scale)
+    assert main([big, big, "--metrics", "fid,kid", "--option", "kid.subset_size=20", "--quiet", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "big" in err and says in err and "rescale" in err and "NaN" not in err
+
+
+def test_scores_at_an_ordinary_scale_still_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    from ganeval.score import main
+
+    ok = _big(tmp_path, 1e3)
+    assert main([ok, ok, "--metrics", "fid,kid", "--option", "kid.subset_size=20", "--quiet", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["metric"] for r in doc["results"]} == {"fid", "kid"}
+
+
+def test_json_output_never_holds_nan_or_infinity() -> None:
+    import json
+
+    from ganeval.results.files import json_dumps, json_text
+
+    doc = {"std": float("inf"), "rows": [np.float64("nan"), 1.5, -np.inf], "n": 3}
+    for text in (json_dumps(doc), json_text(doc)):
+        assert json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON")) == \
+            {"std": None, "rows": [None, 1.5, None], "n": 3}

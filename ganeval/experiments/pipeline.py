@@ -19,6 +19,7 @@ import pandas as pd
 
 from ganeval.hashing import array_identity, stable_hash
 from ganeval.metrics.registry import integer
+from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite, unique_names
 from ganeval.protocol.settings import check_value
@@ -275,6 +276,8 @@ def load_data(ctx: Context, node: Any, what: str) -> np.ndarray:
     if len(arr) == 0:
         raise ValueError(f"{what} is empty")
     check_finite(what, arr)
+    check_scale(f"{what} ({node.get('path')})" if hasattr(node, "get") and node.get("path") else what, arr,
+                ctx.settings.metrics.reaches(), ctx.settings.sample_size)
     ctx.content["data"][what] = array_identity(arr, 16)
     return arr
 

@@ -22,6 +22,7 @@ import pandas as pd
 from ganeval.experiments import pipeline
 from ganeval.hashing import array_identity
 from ganeval.protocol import Block, Settings
+from ganeval.metrics.validation import check_scale
 from ganeval.protocol.api import check_finite
 
 log = logging.getLogger("ganeval")
@@ -215,6 +216,8 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
     """Each input's shape for the extractor and the feature dimensions the metrics need, before extraction."""
     for s in (real, *fakes):
         extractor.check_input(tuple(s.array.shape), s.array.dtype)
+        if not s.images:
+            check_scale(s.arg, s.array, settings.metrics.reaches(), settings.sample_size)
     same_dim = [m.name for m, _ in settings.metrics.ordered() if m.same_dim]
     d = feature_dim(extractor, real)
     for f in fakes:
