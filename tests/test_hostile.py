@@ -106,3 +106,38 @@ def test_json_output_never_holds_nan_or_infinity() -> None:
     for text in (json_dumps(doc), json_text(doc)):
         assert json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON")) == \
             {"std": None, "rows": [None, 1.5, None], "n": 3}
+
+
+# ------------------------------------------------------------------------------------------------
+# 3. 16-bit PNGs are scaled to 8 bits (not clipped at 255); an alpha channel dropped is said once
+# ------------------------------------------------------------------------------------------------
+def test_16bit_png_is_scaled_not_clipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from PIL import Image
+
+    from ganeval.data import files
+
+    files._NOTED.clear()
+    rng = np.random.default_rng(0)
+    raw = [rng.integers(0, 65536, size=(8, 8), dtype=np.uint16) for _ in range(2)]
+    for i, a in enumerate(raw):
+        Image.fromarray(a).save(tmp_path / f"{i}.png")  # mode I;16
+    with caplog.at_level("WARNING", logger="ganeval.data.files"):
+        out = files.folder(tmp_path)
+    expected = np.stack([np.rint(a / 257.0).astype(np.uint8) for a in raw])[:, None]
+    assert np.array_equal(out, expected)  # before: 99.75 % of pixels read as 255
+    assert sum("16-bit" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_rgba_alpha_dropped_is_said_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from PIL import Image
+
+    from ganeval.data import files
+
+    files._NOTED.clear()
+    rgba = np.random.default_rng(0).integers(0, 256, size=(3, 8, 8, 4), dtype=np.uint8)
+    for i, a in enumerate(rgba):
+        Image.fromarray(a, mode="RGBA").save(tmp_path / f"{i}.png")
+    with caplog.at_level("WARNING", logger="ganeval.data.files"):
+        out = files.folder(tmp_path)
+    assert np.array_equal(out, rgba[..., :3].transpose(0, 3, 1, 2))
+    assert sum("alpha" in r.getMessage() for r in caplog.records) == 1

@@ -22,13 +22,42 @@ def list_images(path: str | os.PathLike) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
+_NOTED: set[str] = set()  # the conversions said once per process (16-bit scaled, alpha dropped)
+
+
+def _note_once(kind: str, message: str, *args: object) -> None:
+    """Log `message` the first time a conversion of `kind` happens, so a folder of them says it once."""
+    if kind not in _NOTED:
+        _NOTED.add(kind)
+        log.warning(message, *args)
+
+
+def _grey_16bit(im):  # -> PIL.Image.Image
+    """A 16-bit (or 32-bit integer) grey image scaled to 8 bits by its bit depth (v / 257 for 16-bit, rounded), not
+    clipped at 255 as PIL's convert("L") would."""
+    from PIL import Image
+
+    a = np.asarray(im)
+    if a.dtype.kind == "i" and a.size and int(a.min()) < 0:
+        raise ValueError(f"mode {im.mode} holds negative pixel values")
+    top = 65535 if im.mode.startswith("I;16") or a.size == 0 or int(a.max()) <= 65535 else 2**32 - 1
+    return Image.fromarray(np.rint(a.astype(np.float64) * (255.0 / top)).astype(np.uint8), mode="L")
+
+
 def _read(p: Path, size: int | None):  # -> PIL.Image.Image
     from PIL import Image
 
     try:
         with Image.open(p) as im:
             im.load()
-            mode = "L" if im.mode in ("L", "1", "LA", "I;16", "I") else "RGB"
+            if im.mode.startswith("I;16") or im.mode == "I":
+                _note_once("16bit", "%s is a %s (16-bit) image: scaled to 8 bits (value / 257), as every such image "
+                           "is", p, im.mode)
+                im = _grey_16bit(im)
+            if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
+                _note_once("alpha", "%s has an alpha channel (%s): it is dropped (colours kept as stored, not "
+                           "composited), for every such image", p, im.mode)
+            mode = "L" if im.mode in ("L", "1", "LA") else "RGB"
             im = im.convert(mode)
             if size is not None and im.size != (size, size):
                 im = im.resize((size, size), Image.BILINEAR)
