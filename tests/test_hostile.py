@@ -141,3 +141,60 @@ def test_rgba_alpha_dropped_is_said_once(tmp_path: Path, caplog: pytest.LogCaptu
         out = files.folder(tmp_path)
     assert np.array_equal(out, rgba[..., :3].transpose(0, 3, 1, 2))
     assert sum("alpha" in r.getMessage() for r in caplog.records) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# 1. a callable's helper module is in its identity; 2. a stale .pyc never runs; 7. a SyntaxError is one line
+# ------------------------------------------------------------------------------------------------
+FAST = ["metrics.imd.nv=10", "metrics.kid.subsets=5", "metrics.kid.subset_size=50", "progress=false", "plots=false"]
+
+
+def _callable_bench(tmp_path: Path, function: str, *extra: str) -> list[str]:
+    real = tmp_path / "real.npy"
+    if not real.exists():
+        np.save(real, np.random.default_rng(0).normal(size=(300, 8)).astype(np.float32))
+    return ["experiment=benchmark", "data=array", f"data.path={real}", "generator=callable",
+            f"generator.function={function}", "generator.points=true", "features=identity", "sample_size=100",
+            "runs=2", f"results_dir={tmp_path / 'res'}", f"cache_dir={tmp_path / 'cache'}", *FAST, *extra]
+
+
+def test_callable_helper_module_is_in_its_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apphelp import run_inprocess
+
+    (tmp_path / "helper22.py").write_text("SCALE = 1.0\n")
+    (tmp_path / "mymod22.py").write_text(
+        "import numpy as np\nimport helper22\n\ndef sample(n, seed):\n"
+        "    return (np.random.default_rng(seed).normal(size=(n, 8)) * helper22.SCALE).astype(np.float32)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = _callable_bench(tmp_path, "mymod22:sample")
+    run_inprocess(args)
+    run_inprocess(args)  # unchanged: resumes
+    (tmp_path / "helper22.py").write_text("SCALE = 2.0\n")  # only the helper changes
+    with pytest.raises(ValueError, match=r"what differs: .*modules\.helper22\.py"):
+        run_inprocess([*args, "runs=3"])
+
+
+def test_stale_pyc_never_runs(tmp_path: Path) -> None:
+    src = tmp_path / "stale22.py"
+    src.write_text("import numpy as np\nV = 1.0\ndef sample(n, seed):\n    return np.full((n, 8), V, np.float32)\n")
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([sys.executable, "-c", "import stale22"], env=env, cwd=tmp_path, check=True)
+    assert list((tmp_path / "__pycache__").glob("stale22.*.pyc"))
+    st = src.stat()
+    src.write_text(src.read_text().replace("V = 1.0", "V = 2.0"))  # same size, mtime restored: the .pyc looks valid
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+    code = ("from ganeval.gan.generators import CallableGenerator as C; "
+            "print(C('stale22:sample', points=True).sample(2, 0)[0, 0])")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, check=True, capture_output=True,
+                         text=True).stdout
+    assert out.strip() == "2.0"  # the source's code, not the .pyc's 1.0
+
+
+def test_callable_module_with_syntax_error_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ganeval.gan.generators import CallableGenerator
+
+    (tmp_path / "broken22.py").write_text("def sample(n, seed)\n    return None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=r"broken22.*SyntaxError"):
+        CallableGenerator("broken22:sample", points=True).validate()
