@@ -181,6 +181,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except user_errors() as e:
         print(f"ganeval-score: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # Ctrl-C: one line saying what is stored (ganeval.stops)
+        print(f"ganeval-score: {e or 'stopped (Ctrl-C)'}", file=sys.stderr)
+        return 130
+    except OSError as e:
+        from ganeval.stops import no_space
+
+        if (message := no_space(e)) is None:
+            raise
+        print(f"ganeval-score: {message}", file=sys.stderr)
+        return 2
     if args.json:
         from ganeval.results.files import json_dumps
 

@@ -198,3 +198,85 @@ def test_callable_module_with_syntax_error_is_one_line(tmp_path: Path, monkeypat
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match=r"broken22.*SyntaxError"):
         CallableGenerator("broken22:sample", points=True).validate()
+
+
+# ------------------------------------------------------------------------------------------------
+# 7. Ctrl-C, SIGTERM and a full disk end in one line saying what is stored
+# ------------------------------------------------------------------------------------------------
+class _Interrupted:
+    """A task whose run `at` raises `exc` (what Ctrl-C or the SIGTERM handler raises in the main process)."""
+
+    def __init__(self, at: int, exc: BaseException) -> None:
+        self.at, self.exc = at, exc
+
+    def row_spec(self):  # type: ignore[no-untyped-def]
+        from ganeval.protocol import RowSpec
+
+        return RowSpec(({"model": "a"},), ("m1",))
+
+    def __call__(self, r: int) -> list[dict]:
+        if r == self.at:
+            raise self.exc
+        return self.row_spec().rows(r, value=r + 0.5)
+
+
+@pytest.mark.parametrize("exc, how", [(KeyboardInterrupt(), "Ctrl-C"), (None, "SIGTERM")])
+def test_interrupted_run_loop_says_how_many_runs_are_stored(tmp_path: Path, exc: BaseException | None,
+                                                             how: str) -> None:
+    import pandas as pd
+
+    from ganeval.protocol import Settings, run_loop
+    from ganeval.stops import Terminated
+
+    settings = Settings(runs=5, sample_size=10, metrics=("fid",), progress=False)
+    with pytest.raises(KeyboardInterrupt, match=rf"stopped .*{how}.*: 3 of 5 runs stored in .*rerun the same command"):
+        run_loop(_Interrupted(3, exc or Terminated("terminated (SIGTERM)")), settings, tmp_path)
+    assert sorted(pd.read_csv(tmp_path / "runs.csv")["run"]) == [0, 1, 2]
+    assert len(run_loop(_Interrupted(-1, KeyboardInterrupt()), settings, tmp_path)) == 5  # resumes
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"}
+    return subprocess.Popen([sys.executable, "-m", "ganeval", *args], env=env, cwd=tmp_path, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_cli_stopped_by_a_signal_logs_one_line(tmp_path: Path, sig: str) -> None:
+    import signal
+    import time
+
+    (tmp_path / "slow22.py").write_text(
+        "import time, numpy as np\ndef sample(n, seed):\n    open('started', 'w').close()\n    time.sleep(60)\n"
+        "    return np.zeros((n, 8), np.float32)\n")
+    proc = _cli(tmp_path, *_callable_bench(tmp_path, "slow22:sample"))
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(getattr(signal, sig))
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out
+    assert "Traceback" not in out and "stopped" in out and ("SIGTERM" in out) == (sig == "SIGTERM"), out
+
+
+def test_full_disk_during_runs_is_one_line_and_runs_resume(tmp_path: Path) -> None:
+    """The disk fills while run 1 is stored (ENOSPC from the write of runs.csv): one line, exit 2; then resume."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import errno, os\nif os.environ.get('FULL22'):\n    import ganeval.common as c\n    real = c.atomic_write_bytes\n"
+        "    calls = []\n    def full(path, data):\n        if str(path).endswith('runs.csv'):\n            calls.append(path)\n"
+        "            if len(calls) == 2:\n                raise OSError(errno.ENOSPC, 'No space left on device', str(path))\n"
+        "        return real(path, data)\n    c.atomic_write_bytes = full\n")
+    (tmp_path / "pts22.py").write_text("import numpy as np\ndef sample(n, seed):\n"
+                                       "    return np.random.default_rng(seed).normal(size=(n, 8)).astype(np.float32)\n")
+    args = _callable_bench(tmp_path, "pts22:sample", "runs=3")
+    os.environ["FULL22"] = "1"
+    try:
+        proc = _cli(tmp_path, *args)
+    finally:
+        del os.environ["FULL22"]
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 2, out
+    assert "Traceback" not in out and f"free space in {tmp_path / 'res'}" in out, out
+    proc = _cli(tmp_path, *args)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "resuming: 1 of 3" in out, out
