@@ -280,3 +280,48 @@ def test_full_disk_during_runs_is_one_line_and_runs_resume(tmp_path: Path) -> No
     proc = _cli(tmp_path, *args)
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0 and "resuming: 1 of 3" in out, out
+
+
+# ------------------------------------------------------------------------------------------------
+# 4. a foreign non-empty results_dir is refused; 5. a fresh start leaves no stale output
+# ------------------------------------------------------------------------------------------------
+def _sample_bench(tmp_path: Path, *extra: str) -> list[str]:
+    rng = np.random.default_rng(0)
+    for name, shift in (("real", 0.0), ("fakeA", 0.5), ("fakeB", 1.0)):
+        if not (tmp_path / f"{name}.npy").exists():
+            np.save(tmp_path / f"{name}.npy", (rng.normal(size=(300, 8)) + shift).astype(np.float32))
+    return ["experiment=benchmark", "data=array", f"data.path={tmp_path / 'real.npy'}", "generator=samples",
+            f"generator.path={tmp_path / 'fakeA.npy'}", "features=identity", "sample_size=100", "runs=2",
+            f"results_dir={tmp_path / 'res'}", f"cache_dir={tmp_path / 'cache'}", *FAST, *extra]
+
+
+def test_foreign_non_empty_results_dir_is_refused(tmp_path: Path) -> None:
+    from apphelp import run_inprocess
+
+    res = tmp_path / "res"
+    res.mkdir()
+    mine = {"table.md": "my own table\n", "summary.csv": "a,b\n1,2\n", "notes.txt": "mine\n"}
+    for name, text in mine.items():
+        (res / name).write_text(text)
+    with pytest.raises(ValueError, match=r"not empty .*holds no ganeval run record.*overwrite=true"):
+        run_inprocess(_sample_bench(tmp_path))
+    assert {name: (res / name).read_text() for name in mine} == mine
+    run_inprocess(_sample_bench(tmp_path, "overwrite=true"))  # asked for: written beside them
+    assert (res / "notes.txt").read_text() == "mine\n" and (res / "runs.csv").is_file()
+    run_inprocess(_sample_bench(tmp_path))  # now a ganeval directory: resumes
+    assert (res / "notes.txt").read_text() == "mine\n"
+
+
+def test_fresh_start_leaves_no_stale_output(tmp_path: Path) -> None:
+    from apphelp import run_inprocess
+
+    res = tmp_path / "res"
+    two = f"+generators.B={{_target_: ganeval.gan.SampleGenerator, path: {tmp_path / 'fakeB.npy'}}}"
+    run_inprocess(_sample_bench(tmp_path, two))
+    assert (res / "comparison.csv").is_file()
+    (res / "user.csv").write_text("x\n1\n")  # not ganeval's: kept, and not one of this run's results
+    run_inprocess(_sample_bench(tmp_path, "overwrite=true"))  # one model now: no comparison
+    assert not (res / "comparison.csv").exists()
+    assert (res / "user.csv").read_text() == "x\n1\n"
+    report = (res / "report.html").read_text()
+    assert "comparison.csv" not in report.split('id="files"')[0] and "user.csv" not in report.split('id="files"')[0]

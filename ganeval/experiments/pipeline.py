@@ -25,6 +25,7 @@ from ganeval.protocol.api import check_finite, unique_names
 from ganeval.protocol.settings import check_value
 from ganeval.protocol.store import identity_hash
 from ganeval.results import RunRecord
+from ganeval.results.outputs import begin_run
 from ganeval.results.seeds import PROBE, SEED
 
 log = logging.getLogger("ganeval")
@@ -130,6 +131,7 @@ def make_context(cfg: Any) -> Context:
     if cfg.get("train_epochs") is not None:
         check_value("train_epochs", cfg.train_epochs, integer(1))
     check_writable(results_dir, "results_dir")
+    begin_run(results_dir, strict_bool(cfg, "overwrite"))  # a folder of someone else's files is refused
     if cfg.get("cache_dir"):
         check_writable(Path(str(cfg.cache_dir)), "cache_dir")
     config = OmegaConf.to_container(cfg, resolve=True)

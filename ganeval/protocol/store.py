@@ -27,6 +27,7 @@ from ganeval.common import atomic_write_text
 from ganeval.safety import open_own_file
 from ganeval.hashing import stable_hash
 from ganeval.protocol.task import RowSpec
+from ganeval.results.outputs import clear_outputs
 
 try:
     import fcntl
@@ -204,6 +205,7 @@ def open_store(
     for tmp in (*d.glob(f".{RUNS_FILE}.*.tmp"), *d.glob(f".{META_FILE}.*.tmp")):
         tmp.unlink(missing_ok=True)  # left by a killed writer (we hold the lock: no writer is running)
     if overwrite:
+        clear_outputs(d)  # the previous run's outputs (never a file ganeval did not write)
         for p in (runs_path, meta_path):
             p.unlink(missing_ok=True)
     if not meta_path.exists():
@@ -247,6 +249,7 @@ def check_store(results_dir: str | Path, config_hash: str, overwrite: bool = Fal
         pass
     meta_path, runs_path = d / META_FILE, d / RUNS_FILE
     if overwrite:
+        clear_outputs(d)  # a fresh start: no output of the previous run survives into this one's report
         return
     if meta_path.exists():
         stored = _read_meta(meta_path)["config_hash"]
