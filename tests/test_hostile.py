@@ -325,3 +325,25 @@ def test_fresh_start_leaves_no_stale_output(tmp_path: Path) -> None:
     assert (res / "user.csv").read_text() == "x\n1\n"
     report = (res / "report.html").read_text()
     assert "comparison.csv" not in report.split('id="files"')[0] and "user.csv" not in report.split('id="files"')[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# 10. the busy message names the process that holds the lock, not the pid written in the file
+# ------------------------------------------------------------------------------------------------
+def test_busy_message_names_the_lock_holder(tmp_path: Path) -> None:
+    import time
+
+    from ganeval.protocol.store import LOCK_FILE, ResultsDirBusyError, locked
+
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               f"fd = os.open({str(tmp_path / LOCK_FILE)!r}, os.O_RDWR | os.O_CREAT)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_EX)\nos.write(fd, b'999999 forged\\n')\n"
+                               "print('locked', flush=True)\ntime.sleep(60)\n"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(ResultsDirBusyError, match=rf"by process {holder.pid} "):
+            with locked(tmp_path):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()

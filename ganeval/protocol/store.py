@@ -274,6 +274,22 @@ def try_lock(fd: int) -> bool:
     return True
 
 
+def lock_holder(fd: int) -> str | None:
+    """The pid holding a flock on `fd`'s file, from /proc/locks (Linux); None where that cannot be told."""
+    try:
+        st = os.fstat(fd)
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == inode and fields[4].isdigit() \
+                and int(fields[4]) != os.getpid():
+            return fields[4]
+    return None
+
+
 @contextlib.contextmanager
 def locked(results_dir: str | Path) -> Iterator[None]:
     """Hold `results_dir`'s exclusive lock (its pid and start time in the lock file); ResultsDirBusyError if taken.
@@ -286,6 +302,9 @@ def locked(results_dir: str | Path) -> Iterator[None]:
     try:
         if not try_lock(fd):
             pid, _, since = os.read(fd, 200).decode(errors="replace").strip().partition(" ")
+            holder = lock_holder(fd)
+            if holder is not None and holder != pid:  # the file names a writer, the kernel another: trust the kernel
+                pid, since = holder, "unknown"
             raise ResultsDirBusyError(f"results_dir {d} is being written by process {pid or '(unknown)'} (since "
                                       f"{since or 'unknown'}); wait for it or choose another results_dir")
         os.ftruncate(fd, 0)
