@@ -78,7 +78,7 @@ def _big(tmp_path: Path, scale: float) -> str:
 @pytest.mark.parametrize("scale, says", [(1e30, "float64"), (1e200, "float32")])
 def test_huge_features_are_refused_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture, scale: float,
                                                     says: str) -> None:
-    from ganeval.score import main
+    from ganeval.app.score import main
 
     big = _big(tmp_path, scale)
     assert main([big, big, "--metrics", "fid,kid", "--option", "kid.subset_size=20", "--quiet", "--json"]) == 2
@@ -89,7 +89,7 @@ def test_huge_features_are_refused_naming_the_file(tmp_path: Path, capsys: pytes
 def test_scores_at_an_ordinary_scale_still_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     import json
 
-    from ganeval.score import main
+    from ganeval.app.score import main
 
     ok = _big(tmp_path, 1e3)
     assert main([ok, ok, "--metrics", "fid,kid", "--option", "kid.subset_size=20", "--quiet", "--json"]) == 0
