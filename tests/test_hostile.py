@@ -347,3 +347,19 @@ def test_busy_message_names_the_lock_holder(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_system_directory_is_refused_as_results_dir() -> None:
+    from ganeval.results.outputs import check_foreign
+
+    for d in ("/etc", "/", str(Path.home())):
+        with pytest.raises(ValueError, match="system or home directory"):
+            check_foreign(d, overwrite=True)
+
+
+def test_dry_run_into_etc_is_refused(tmp_path: Path) -> None:
+    from apphelp import run_inprocess
+
+    args = [a for a in _sample_bench(tmp_path) if not a.startswith("results_dir=")]
+    with pytest.raises(ValueError, match="system or home directory"):
+        run_inprocess([*args, "results_dir=/etc", "dry_run=true"])

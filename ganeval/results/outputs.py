@@ -51,8 +51,22 @@ def foreign_files(d: Path) -> list[str]:
                   if p.name not in NOT_OUTPUTS and not (p.name.startswith(".") and p.name.endswith(".tmp")))
 
 
+SYSTEM_DIRS = ("/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root", "/run",
+               "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var")
+
+
+def check_system_dir(results_dir: str | Path) -> None:
+    """Refuse a results_dir that is a system directory itself (/etc, /usr, your home folder, ...), even as root."""
+    d = Path(results_dir).expanduser().absolute()
+    if str(d) in SYSTEM_DIRS or d == Path.home().absolute():
+        raise ValueError(f"results_dir={results_dir} is a system or home directory itself; give the results a folder "
+                         f"of their own, e.g. results_dir={d / 'ganeval-results'}")
+
+
 def check_foreign(results_dir: str | Path, overwrite: bool) -> None:
-    """Refuse (ValueError) a non-empty `results_dir` holding no ganeval run record, unless `overwrite`."""
+    """Refuse (ValueError) a system directory, and a non-empty `results_dir` holding no ganeval run record unless
+    `overwrite`."""
+    check_system_dir(results_dir)
     d = Path(results_dir)
     others = foreign_files(d)
     if overwrite or not others or is_ganeval_dir(d):
