@@ -138,7 +138,8 @@ def _with_layout(a: np.ndarray, p: Path, layout: str | None) -> np.ndarray:
     if a.ndim == 4 and a.shape[1] in (1, 3) and a.shape[3] in (1, 3):
         raise ValueError(f"{p} holds images of shape {a.shape}, which fits both N×C×H×W ({a.shape[2]}×{a.shape[3]} "
                          f"images, {a.shape[1]} channels) and N×H×W×C ({a.shape[1]}×{a.shape[2]} images, "
-                         f"{a.shape[3]} channels): say which with +data.layout=NCHW or +data.layout=NHWC")
+                         f"{a.shape[3]} channels): say which with +data.layout=NCHW or +data.layout=NHWC (data=array; in Python "
+                         "ganeval.data.array(path, layout=...))")
     return a
 
 
