@@ -44,19 +44,26 @@ def _grey_16bit(im):  # -> PIL.Image.Image
     return Image.fromarray(np.rint(a.astype(np.float64) * (255.0 / top)).astype(np.uint8), mode="L")
 
 
+def eight_bit(im, name: object):  # -> PIL.Image.Image
+    """`im` with 16-bit grey scaled to 8 bits (`_grey_16bit`); that, and an alpha channel that will be dropped,
+    said once per process (naming the first file, `name`)."""
+    if im.mode.startswith("I;16") or im.mode == "I":
+        _note_once("16bit", "%s is a %s (16-bit) image: scaled to 8 bits (value / 257), as every such image is",
+                   name, im.mode)
+        im = _grey_16bit(im)
+    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
+        _note_once("alpha", "%s has an alpha channel (%s): it is dropped (colours kept as stored, not composited), "
+                   "for every such image", name, im.mode)
+    return im
+
+
 def _read(p: Path, size: int | None):  # -> PIL.Image.Image
     from PIL import Image
 
     try:
         with Image.open(p) as im:
             im.load()
-            if im.mode.startswith("I;16") or im.mode == "I":
-                _note_once("16bit", "%s is a %s (16-bit) image: scaled to 8 bits (value / 257), as every such image "
-                           "is", p, im.mode)
-                im = _grey_16bit(im)
-            if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
-                _note_once("alpha", "%s has an alpha channel (%s): it is dropped (colours kept as stored, not "
-                           "composited), for every such image", p, im.mode)
+            im = eight_bit(im, p)
             mode = "L" if im.mode in ("L", "1", "LA") else "RGB"
             im = im.convert(mode)
             if size is not None and im.size != (size, size):
