@@ -126,6 +126,9 @@ def test_16bit_png_is_scaled_not_clipped(tmp_path: Path, caplog: pytest.LogCaptu
     expected = np.stack([np.rint(a / 257.0).astype(np.uint8) for a in raw])[:, None]
     assert np.array_equal(out, expected)  # before: 99.75 % of pixels read as 255
     assert sum("16-bit" in r.getMessage() for r in caplog.records) == 1
+    from ganeval.data.sources.images import ImageSource
+
+    assert np.array_equal(ImageSource(tmp_path).read_all(), expected)  # the streamed reader: the same pixels
 
 
 def test_rgba_alpha_dropped_is_said_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
