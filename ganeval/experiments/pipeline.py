@@ -301,6 +301,10 @@ def check_metric_inputs(ctx: Context, extractor: Any) -> None:
     for metric, _ in ctx.settings.metrics.ordered():
         if gives is None or metric.input == gives:
             continue
+        if metric.input == "spatial":
+            raise ValueError(f"metrics.{metric.name} compares the ADM evaluator's spatial Inception features, but "
+                             f"features={chosen} gives {gives}: use features=inception_spatial in a run of its own, "
+                             f"e.g. features=inception_spatial metrics=sfid")
         if metric.input == "logits":
             raise ValueError(f"metrics.{metric.name} scores class logits, but features={chosen} gives {gives}: use "
                              f"features=inception_logits (the FID Inception's 1008-way logits) in a run of its own, "
