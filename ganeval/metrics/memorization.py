@@ -159,11 +159,13 @@ class MifidStatistics:
     unit: torch.Tensor
 
 
-def mifid_statistics(x: torch.Tensor) -> MifidStatistics:
-    """FID's moments and the rows Kaggle's `cosine_distance` keeps (entries not summing to 0), normalised."""
+def mifid_statistics(x: torch.Tensor, product_dtype: torch.dtype | None = None) -> MifidStatistics:
+    """FID's moments (the covariance product in `product_dtype`, default: the rows' precision, at least float32, as
+    the protocol's FID) and the rows Kaggle's `cosine_distance` keeps (entries not summing to 0), normalised."""
     keep = x[x.sum(dim=1) != 0]
     unit = keep / torch.linalg.vector_norm(keep, dim=1, keepdim=True)
-    return MifidStatistics(fid_statistics(x, product_dtype=torch.promote_types(x.dtype, torch.float32)), unit)
+    dtype = torch.promote_types(x.dtype, torch.float32) if product_dtype is None else product_dtype
+    return MifidStatistics(fid_statistics(x, product_dtype=dtype), unit)
 
 
 def nearest_cosine(fake: torch.Tensor, real_rows: torch.Tensor, a: int, e: int) -> torch.Tensor:
@@ -200,7 +202,8 @@ def mifid(real: ArrayLike, fake: ArrayLike, cosine_distance_eps: float = 0.1,
     xr = load_features(real, "real", dev, min_rows=2, reaches=reaches)
     xf = load_features(fake, "fake", dev, min_rows=2, reaches=reaches)
     check_same_dim(xr.shape[1], xf.shape[1], "MiFID")
-    w = mifid_work(mifid_statistics(xr), mifid_statistics(xf), float(cosine_distance_eps))
+    # float64 covariance products, as `fid` computes them
+    w = mifid_work(mifid_statistics(xr, torch.float64), mifid_statistics(xf, torch.float64), float(cosine_distance_eps))
     return w.finish(run_jobs(w.jobs, dev))
 
 
