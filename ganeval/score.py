@@ -80,8 +80,9 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG.format(names=", ".join(data_names())))
     p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file or dataset name")
     p.add_argument("fakes", metavar="FAKE", nargs="+", help="generated set(s), each scored against REAL")
-    p.add_argument("--features", choices=("inception", "pixels", "identity"), default=None,
-                   help="feature extractor (default: inception for images, identity for feature arrays)")
+    p.add_argument("--features", choices=("inception", "inception_spatial", "clip_l14_336", "pixels", "identity"),
+                   default=None, help="feature extractor (default: inception for images, identity for feature arrays; "
+                   "inception_spatial for --metrics sfid, clip_l14_336 for cmmd)")
     p.add_argument("--metrics", default="imd,fid,kid", help="comma-separated metrics (default: imd,fid,kid)")
     p.add_argument("--option", action="append", default=[], metavar="METRIC.NAME=VALUE",
                    help="a metric option, repeatable: kid.subset_size=500, kid.subsets=50, imd.k=5, imd.knn=approx")

@@ -25,7 +25,7 @@ from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite
 
 log = logging.getLogger("ganeval")
-EXTRACTORS = ("inception", "pixels", "identity")
+EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "pixels", "identity")
 NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
 
 
@@ -193,11 +193,22 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     if name != "identity" and not images:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
                          f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
-    if request.weights is not None and name != "inception":
-        raise ValueError(f"--weights is for --features inception, not {name}")
+    if request.weights is not None and name not in ("inception", "inception_spatial", "clip_l14_336"):
+        raise ValueError(f"--weights is for --features inception, inception_spatial or clip_l14_336, not {name}")
     if name == "inception":
-        return InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download)
-    return PixelsExtractor() if name == "pixels" else IdentityExtractor()
+        ex = InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download)
+    elif name == "inception_spatial":
+        ex = InceptionExtractor(weights=request.weights, download=request.download, output="spatial")
+    elif name == "clip_l14_336":
+        from ganeval.features import ClipExtractor
+
+        ex = ClipExtractor(arch="ViT-L-14-336", pretrained="openai", weights=request.weights, download=request.download)
+    else:
+        ex = PixelsExtractor() if name == "pixels" else IdentityExtractor()
+    from ganeval.metrics.registry import Metrics
+
+    pipeline.check_extractor_feeds(Metrics({k: dict(v or {}) for k, v in request.metrics.items()}), ex, name)
+    return ex
 
 
 def feature_dim(extractor: Any, s: InputSet) -> int:
@@ -205,7 +216,11 @@ def feature_dim(extractor: Any, s: InputSet) -> int:
     from ganeval.data.images import to_nchw
 
     if extractor.name == "inception":
-        return int(extractor.dims)
+        return 17 * 17 * 7 if extractor.output == "spatial" else int(extractor.dims)
+    if extractor.name == "clip":
+        from ganeval.features.pretrained import import_extra
+
+        return int(import_extra("open_clip", "clip", "features=clip").get_model_config(extractor.arch)["embed_dim"])
     if extractor.name == "pixels":
         return int(np.prod(to_nchw(s.array[:1]).shape[1:]))
     return int(np.prod(s.array.shape[1:]))
