@@ -266,7 +266,12 @@ def reviewer_metrics(n: int, d: int, device: str, seed: int, repeats: int) -> No
           "timing every row once in turn; added_s = median over rounds of (row − imd+fid+kid) in the same round)")
     print(f"{'metrics':<28} {'s/run':>7} {'added_s':>8} {'cpu_s':>7} {'added_cpu_s':>11}  value")
     rows = [("imd+fid+kid", base)] + [(f"imd+fid+kid+{m}", {**base, m: {}}) for m in REVIEWER]
-    rounds = [{label: protocol_run(x, y, metrics, device, seed) for label, metrics in rows} for _ in range(repeats)]
+    rounds = []
+    for i in range(repeats):
+        rounds.append({})
+        for label, metrics in rows:
+            rounds[-1][label] = protocol_run(x, y, metrics, device, seed)
+            print(f"  round {i + 1}: {label:<28} {rounds[-1][label][0]:7.2f} s", flush=True)
     for label, metrics in rows:
         t = min(r[label][0] for r in rounds)
         cpu = min(r[label][1]["cpu_s"] for r in rounds)

@@ -99,8 +99,11 @@ class FdInfStatistics:
 
 
 def _fd(real: FidStatistics, y: torch.Tensor, rows: np.ndarray) -> float:
+    """FID of the real statistics against y's rows `rows`; a subset of at most D rows brings its own (smaller)
+    square-root factor, an m×m eigenproblem instead of D×D (FD is symmetric in the two sets)."""
     sub = y[torch.as_tensor(rows, device=y.device)]
-    return fid_from_statistics(real, fid_statistics(sub, product_dtype=torch.promote_types(sub.dtype, torch.float32)))
+    stats = fid_statistics(sub, product_dtype=torch.promote_types(sub.dtype, torch.float32))
+    return fid_from_statistics(stats, real) if stats.centred is not None else fid_from_statistics(real, stats)
 
 
 def work(real: FdInfStatistics, fake: torch.Tensor, o: Mapping[str, Any], rng: np.random.Generator
