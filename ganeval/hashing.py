@@ -68,20 +68,39 @@ def sha256_folder(root: str | os.PathLike, files: Iterable[str | os.PathLike], l
     return _cut(h.hexdigest(), length)
 
 
+def _update_any(h: Any, a: np.ndarray | torch.Tensor) -> tuple[list[int], str]:
+    """Feed an array's or tensor's C-order bytes to `h`; return its shape and (numpy-style) dtype name.
+
+    A tensor is streamed through one buffer of _CHUNK bytes (pinned for a GPU tensor): SHA-256 runs on the
+    host, but a pool is never copied there whole."""
+    if not isinstance(a, torch.Tensor):
+        arr = np.asarray(a)
+        _update_array(h, arr)
+        return list(arr.shape), str(arr.dtype)
+    t = a.detach()
+    shape, dtype = list(t.shape), str(t.dtype).removeprefix("torch.")
+    flat = t.contiguous().reshape(-1).view(torch.uint8)
+    buf = torch.empty(min(_CHUNK, flat.numel()), dtype=torch.uint8, pin_memory=flat.device.type == "cuda")
+    for i in range(0, flat.numel(), _CHUNK):
+        part = flat[i : i + _CHUNK]
+        buf[: part.numel()].copy_(part)
+        h.update(memoryview(buf[: part.numel()].numpy()))
+    return shape, dtype
+
+
 def array_identity(a: np.ndarray | torch.Tensor, length: int | None = None) -> dict[str, Any]:
-    """Shape, dtype and SHA-256 of an array's C-order bytes: what data-dependent results are keyed on."""
-    arr = _numpy(a)
+    """Shape, dtype and SHA-256 of an array's C-order bytes: what data-dependent results are keyed on
+    (the same for a numpy array and a tensor of the same values, wherever the tensor lives)."""
     h = hashlib.sha256()
-    _update_array(h, arr)
-    return {"shape": list(arr.shape), "dtype": str(arr.dtype), "sha256": _cut(h.hexdigest(), length)}
+    shape, dtype = _update_any(h, a)
+    return {"shape": shape, "dtype": dtype, "sha256": _cut(h.hexdigest(), length)}
 
 
 def array_checksum(a: np.ndarray | torch.Tensor) -> str:
     """SHA-256 of an array's bytes followed by its shape and dtype: one hex string that checks a stored array."""
-    arr = _numpy(a)
     h = hashlib.sha256()
-    _update_array(h, arr)
-    h.update(json.dumps([list(arr.shape), str(arr.dtype)]).encode())
+    shape, dtype = _update_any(h, a)
+    h.update(json.dumps([shape, dtype]).encode())
     return h.hexdigest()
 
 

@@ -4,8 +4,8 @@
   0–999 and 797–1796), raw-pixel features (`--features pixels`, 1024-d);
 - two 10k×2048 float32 feature arrays (`ganeval.metrics.synthetic.pool3_like`, two distributions), identity.
 
-Each case is timed as a subprocess (`python -m ganeval.score ...`, wall clock: Python start-up, imports,
-loading, features, metrics) and in-process (`ganeval.score.main`, imports already done), `--repeats` times.
+Each case is timed as a subprocess (`python -m ganeval.app.score ...`, wall clock: Python start-up, imports,
+loading, features, metrics) and in-process (`ganeval.app.score.main`, imports already done), `--repeats` times.
 The CPU model, core count and load average are printed with the numbers, and the CPU seconds (user + system)
 beside each wall time: on a shared machine the wall time follows the load, the CPU time much less.
 
@@ -81,9 +81,9 @@ def children_cpu() -> float:
 
 
 def subprocess_seconds(args: list[str]) -> tuple[float, float, str]:
-    """Wall-clock and CPU seconds of `python -m ganeval.score ARGS`, and its stdout."""
+    """Wall-clock and CPU seconds of `python -m ganeval.app.score ARGS`, and its stdout."""
     t, c = time.perf_counter(), children_cpu()
-    done = subprocess.run([sys.executable, "-m", "ganeval.score", *args], capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "ganeval.app.score", *args], capture_output=True, text=True, check=False)
     dt, dc = time.perf_counter() - t, children_cpu() - c
     if done.returncode != 0:
         raise SystemExit(f"ganeval-score failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -91,8 +91,8 @@ def subprocess_seconds(args: list[str]) -> tuple[float, float, str]:
 
 
 def inprocess_seconds(args: list[str]) -> tuple[float, float, str]:
-    """Wall-clock and CPU seconds of `ganeval.score.main(ARGS)` in this process (imports done), what it printed."""
-    from ganeval.score import main
+    """Wall-clock and CPU seconds of `ganeval.app.score.main(ARGS)` in this process (imports done), what it printed."""
+    from ganeval.app.score import main
 
     buf = io.StringIO()
     t, c = time.perf_counter(), time.process_time()
@@ -117,7 +117,7 @@ def main() -> int:
     print(f"CPU: {cpu_model()}; torch {torch.__version__} ({torch.get_num_threads()} threads); ganeval "
           f"{ganeval.__version__}; python {platform.python_version()}; device {args.device}")
     t, c = time.perf_counter(), children_cpu()
-    subprocess.run([sys.executable, "-c", "import ganeval.score, ganeval.experiments.score_sets, torch"], check=True)
+    subprocess.run([sys.executable, "-c", "import ganeval.app.score, ganeval.app.score_sets, torch"], check=True)
     print(f"python start-up + imports (subprocess): wall {time.perf_counter() - t:.2f} s, CPU {children_cpu() - c:.1f} s; "
           f"load average {load()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ganeval.data import digits_classes, gaussian_blur, patches
 from ganeval.data.images import to_rgb
-from ganeval.experiments import blur_sweep as bs
+from ganeval.studies import blur_sweep as bs
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import run_blocks
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ganeval.__main__ import config_dir
+from ganeval.app.main import config_dir
 from ganeval.common import atomic_write_text
 from ganeval.data import digits
 from ganeval.gan import CheckpointGenerator, build_generator, gan_config

@@ -7,6 +7,7 @@
 #   bash scripts/gpu_checks.sh          # tests, protocol (vs ./baseline), new metrics, k-NN precisions, DINOv2 (≤ ~7 min)
 #   bash scripts/gpu_checks.sh scale    # IMD of two sets to 1M×2048 with peak device memory (≤ ~8 min)
 #   bash scripts/gpu_checks.sh old      # the checks already measured at commit 3fb00fa (Inception, training, approx)
+#   bash scripts/gpu_checks.sh resident # issue 27: device-resident protocol vs ./baseline, profile, IMD to 1M (≤ ~5 min)
 # An older commit's tree unpacked in ./baseline (git archive COMMIT | tar -x -C baseline; untracked, so it
 # travels with the working tree) is timed beside this one in the protocol step.
 set -u
@@ -36,6 +37,37 @@ if [ "$PART" = main ]; then
   else
     echo "timm is not installed: add its wheels (see the top of this script)"
   fi
+elif [ "$PART" = resident ]; then
+  # issue 27 in one call of ~4.5 minutes: GPU tests, this tree against ./baseline (numpy and CUDA-tensor inputs,
+  # fixed and per-run costs), a profile of this tree, `auto`'s choices, and IMD of two sets to 1M×2048
+  step "GPU tests"
+  timeout 100 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tail -8
+  step "protocol, this tree (numpy and CUDA-tensor inputs; per further run = what 100 runs pay per run)"
+  timeout 90 python3 scripts/gpu_protocol.py --device cuda --label new --profile
+  timeout 40 python3 scripts/gpu_protocol.py --device cuda --label new-auto --inputs cuda --sizes 50000 --imd-precision auto
+  if [ -d baseline ]; then
+    step "protocol, ./baseline"
+    PYTHONPATH=$PWD/baseline:/tmp/site TREE_LABEL=baseline timeout 75 python3 scripts/gpu_protocol.py --device cuda
+  fi
+  step "knn_precision=auto on the data at hand (rows left undecided by the TF32 certificate; the choice)"
+  timeout 40 python3 - <<'PY'
+import torch
+from ganeval.metrics import knn
+from ganeval.metrics.synthetic import pool3_like_on
+dev = torch.device("cuda")
+spread = pool3_like_on(dev, 200000, 2048)
+g = torch.Generator(device=dev).manual_seed(0)
+clusters = (torch.randn(10, 2048, device=dev, generator=g) * 5)[torch.randint(0, 10, (200000,), device=dev, generator=g)]
+clusters += 0.05 * torch.randn(200000, 2048, device=dev, generator=g)
+for name, x in (("pool3-like", spread), ("10 clusters", clusters)):
+    print(f"{name:12s} 200k: product choice {knn.measure_precision(dev)} (time ratio {knn._ratios[str(dev)]:.2f}), "
+          f"undecided {knn.undecided_share(x, 5, 'tf32'):.3f} -> auto picks {knn.auto_precision(x, 5)}")
+PY
+  step "IMD of two pool3-like sets on the GPU (exact 5-NN; float32, TF32 and auto products; target 1M ≤ 60 s)"
+  for p in float32 tf32 auto; do
+    timeout 40 python3 scripts/imd_scaling.py --device cuda --generate device --sizes 200000 --precision $p
+  done
+  timeout 110 python3 scripts/imd_scaling.py --device cuda --generate device --sizes 1000000 --precision tf32 --no-knn-alone
 elif [ "$PART" = scale ]; then
   step "IMD of two sets to 1M×2048 (exact k-NN in strips; peak device memory; target 1M ≤ 60 s)"
   timeout 150 python3 scripts/imd_scaling.py --device cuda --sizes 100000 200000 500000
@@ -51,6 +83,6 @@ elif [ "$PART" = old ]; then
   step "approximate kNN scaling (pynndescent; first call compiles)"
   timeout 100 python3 scripts/bench_protocol.py --device cuda --runs 0 --approx 50000 200000 --plot "$OUT/protocol_scaling_approx_cuda.png"
 else
-  echo "unknown part $PART: main, scale or old"; exit 2
+  echo "unknown part $PART: main, scale, old or resident"; exit 2
 fi
 step done

@@ -24,7 +24,8 @@ import time
 MODES = {"auto": None, "one-pass": False, "streamed": True}
 
 
-def child(n: int, d: int, mode: str, device: str, seed: int, knn_alone: bool = True) -> dict:
+def child(n: int, d: int, mode: str, device: str, seed: int, knn_alone: bool = True, precision: str = "float32",
+          generate: str = "numpy") -> dict:
     """(In a fresh process) one k-NN search and one IMD call at n×d; their times and the peak memory."""
     import torch
 
@@ -33,30 +34,38 @@ def child(n: int, d: int, mode: str, device: str, seed: int, knn_alone: bool = T
     from ganeval.metrics.synthetic import pool3_like
     from bench_metrics import peak_rss_mb
 
-    x = pool3_like(n, d, seed=seed, distribution_seed=0)
-    y = pool3_like(n, d, seed=seed + 1, distribution_seed=1)
     dev = torch.device(device)
+    if generate == "device":  # torch draws on the device: seconds instead of minutes at 1M (other rows)
+        from ganeval.metrics.synthetic import pool3_like_on
+
+        x = pool3_like_on(dev, n, d, seed=seed, distribution_seed=0)
+        y = pool3_like_on(dev, n, d, seed=seed + 1, distribution_seed=1)
+    else:
+        x = pool3_like(n, d, seed=seed, distribution_seed=0)
+        y = pool3_like(n, d, seed=seed + 1, distribution_seed=1)
     if MODES[mode] is not None:  # force the candidate stage for imd() too
         knn_module.STREAM_ABOVE_BYTES = 0 if MODES[mode] else 1 << 62
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     knn_s = float("nan")
     if knn_alone:
-        xt = torch.from_numpy(x).to(dev)
+        xt = torch.as_tensor(x).to(dev)
         if dev.type == "cuda":
             torch.cuda.synchronize()
         t = time.perf_counter()
-        knn_module.exact_knn(xt, 5)
+        knn_module.exact_knn(xt, 5, precision=precision)
         if dev.type == "cuda":
             torch.cuda.synchronize()
         knn_s = time.perf_counter() - t
         del xt
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
     t = time.perf_counter()
-    value = imd(x, y, seed=seed, device=device)
+    value = imd(x, y, seed=seed, device=device, knn_precision=precision)
     imd_s = time.perf_counter() - t
     peak = torch.cuda.max_memory_allocated() / 2**20 if dev.type == "cuda" else peak_rss_mb()
     return {"n": n, "d": d, "mode": mode, "knn_s": knn_s, "imd_s": imd_s, "imd": value, "peak_mib": peak,
-            "sets_mib": 2 * x.nbytes / 2**20}
+            "sets_mib": 2 * n * d * 4 / 2**20, "precision": precision}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -68,14 +77,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=None, help="seconds per size and mode (skip the rest)")
     ap.add_argument("--no-knn-alone", action="store_true", help="time imd() only (not also one set's k-NN)")
+    ap.add_argument("--precision", default="float32", help="knn_precision: float32 | bfloat16 | tf32 | auto")
+    ap.add_argument("--generate", choices=["numpy", "device"], default="numpy",
+                    help="numpy: pool3_like (the CPU tables); device: pool3_like_on, drawn by torch on the device")
     ap.add_argument("--_child", nargs=3, metavar=("N", "MODE", "D"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
-        print(json.dumps(child(int(a._child[0]), int(a._child[2]), a._child[1], a.device, a.seed, not a.no_knn_alone)))
+        print(json.dumps(child(int(a._child[0]), int(a._child[2]), a._child[1], a.device, a.seed, not a.no_knn_alone,
+                               a.precision, a.generate)))
         return
     import torch
 
-    from ganeval.experiments.stability import cpu_model
+    from ganeval.studies.stability import cpu_model
     from ganeval.metrics.knn import held_pairs_bytes
     from ganeval.metrics.linalg import strip_height
 
@@ -87,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
         for mode in a.modes:
             cmd = [sys.executable, __file__, "--_child", str(n), mode, str(a.d), "--device", a.device, "--seed", str(a.seed)]
             cmd += ["--no-knn-alone"] if a.no_knn_alone else []
+            cmd += ["--precision", a.precision, "--generate", a.generate]
             try:
                 res = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, check=False)
             except subprocess.TimeoutExpired:
@@ -98,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
             r = json.loads(res.stdout.strip().splitlines()[-1])
             held = held_pairs_bytes(n, 10, strip_height(n, dev)) / 2**20
             print(f"{n:>8} {mode:>9} {r['knn_s']:8.2f} {r['imd_s']:8.2f} {r['peak_mib']:9.0f} {r['sets_mib']:9.0f} "
-                  f"{held:19.0f} {r['imd']:10.5g}", flush=True)
+                  f"{held:19.0f} {r['imd']:10.5g} {r['precision']}", flush=True)
 
 
 if __name__ == "__main__":

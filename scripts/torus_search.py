@@ -40,7 +40,7 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments.torus import PAPER
+from ganeval.studies.torus import PAPER
 
 # "the good model's FID near the paper's scale": within a factor 2 of it
 FID_SCALE = (PAPER["fid"]["good"][0] / 2, PAPER["fid"]["good"][0] * 2)
@@ -179,7 +179,7 @@ def rows_of(setting: Setting, epochs: int, index: int, proto: Protocol, real: np
                                                                   device="cpu")).astype(np.float32)
     block = Block(real, [({"model": "m", SEED: index}, pool)], {"data": "torus"}, (index,) if index else ())
     rows = run_blocks([block], proto.settings())
-    from ganeval.experiments.torus import hole_fraction
+    from ganeval.studies.torus import hole_fraction
 
     rows["hole"] = hole_fraction(pool, setting.R, setting.r)
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -226,7 +226,7 @@ def stable(obj: Any) -> str:
 
 def score(cand: Candidate, proto: Protocol) -> dict[str, Any]:
     """Train (or reuse), sample and score both models over the seeds; the log record's numbers and criteria."""
-    from ganeval.experiments.torus import verdict
+    from ganeval.studies.torus import verdict
     from ganeval.results.seeds import summarize_levels
 
     real = cand.good[0].real()
@@ -271,7 +271,7 @@ def score(cand: Candidate, proto: Protocol) -> dict[str, Any]:
 def per_seed_claims(rows: pd.DataFrame, proto: Protocol) -> list[dict[str, Any]]:
     """Per training-seed index: good_i vs bad_i with intervals over subsample runs only (one trained model each,
     as the paper's table presumably is): each metric's means ± half-widths, overlap, and the paper's claim."""
-    from ganeval.experiments.torus import claim, verdict
+    from ganeval.studies.torus import claim, verdict
     from ganeval.results import compare_runs, summarize_runs
     from ganeval.results.seeds import SEED
 
@@ -366,7 +366,7 @@ def install(cand: Candidate, models_dir: Path, overrides: list[str]) -> list[Pat
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from apphelp import compose_config
 
-    from ganeval.experiments.pipeline import plain
+    from ganeval.app.pipeline import plain
     from ganeval.hashing import stable_hash
 
     cfg = compose_config(["experiment=torus", *overrides])

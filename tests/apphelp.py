@@ -8,7 +8,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
 
-from ganeval.__main__ import config_dir, run_app
+from ganeval.app.main import config_dir, run_app
 
 
 def compose_config(overrides: list[str]) -> Any:

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from apphelp import compose_config, run_inprocess
-from ganeval.experiments import blur_sweep as bs
-from ganeval.experiments.pipeline import settings_from_config
+from ganeval.studies import blur_sweep as bs
+from ganeval.app.pipeline import settings_from_config
 from ganeval.results.intervals import t_interval
 
 PAPER_SETUP = ["experiment=blur_sweep", "data=cifar10", "data@second=cifar100", "data@reference.b=mnist",

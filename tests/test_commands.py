@@ -1,4 +1,4 @@
-"""Every `ganeval …` command written in a config comment, the README's code blocks or `ganeval/__main__.py` works as
+"""Every `ganeval …` command written in a config comment, the README's code blocks or `ganeval/app/main.py` works as
 written: each is run with dry_run=true (compose + every check that needs no input's content, no work), a -m
 command once per job of its sweep; `ganeval-collate` examples name the folder a sweep makes. New experiment files
 are picked up by the glob. `python tests/test_commands.py` prints the list."""
@@ -19,7 +19,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict
 
-from ganeval.__main__ import config_dir, run_app
+from ganeval.app.main import config_dir, run_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from apphelp import compose_config  # noqa: E402
@@ -69,7 +69,7 @@ def documented_commands() -> list[tuple[str, str]]:
     """Every documented command: config comments (experiments, launchers, …), the README, the app's docstring."""
     out = [c for p in sorted(config_dir().rglob("*.yaml")) for c in comment_commands(p)]
     out += code_block_commands(ROOT / "README.md")
-    out += code_block_commands(ROOT / "ganeval" / "__main__.py")
+    out += code_block_commands(ROOT / "ganeval" / "app" / "main.py")
     return out
 
 
@@ -80,7 +80,7 @@ def test_the_documented_commands_are_found() -> None:
     where = {w.split(":")[0] for w, _ in COMMANDS}
     experiments = {str(p.relative_to(ROOT)) for p in (config_dir() / "experiment").glob("*.yaml")
                    if comment_commands(p)}
-    assert experiments <= where and "README.md" in where and "ganeval/__main__.py" in where
+    assert experiments <= where and "README.md" in where and "ganeval/app/main.py" in where
     texts = [c for _, c in COMMANDS]
     assert any(c.startswith("ganeval runs=10 train_epochs=2 sample_size=500") for c in texts)  # the smoke run
     assert any(c.startswith("ganeval-collate") for c in texts) and any(" -m " in f" {c} " for c in texts)

@@ -16,14 +16,14 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from apphelp import compose_config
-from ganeval.__main__ import config_dir
-from ganeval.experiments.gan_table import dataset_specs
+from ganeval.app.main import config_dir
+from ganeval.studies.gan_table import dataset_specs
 from ganeval.metrics import Metrics
 
 CONFIGS = config_dir()
 OFFLINE_DATA = {"digits", "patches", "sphere", "swiss_roll", "torus"}
 DOWNLOADED_DATA = {"mnist", "fashion_mnist", "cifar10", "cifar100", "celeba"}
-GROUPS = ("data", "features", "metrics", "generator", "experiment", "hydra/launcher")
+GROUPS = ("data", "features", "metrics", "generator", "experiment", "protocol", "hydra/launcher")
 # launcher option -> (the Hydra plugin it extends, what installs that, one of the option's own settings)
 LAUNCHER_PLUGINS = {"local": ("hydra_plugins.hydra_joblib_launcher", "hydra-joblib-launcher", ("n_jobs", 2)),
                     "slurm_gpu": ("hydra_plugins.hydra_submitit_launcher", "ganeval[slurm]", ("gpus_per_node", 1)),
@@ -79,7 +79,8 @@ def _check_targets(node: Any, where: str) -> int:
 @pytest.mark.parametrize("group,option", [(g, o) for g in GROUPS if g != "hydra/launcher" for o in _options(g)])
 def test_every_option_composes_and_its_targets_instantiate(group: str, option: str) -> None:
     cfg = compose_config([f"{group}={option}"])
-    node = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]) if group == "experiment" else cfg[group]
+    glob = group in ("experiment", "protocol")  # `# @package _global_` files
+    node = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]) if glob else cfg[group]
     n = _check_targets(node, group)
     assert n >= (0 if group == "metrics" else 1)  # every group but metrics is `_target_`-driven
 
@@ -105,7 +106,7 @@ def test_a_config_without_run_experiment_exits_2_naming_the_key(tmp_path: Path) 
 def test_root_config_defaults() -> None:
     cfg = compose_config([])
     assert cfg.hydra.runtime.choices.experiment == "quickstart"
-    assert cfg.run_experiment._target_ == "ganeval.experiments.gan_table.run"
+    assert cfg.run_experiment._target_ == "ganeval.studies.gan_table.run"
     for key, value in {"runs": 30, "sample_size": 1000, "confidence": 0.99, "seed": 0, "device": None,
                        "results_dir": None, "cache_dir": ".cache/ganeval"}.items():
         assert cfg[key] == value, key
@@ -166,7 +167,7 @@ def _train_specs(node: object, where: str = "") -> dict[str, dict]:
 
 @pytest.mark.parametrize("name", _options("experiment"))
 def test_train_specs_name_a_trainer_preset(name: str) -> None:
-    from ganeval.experiments.pipeline import check_train_spec
+    from ganeval.app.pipeline import check_train_spec
     from ganeval.gan import PRESETS
 
     specs = _train_specs(OmegaConf.to_container(compose_config([f"experiment={name}"]), resolve=False))
@@ -177,7 +178,7 @@ def test_train_specs_name_a_trainer_preset(name: str) -> None:
 
 
 def test_a_wrong_preset_name_lists_the_presets() -> None:
-    from ganeval.experiments.pipeline import check_train_spec
+    from ganeval.app.pipeline import check_train_spec
 
     spec = compose_config(["generators.wgan.train.gan=wgan_fast"]).generators.wgan.train
     with pytest.raises(ValueError, match=r"digits/wgan.train: gan='wgan_fast' is not a preset; choose one of \['gan', "):
@@ -195,7 +196,7 @@ def test_metric_options_are_valid(name: str) -> None:
 def test_experiments_compose_and_validate(name: str) -> None:
     cfg = compose_config([f"experiment={name}"])
     run = instantiate(cfg.run_experiment)
-    assert callable(run) and run.func.__name__ == "run" and run.func.__module__.startswith("ganeval.experiments.")
+    assert callable(run) and run.func.__name__ == "run" and run.func.__module__.startswith("ganeval.studies.")
     opts = Metrics(OmegaConf.to_container(cfg.metrics))  # type: ignore[arg-type]
     if "kid" in opts and name != "heat_traces":
         assert opts["kid"]["subset_size"] <= cfg.sample_size  # the defaults must be runnable

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ganeval.data as gd
-from ganeval.__main__ import config_dir
+from ganeval.app.main import config_dir
 from ganeval.data import DatasetNotFoundError
 
 CONFIGS = config_dir()

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from apphelp import run_inprocess
-from ganeval.experiments.torus import hole_fraction
+from ganeval.studies.torus import hole_fraction
 
 FAST = ["metrics.imd.nv=10", "metrics.imd.m=6", "metrics.kid.subsets=4", "progress=false"]
 

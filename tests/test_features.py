@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import ganeval.features as gf
-from ganeval.__main__ import config_dir
+from ganeval.app.main import config_dir
 from ganeval.features import inception as inc
 from ganeval.features.base import Extractor
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from ganeval.__main__ import config_dir
+from ganeval.app.main import config_dir
 from ganeval.gan import (
     CallableGenerator,
     CheckpointGenerator,

@@ -11,7 +11,7 @@ import scipy.linalg
 import torch
 
 from apphelp import compose_config, run_inprocess
-from ganeval.experiments.heat_traces import accuracy_check, check_trace_method, nearest_t
+from ganeval.studies.heat_traces import accuracy_check, check_trace_method, nearest_t
 from ganeval.metrics import heat_trace
 from ganeval.metrics.slq_error import exact_forms, single_probe_variance, slq_forms, spectrum
 from test_imd import brute_force_knn, dense_normalized_laplacian

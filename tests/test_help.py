@@ -11,8 +11,8 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from apphelp import compose_config
-from ganeval.__main__ import config_dir
-from ganeval.experiments import help as helptext
+from ganeval.app.main import config_dir
+from ganeval.app import help as helptext
 
 
 def _help(overrides: list[str]) -> str:

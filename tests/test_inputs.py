@@ -16,8 +16,8 @@ import pytest
 from omegaconf import OmegaConf, open_dict
 
 from apphelp import compose_config, run_inprocess
-from ganeval.__main__ import report, run_app, user_errors
-from ganeval.experiments import pipeline
+from ganeval.app.main import report, run_app, user_errors
+from ganeval.app import pipeline
 
 FAST = ["metrics.imd.nv=10", "metrics.kid.subsets=5", "metrics.kid.subset_size=50", "progress=false", "plots=false"]
 

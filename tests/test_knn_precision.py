@@ -152,7 +152,7 @@ def test_gpu_precisions_and_stream_give_the_exact_graph(name: str) -> None:
 
 
 def test_auto_precision_is_measured_not_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`auto` times a start-up product per device (once per process) and takes a reduced precision only when
+    """`auto` times a start-up product per device (once per process) and considers a reduced precision only when
     it is at least twice as fast as float32; with KID sharing the strips it stays float32 without measuring."""
     from ganeval.metrics import knn
 
@@ -162,14 +162,51 @@ def test_auto_precision_is_measured_not_named(monkeypatch: pytest.MonkeyPatch) -
         calls = []
         monkeypatch.setattr(knn, "_product_seconds",
                             lambda a, b, r: calls.append(a.dtype) or (bf16_s if a.dtype == torch.bfloat16 else 1.0))
-        assert knn.resolve_precision("auto", cpu, None) == want
-        assert knn.resolve_precision("auto", cpu, None) == want  # cached: measured once
+        assert knn.measure_precision(cpu) == want
+        assert knn.measure_precision(cpu) == want  # cached: measured once
         assert calls.count(torch.float32) == 1
+        assert knn.resolve_precision("auto", cpu, None) == "auto"  # decided per search, on its data
         monkeypatch.setattr(knn, "_product_seconds", lambda *a: pytest.fail("measured with a hook"))
         assert knn.resolve_precision("auto", cpu, lambda a, g: None) == "float32"
     x = datasets()["clusters"]
     got = exact_knn(torch.from_numpy(x), 5, height=64, precision="auto").numpy()
     assert as_sets(got) == as_sets(brute_force(x, 5))
+
+
+def test_undecided_share_is_the_certificates_own_verdict() -> None:
+    """`undecided_share` tries the certificate on sampled rows: every row of well-separated clusters is in doubt
+    (their norms are the clusters' offsets), few of the centred pool3-like rows are, and a sample tells the same."""
+    from ganeval.metrics import knn
+    from ganeval.metrics.synthetic import pool3_like
+
+    spread = torch.from_numpy(pool3_like(600, 256, seed=1))
+    clusters = torch.from_numpy(datasets()["clusters"])
+    assert knn.undecided_share(clusters, 5, "bfloat16", rows=10_000) == 1.0
+    assert knn.undecided_share(spread, 5, "bfloat16", rows=10_000) < 0.2
+    assert knn.undecided_share(spread, 5, "bfloat16", rows=50) < 0.2
+
+
+@pytest.mark.parametrize("name,want", [("spread", "bfloat16"), ("clusters", "float32")])
+def test_auto_weighs_the_rows_searched_again(monkeypatch: pytest.MonkeyPatch, name: str, want: str) -> None:
+    """With products measured 5× faster (patched timings), `auto` takes the reduced precision on data its
+    certificate decides, and float32 on data whose every row would be searched again; the graph is exact."""
+    from ganeval.metrics import knn
+    from ganeval.metrics.synthetic import pool3_like
+
+    monkeypatch.setattr(knn, "_measured", {"cpu": "bfloat16"})
+    monkeypatch.setattr(knn, "_ratios", {"cpu": 0.2})
+    monkeypatch.setattr(knn, "AUTO_MIN_ROWS", 100)
+    x = pool3_like(600, 256, seed=1) if name == "spread" else datasets()["clusters"]
+    xt = torch.from_numpy(x)
+    assert knn.auto_precision(xt, 5) == want
+    refined = []
+    real_refine = knn._refine
+    monkeypatch.setattr(knn, "_refine", lambda *a: refined.append(True) or real_refine(*a))
+    got = exact_knn(xt, 5, height=64, precision="auto").numpy()
+    assert bool(refined) == (want != "float32")  # the reduced-precision path ran exactly when chosen
+    assert as_sets(got) == as_sets(brute_force(x, 5))
+    monkeypatch.setattr(knn, "AUTO_MIN_ROWS", 10_000)
+    assert knn.auto_precision(xt, 5) == "float32"  # a small set is not worth the trial
 
 
 @pytest.mark.parametrize("name", ["gauss", "far", "offset"])

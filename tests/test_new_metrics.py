@@ -137,7 +137,7 @@ def test_sfid_is_fid_on_the_spatial_rows_and_needs_them() -> None:
 
 def test_ganeval_refuses_sfid_on_pool3_features(tmp_path: Path) -> None:
     from apphelp import compose_config
-    from ganeval.experiments.pipeline import Context, check_metric_inputs
+    from ganeval.app.pipeline import Context, check_metric_inputs
     from ganeval.features import InceptionExtractor
     from ganeval.protocol import Settings
 
@@ -292,7 +292,7 @@ def test_evaluate_ranks_by_each_metrics_direction() -> None:
 
 
 def test_ganeval_score_takes_the_new_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ganeval.score import main
+    from ganeval.app.score import main
 
     x, y = sets(300, 300, 8, seed=10)
     np.save(tmp_path / "real.npy", x)

@@ -14,8 +14,8 @@ import pytest
 
 from apphelp import run_inprocess
 from ganeval import data
-from ganeval.experiments import paper_table as pt
-from ganeval.experiments.paper_numbers import PAPER_DATASETS, PAPER_METRICS, PAPER_MODELS, PAPER_TABLE, paper_better
+from ganeval.studies import paper_table as pt
+from ganeval.studies.paper_numbers import PAPER_DATASETS, PAPER_METRICS, PAPER_MODELS, PAPER_TABLE, paper_better
 from ganeval.results import compare_runs, summarize_runs
 from realformat import write_celeba, write_cifar10, write_mnist
 

@@ -8,7 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from apphelp import compose_config
-from ganeval.__main__ import config_dir
+from ganeval.app.main import config_dir
 from ganeval.metrics import Metrics, fid, get_metric, imd, kid, metric_names
 from ganeval.metrics.imd import heat_trace
 

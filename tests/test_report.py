@@ -15,7 +15,7 @@ import numpy as np
 from apphelp import run_inprocess
 from ganeval.results.record import RunRecord
 from ganeval.results.report import render_report
-from ganeval.score import main
+from ganeval.app.score import main
 
 
 class Page(HTMLParser):
@@ -157,7 +157,7 @@ def test_no_report_without_results(tmp_path) -> None:  # type: ignore[no-untyped
     """The app's second write after an experiment adds nothing where no summary was written."""
     from types import SimpleNamespace
 
-    from ganeval.experiments.pipeline import write_report
+    from ganeval.app.pipeline import write_report
 
     ctx = SimpleNamespace(results_dir=tmp_path, record=None, report_title="", cfg={}, name="x")
     write_report(ctx)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ import pytest
 
 from apphelp import run_inprocess
 from ganeval.metrics import fid, imd, kid
-from ganeval.score import main
+from ganeval.app.score import main
 
 OPTS = ["--option", "imd.nv=20", "--option", "kid.subsets=10", "--option", "kid.subset_size=100", "--quiet"]
 METRICS = {"imd": {"nv": 20}, "fid": {}, "kid": {"subsets": 10, "subset_size": 100}}
@@ -243,7 +243,7 @@ def test_fake_given_twice_and_nan_rows(sets, tmp_path, capsys, no_extraction) ->
 def test_module_entry_point_prints_json_only(sets, tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run([sys.executable, "-m", "ganeval.score", str(sets["real"]), str(sets["fake"]),
+    r = subprocess.run([sys.executable, "-m", "ganeval.app.score", str(sets["real"]), str(sets["fake"]),
                         "--metrics", "fid", "--json"], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)  # progress bars (if any) went to stderr
@@ -251,7 +251,7 @@ def test_module_entry_point_prints_json_only(sets, tmp_path) -> None:  # type: i
 
 
 def test_help_says_how_inputs_are_resolved() -> None:
-    from ganeval.score import parser
+    from ganeval.app.score import parser
 
     text = parser().format_help()
     assert "resolved in this order" in text and "digits" in text and "mnist" in text and "array" not in text.split(
@@ -263,4 +263,4 @@ def test_console_script_is_declared() -> None:
     import tomllib
 
     doc = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
-    assert doc["project"]["scripts"]["ganeval-score"] == "ganeval.score:main"
+    assert doc["project"]["scripts"]["ganeval-score"] == "ganeval.app.score:main"

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from apphelp import run_inprocess
-from ganeval.experiments.slq_accuracy import batch_errors, rms
+from ganeval.studies.slq_accuracy import batch_errors, rms
 from ganeval.metrics.laplacian import normalized_adjacency
 from ganeval.metrics.slq import lanczos, quadrature
 from ganeval.metrics.slq_error import hutchinson_bound, lanczos_bound

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from apphelp import run_inprocess
-from ganeval.experiments import stability
+from ganeval.studies import stability
 from ganeval.protocol import Settings
 
 REFERENCE = Path(__file__).resolve().parents[1] / "results" / "reference" / "stability"

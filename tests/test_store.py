@@ -212,7 +212,7 @@ def test_rows_a_task_gets_wrong_are_not_stored(tmp_path: Path, wrong: str, match
 
 
 def test_heat_trace_task_writes_the_rows_it_promises(tmp_path: Path) -> None:
-    from ganeval.experiments.heat_traces import HeatTraceTask
+    from ganeval.studies.heat_traces import HeatTraceTask
 
     rng = np.random.default_rng(0)
     sets = {"x": rng.normal(size=(40, 4)), "y": rng.normal(size=(40, 4)) + 1}

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from apphelp import run_inprocess
-from ganeval.experiments.torus import PAPER, claim, paper_table, verdict
+from ganeval.studies.torus import PAPER, claim, paper_table, verdict
 
 POOLS = Path(__file__).parent / "data" / "torus_pools.npz"
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from apphelp import run_inprocess
-from ganeval.experiments.pipeline import numeric_config
+from ganeval.app.pipeline import numeric_config
 from ganeval.gan import load_checkpoint
 from ganeval.gan.checkpoint import checkpoint_config
 from ganeval.protocol import Block, Settings
@@ -56,16 +56,17 @@ def test_block_without_draw_gives_todays_draws() -> None:
     real = rng.normal(size=(120, 6)).astype(np.float32)
     fake = (rng.normal(size=(90, 6)) + 0.2).astype(np.float32)
     ev = evaluate_detailed(real, {"a": fake}, runs=2, sample_size=40, metrics=TINY_METRICS, progress=False)
-    before = [21.8527582678857, 1.3552620867922531, 0.09341545521167305,  # measured at commit 5e74512
+    before = [21.8527582678857, 1.3552620867922531, 0.09341545521167305,  # measured at commit 5e74512 (AMD EPYC)
               102.8812857840746, 1.9787518300676847, 0.6378943664567513]
-    assert ev.runs["value"].tolist() == before
+    # other draws would move every value by far more than another CPU's float32 BLAS rounding (KID: 2e-7 on a Xeon)
+    np.testing.assert_allclose(ev.runs["value"].tolist(), before, rtol=1e-6)
     assert run_generator(5, 2).random() == np.random.default_rng([5, 2]).random()
     assert run_generator(5, 2, 1).random() == np.random.default_rng([5, 2, 1]).random()
     settings = Settings(runs=1, sample_size=40, metrics=TINY_METRICS, progress=False)
     plain = MetricTask([Block(real, [({"model": "a"}, fake)])], settings)(1)
     drawn = MetricTask([Block(real, [({"model": "a"}, fake)], draw=(1,))], settings)(1)
-    assert [r["value"] for r in plain] == before[3:]
-    assert [r["value"] for r in drawn] != before[3:]  # another seed index: other subsamples
+    assert [r["value"] for r in plain] == ev.runs["value"].tolist()[3:]
+    assert not np.allclose([r["value"] for r in drawn], before[3:], rtol=1e-3)  # another seed index: other subsamples
 
 
 def test_probe_repeats_rows_and_row_spec() -> None:

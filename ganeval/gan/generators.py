@@ -36,7 +36,7 @@ class _Base:
     def __init__(self, name: str | None, replicas: Sequence[Any] | None = None) -> None:
         self.name = name or self.kind
         # the config's `replicas` (one entry per training seed): the pipeline makes one generator per entry
-        # (`ganeval.experiments.pipeline.replica_nodes`); this generator itself is its own source only
+        # (`ganeval.app.pipeline.replica_nodes`); this generator itself is its own source only
         self.replicas = None if replicas is None else list(replicas)
 
     @property

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
-from ganeval.common import ArrayLike, as_tensor, resolve_device
+from ganeval.common import ArrayLike, as_tensor, resolve_device, upload
 from ganeval.metrics.knn import PRECISIONS, KnnGraph, exact_knn, exact_knn_graph
 from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
 from ganeval.metrics.parallel import device_map
@@ -149,7 +149,7 @@ def trace_from_graph(
                 raise ValueError(f"probes must be an N×nv array with N={n} rows, got shape {p.shape}")
             if np.any(np.linalg.norm(p, axis=0) == 0) or not np.all(np.isfinite(p)):
                 raise ValueError("probes must be finite with no all-zero column")
-        alpha, beta = lanczos(normalized_adjacency(nbrs), torch.from_numpy(p).to(device), m)
+        alpha, beta = lanczos(normalized_adjacency(nbrs), upload(p, device), m)  # pinned: no pageable copy
         theta, weights = quadrature(alpha, beta)
         trace = slq_heat_trace(theta, weights, n, tt, variance_reduction)
     return finite_result(normalize_trace(trace.cpu().numpy(), normalization, n, k, t) * SCALE, "the heat trace")

@@ -44,8 +44,13 @@ PRECISIONS = ("float32", "bfloat16", "tf32", "auto")
 # unit roundoff of each product precision: inputs rounded to it (and bfloat16 outputs too)
 ROUNDOFF = {"bfloat16": 2.0**-8, "tf32": 2.0**-11}
 PROBE_SHAPE = (256, 512, 256)  # the start-up product: small, since bfloat16 without matrix units is ~400× slower
-AUTO_SPEEDUP = 2.0  # a reduced precision is chosen only this much faster than float32 (its rows may be searched again)
+CUDA_PROBE_SHAPE = (4096, 2048, 4096)  # on a GPU the small one would time the launch, not the product
+AUTO_SPEEDUP = 2.0  # a reduced precision is considered only this much faster than float32
+AUTO_SAMPLE_ROWS = 256  # rows whose certificate `auto` tries on the data at hand before it commits
+AUTO_MIN_ROWS = 20000  # below this a search is cheap (and launch-bound on a GPU): auto keeps float32
+AUTO_GAIN = 0.8  # reduced precision is taken where its expected cost is at most this share of float32's
 _measured: dict[str, str] = {}
+_ratios: dict[str, float] = {}  # device -> product time of the chosen precision / float32's
 
 
 def _product_seconds(a: torch.Tensor, b: torch.Tensor, repeats: int) -> float:
@@ -71,7 +76,7 @@ def measure_precision(device: torch.device) -> str:
     AMX, AVX512-BF16, tensor cores), else float32. Decided by timing, not by the processor's name."""
     key = str(device)
     if key not in _measured:
-        m, d, n = PROBE_SHAPE
+        m, d, n = CUDA_PROBE_SHAPE if device.type == "cuda" else PROBE_SHAPE
         g = torch.Generator().manual_seed(0)
         a, b = torch.randn(m, d, generator=g).to(device), torch.randn(d, n, generator=g).to(device)
         times = {"float32": _product_seconds(a, b, 5)}
@@ -88,16 +93,64 @@ def measure_precision(device: torch.device) -> str:
             times["bfloat16"] = _product_seconds(lo_a, lo_b, 5)
         best = min(times, key=times.get)  # type: ignore[arg-type]
         _measured[key] = best if times[best] * AUTO_SPEEDUP <= times["float32"] else "float32"
+        _ratios[key] = times[_measured[key]] / times["float32"]
     return _measured[key]
 
 
+def _reduced_product(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    """a @ b.T in the reduced precision (inputs already rounded for bfloat16), as float32."""
+    if precision == "tf32":
+        old = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return a @ b.T
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = old
+    return (a @ b.T).float()
+
+
+def undecided_share(x: torch.Tensor, k: int, precision: str, rows: int = AUTO_SAMPLE_ROWS) -> float:
+    """The share of rows the reduced-precision certificate (`_refine`'s test) leaves undecided, tried on `rows`
+    evenly spaced rows against the whole set: those would be searched again in float32."""
+    n = x.shape[0]
+    kk = min(n - 1, k + max(4 * k, 16))
+    pick = torch.linspace(0, n - 1, min(rows, n), device=x.device).round().long().unique()
+    xc = centred(x)
+    sq_c = (xc * xc).sum(dim=1)
+    lo = xc.bfloat16() if precision == "bfloat16" else xc
+    keys = _reduced_product(lo[pick], lo, precision).mul_(-2.0).add_(sq_c[None, :])
+    keys[torch.arange(pick.shape[0], device=x.device), pick] = float("inf")
+    coarse, cand = torch.topk(keys, kk, dim=1, largest=False)
+    coarse = coarse + sq_c[pick, None]
+    err = (distance_error(xc, sq_c, precision) + centring_error(sq_c))[pick]
+    sq = (x * x).sum(dim=1)
+    d32 = sq[pick, None] + sq[cand] - 2 * torch.bmm(x[pick, None, :], x[cand].transpose(1, 2))[:, 0]
+    d32 = torch.sort(d32, dim=1).values.double()
+    tol = distance_error(x, sq, "float32")[pick]
+    kth = d32[:, k - 1]
+    certain = (kth + tol < coarse.amax(dim=1).double() - err) & (d32[:, k] - kth > 2 * tol)
+    return 1.0 - float(certain.double().mean())
+
+
+def auto_precision(x: torch.Tensor, k: int) -> str:
+    """`auto`'s choice for this search: a reduced precision only where the device runs its products at least
+    AUTO_SPEEDUP× faster (`measure_precision`) and, on this data, the rows its certificate leaves undecided
+    (`undecided_share`, each searched again at about twice a symmetric search's per-row cost) keep the whole
+    search at most AUTO_GAIN of float32's. Small sets stay float32."""
+    choice = measure_precision(x.device)
+    if choice == "float32" or x.dtype != torch.float32 or x.shape[0] < AUTO_MIN_ROWS:
+        return "float32"
+    again = undecided_share(x, k, choice)
+    return choice if _ratios[str(x.device)] + 2 * again <= AUTO_GAIN else "float32"
+
+
 def resolve_precision(precision: str, device: torch.device, gram_hook: GramHook | None) -> str:
-    """The product precision to use (`auto`: measured, see `measure_precision`); reduced precision refused
+    """The product precision to use (`auto` stays `auto` without a hook: `auto_precision` decides on the data); reduced precision refused
     where the Gram strips are shared (KID reuses them, so they must be float32) or unsupported (tf32 off CUDA)."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    if precision == "auto":
-        return "float32" if gram_hook is not None else measure_precision(device)
+    if precision == "auto":  # decided per search on its data (`auto_precision`)
+        return "float32" if gram_hook is not None else "auto"
     if precision != "float32" and gram_hook is not None:
         raise ValueError(f"precision={precision!r} cannot share its Gram strips (gram_hook): they are not float32")
     if precision == "tf32" and device.type != "cuda":
@@ -107,14 +160,7 @@ def resolve_precision(precision: str, device: torch.device, gram_hook: GramHook 
 
 def _reduced_gram(lo: torch.Tensor, a: int, e: int, precision: str) -> torch.Tensor:
     """The Gram strip of rows a..e from reduced-precision products, as float32."""
-    if precision == "tf32":
-        old = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = True
-        try:
-            return lo[a:e] @ lo[a:].T
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = old
-    return (lo[a:e] @ lo[a:].T).float()
+    return _reduced_product(lo[a:e], lo[a:], precision)
 
 
 def distance_error(x: torch.Tensor, sq: torch.Tensor, precision: str) -> torch.Tensor:
@@ -211,7 +257,7 @@ def _candidates(x: torch.Tensor, kk: int, height: int | None, gram_hook: GramHoo
     n = x.shape[0]
     sq = (x * x).sum(dim=1)
     h = strip_height(n, x.device) if height is None else height
-    h = max(1, min(h, STRIP_MAX_ELEMENTS // n)) if height is None else h
+    h = max(1, min(h, strip_max_elements(x.device) // n)) if height is None else h
     if stream if stream is not None else held_pairs_bytes(n, kk, h) > STREAM_ABOVE_BYTES:
         return _streamed_candidates(x, sq, kk, h, gram_hook, gram)
     # two heads of 2h rows whatever the worker count, so the strips (and KID's sums over them) are the same
@@ -250,6 +296,14 @@ def _candidates(x: torch.Tensor, kk: int, height: int | None, gram_hook: GramHoo
 # the estimate: 15.7 GiB RSS at 150k×256 for 1.9 GiB estimated), candidates are merged strip by strip
 STREAM_ABOVE_BYTES = 1 << 28
 STRIP_MAX_ELEMENTS = 1 << 28  # a strip of a large set holds at most this many Gram entries (1 GiB in float32)
+CUDA_STRIP_MAX_ELEMENTS = 1 << 30  # on a GPU with room for it, 4 GiB: 1073-row strips at 1M rows, not 268
+
+
+def strip_max_elements(device: torch.device) -> int:
+    """Gram entries a strip may hold: more on a GPU with at least 32 GiB free (fewer, taller, faster products)."""
+    if device.type == "cuda" and torch.cuda.mem_get_info(device)[0] >= 32 * 2**30:
+        return CUDA_STRIP_MAX_ELEMENTS
+    return STRIP_MAX_ELEMENTS
 
 
 def held_pairs_bytes(n: int, kk: int, h: int) -> int:
@@ -433,6 +487,8 @@ def exact_knn_graph(
     if n < k + 1:
         raise ValueError(f"need at least k+1={k + 1} samples for a {k}-NN graph, got {n}")
     precision = resolve_precision(precision, x.device, gram_hook)
+    if precision == "auto":
+        precision = auto_precision(x, k)
     reduced = precision != "float32" and x.dtype == torch.float32  # a float64 input keeps its own precision
     wider = max(4 * k, 16) if reduced else max(k, 4)  # a coarser bound needs more candidates
     kk = min(n - 1, k + (extra if extra is not None else wider))

@@ -95,6 +95,55 @@ def device_map(fn: Callable[[T], R], items: Sequence[T], device: torch.device) -
     return pmap(fn, items) if device.type == "cpu" else [fn(item) for item in items]
 
 
+STREAMS = 3  # CUDA streams (and host threads) that independent GPU work items are spread over
+_streams: dict[str, list[torch.cuda.Stream]] = {}
+
+
+def _device_streams(device: torch.device) -> list[torch.cuda.Stream]:
+    key = str(device)
+    with _lock:
+        if key not in _streams:
+            _streams[key] = [torch.cuda.Stream(device) for _ in range(STREAMS)]
+        return _streams[key]
+
+
+def stream_map(fn: Callable[[T], R], items: Sequence[T], device: torch.device) -> list[R]:
+    """[fn(item) for item in items]; on a GPU each item in a host thread of its own with its own CUDA stream, so
+    one item's host work (Python, launches, the reads of values that decide the next step) overlaps another's
+    kernels, and small kernels (an eigenproblem's, Lanczos steps) share the device. Each item starts after the
+    work queued so far on the calling stream and is finished when this returns. Elsewhere a plain loop."""
+    if device.type != "cuda" or len(items) <= 1 or _workers.get() is not None:
+        return [fn(item) for item in items]
+    caller = torch.cuda.current_stream(device)
+    streams = _device_streams(device)
+
+    def run(pos_item: tuple[int, T]) -> R:
+        pos, item = pos_item
+        stream = streams[pos % len(streams)]
+        with torch.cuda.device(device):
+            stream.wait_stream(caller)
+            token = _workers.set(1)  # nested maps run in this thread and stream
+            try:
+                with torch.cuda.stream(stream):
+                    out = fn(item)
+            finally:
+                _workers.reset(token)
+            stream.synchronize()  # its tensors are complete before another stream or the caller uses them
+        return out
+
+    with ThreadPoolExecutor(min(len(streams), len(items)), thread_name_prefix="ganeval-cuda") as ex:
+        return list(ex.map(run, enumerate(items)))
+
+
 def run_jobs(jobs: Sequence[Callable[[], R]], device: torch.device) -> list[R]:
     """Call each job (in parallel on CPU, in order on a GPU); results in the order of `jobs`."""
     return device_map(lambda job: job(), jobs, device)
+
+
+def run_lanes(lanes: Sequence[Sequence[Callable[[], R]]], device: torch.device) -> list[R]:
+    """Call every job of `lanes` (lists of jobs); results in the order of the lanes' jobs. On CPU all jobs in
+    parallel (`run_jobs`); on a GPU each lane's jobs in order on a stream of its own (`stream_map`)."""
+    if device.type != "cuda":
+        return run_jobs([job for lane in lanes for job in lane], device)
+    done = stream_map(lambda lane: [job() for job in lane], [lane for lane in lanes if lane], device)
+    return [r for lane in done for r in lane]

@@ -41,14 +41,65 @@ def _subtract(v: torch.Tensor, w: torch.Tensor, c: torch.Tensor) -> torch.Tensor
     return w - matmul(c.unsqueeze(1), v).squeeze(1)
 
 
+def _normalize_async(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`_normalize` without reading a value on the host: the same numbers, nothing waits for the device."""
+    b = torch.linalg.vector_norm(w, dim=1)
+    alive = b > BREAKDOWN
+    w = torch.where(alive[:, None], w / torch.where(alive, b, torch.ones_like(b))[:, None], torch.zeros_like(w))
+    return w, torch.where(alive, b, torch.zeros_like(b))
+
+
+def _lanczos_queued(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """`lanczos` as one queue of device work (for a GPU), or None where its result could differ.
+
+    Every step does what the synchronous loop would: a step after all probes broke down computes zeros
+    where the loop stops with zeros, and one re-orthogonalisation pass is applied only where the loop would
+    apply it (`torch.where` on the loop's own test). The one value read back, at the end, says whether any step
+    would have needed a second pass; then None, and the caller runs the loop."""
+    n, nv = probes.shape
+    q = (probes / torch.linalg.vector_norm(probes, dim=0, keepdim=True)).T.contiguous()
+    basis = torch.empty((nv, m, n), dtype=q.dtype, device=q.device)
+    alpha = torch.zeros((nv, m), dtype=q.dtype, device=q.device)
+    beta = torch.zeros((nv, max(m - 1, 0)), dtype=q.dtype, device=q.device)
+    basis[:, 0] = q
+    w = _apply_l(adjacency, q)
+    a = (w * q).sum(dim=1)
+    alpha[:, 0] = a
+    if m == 1:
+        return alpha, beta
+    w, beta[:, 0] = _normalize_async(w - a[:, None] * q)
+    basis[:, 1] = w
+    more = torch.zeros((), dtype=torch.bool, device=q.device)
+    for i in range(1, m):
+        qi = basis[:, i]
+        w = _apply_l(adjacency, qi) - beta[:, i - 1, None] * basis[:, i - 1]
+        alpha[:, i] = (w * qi).sum(dim=1)
+        if i == m - 1:
+            break
+        v = basis[:, : i + 1]
+        w = w - alpha[:, i, None] * qi
+        w, beta[:, i] = _normalize_async(_subtract(v, w, _components(v, w)))
+        inner = _components(v, w)
+        again = (inner.abs() > ORTH_TOL).any()
+        w = torch.where(again, _normalize_async(_subtract(v, w, inner))[0], w)
+        more |= again & (_components(v, w).abs() > ORTH_TOL).any()
+        basis[:, i + 1] = w
+    return None if bool(more) else (alpha, beta)
+
+
 def lanczos(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
     """m-step block Lanczos on L = I − S for every probe column at once.
 
     Returns (alpha, beta): alpha is nv×m (diagonals), beta nv×(m−1) (off-diagonals) of each probe's
     tridiagonal T. `probes` (n×nv) are normalised to unit columns here. A probe whose Krylov space is
     exhausted keeps zero rows in T, which adds zero-weight nodes and leaves its quadrature exact.
-    Work is probe-major (nv×n rows), so every per-probe reduction reads contiguous memory.
+    Work is probe-major (nv×n rows), so every per-probe reduction reads contiguous memory. On a GPU the
+    same steps are queued without reading values back (`_lanczos_queued`).
     """
+    if probes.device.type == "cuda":
+        queued = _lanczos_queued(adjacency, probes, m)
+        if queued is not None:
+            return queued
     n, nv = probes.shape
     q = (probes / torch.linalg.vector_norm(probes, dim=0, keepdim=True)).T.contiguous()
     basis = torch.empty((nv, m, n), dtype=q.dtype, device=q.device)  # rows are read only once written

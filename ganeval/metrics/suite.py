@@ -16,9 +16,9 @@ import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, resolve_device
-from ganeval.metrics.parallel import run_jobs
+from ganeval.metrics.parallel import run_lanes
 from ganeval.metrics.registry import Metrics, Shared
-from ganeval.metrics.validation import check_same_dim, finite_result, load_features
+from ganeval.metrics.validation import FeatureInfo, check_same_dim, finite_result, load_features
 
 MetricChoice = Metrics | Mapping[str, Mapping[str, Any] | None] | Iterable[str]
 
@@ -35,13 +35,15 @@ class SetState:
         return int(self.x.shape[0])
 
 
-def prepare_set(x: ArrayLike, metrics: MetricChoice, device: str | torch.device | None = None) -> SetState:
+def prepare_set(x: ArrayLike, metrics: MetricChoice, device: str | torch.device | None = None,
+                pool: FeatureInfo | None = None) -> SetState:
     """Per-set work for the chosen metrics (a `Metrics`, or names/options resolved here), once per subsample.
 
     The rows are checked and computed in the precision every chosen metric's reach allows (see
-    `validation.load_features`): as given for ordinary float32/float64 features."""
+    `validation.load_features`, which `pool`, the checks of the pool x was drawn from, can spare a pass):
+    as given for ordinary float32/float64 features."""
     metrics = metrics if isinstance(metrics, Metrics) else Metrics(metrics)
-    xt = load_features(x, "features", resolve_device(device, x), min_rows=2, reaches=metrics.reaches())
+    xt = load_features(x, "features", resolve_device(device, x), min_rows=2, reaches=metrics.reaches(), pool=pool)
     chosen = metrics.ordered()
     taps = {m.name: m.tap(xt, opts) for m, opts in chosen if m.tap is not None}
     state = SetState(xt)
@@ -71,6 +73,12 @@ def score_pair(
     # metrics with few jobs first: theirs are the large unsplit ones (FID's eigenproblem, IMD's Lanczos
     # runs), and the many small strips of the others then fill the cores' idle time at the end
     queue = sorted(work, key=lambda name: len(work[name].jobs))
-    results = iter(run_jobs([job for name in queue for job in work[name].jobs], sx.x.device))
+    # on a GPU: a metric's few large jobs (FID's eigenproblem, IMD's two traces) each on a stream of its own,
+    # a metric's many small ones (KID's strips) in order on one
+    lanes: list[list[Any]] = []
+    for name in queue:
+        jobs = work[name].jobs
+        lanes += [[job] for job in jobs] if len(jobs) <= 2 else [list(jobs)]
+    results = iter(run_lanes(lanes, sx.x.device))
     values = {name: finite_result(work[name].finish([next(results) for _ in work[name].jobs]), name) for name in queue}
     return {name: values[name] for name in metrics}

@@ -128,9 +128,21 @@ def working_dtype(info: FeatureInfo, name: str, reaches: Sequence[tuple[str, Rea
 
 
 def load_features(a: ArrayLike, name: str, device: torch.device, min_rows: int = 1,
-                  reaches: Sequence[tuple[str, Reach]] = ()) -> torch.Tensor:
+                  reaches: Sequence[tuple[str, Reach]] = (), pool: FeatureInfo | None = None) -> torch.Tensor:
     """`a` checked (`inspect_features`), detached and on `device` in its working precision (`working_dtype`):
-    ordinary float32/float64 input comes back as is (no copy on its own device)."""
+    ordinary float32/float64 input comes back as is (no copy on its own device).
+
+    `pool`: what the checks learnt of a finite pool that `a` is a subsample of. Where its peak already leaves
+    every reach in `a`'s exact precision, so does the subsample's (reaches grow with the peak and the row
+    count), and the pass over `a` (a device synchronisation) is skipped with the same result; otherwise `a`
+    is checked as without it."""
+    if pool is not None and len(shape_of(a, name)) == 2 and min_rows <= a.shape[0] <= pool.n and a.shape[1] == pool.d:
+        known = FeatureInfo(int(a.shape[0]), int(a.shape[1]), pool.peak, pool.exact)
+        try:
+            if working_dtype(known, name, reaches) == known.exact and a.dtype in (torch.float32, np.float32):
+                return as_tensor(detached(a), device, known.exact)
+        except ValueError:
+            pass  # the subsample itself may be within range: check it below
     info = inspect_features(a, name, min_rows)
     return as_tensor(detached(a), device, working_dtype(info, name, reaches))
 

@@ -9,6 +9,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import torch
 
 from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
@@ -16,15 +17,14 @@ from ganeval.hashing import array_identity
 from ganeval.protocol.task import Block, MetricTask, SharedArray, as_array
 
 
-def as_features(name: str, a: Any) -> np.ndarray:
-    """`a` as an N×D numpy array (a memory map stays mapped; integers become float32); ValueError otherwise."""
-    try:
-        import torch
-
-        if isinstance(a, torch.Tensor):
-            a = a.detach().cpu().numpy()
-    except ImportError:  # pragma: no cover
-        pass
+def as_features(name: str, a: Any) -> np.ndarray | torch.Tensor:
+    """`a` as an N×D feature array, ValueError otherwise: a numpy array (a memory map stays mapped) or a tensor
+    left on its device (detached); integers become float32."""
+    if isinstance(a, torch.Tensor):
+        t = a.detach()
+        if t.ndim != 2:
+            raise ValueError(f"{name} must be an N×D feature array, got shape {tuple(t.shape)}; extract features first")
+        return t if t.is_floating_point() else t.float()
     arr = np.asarray(a)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be an N×D feature array, got shape {arr.shape}; extract features first")
@@ -33,15 +33,30 @@ def as_features(name: str, a: Any) -> np.ndarray:
     return arr
 
 
+def _bad_rows(part: np.ndarray | torch.Tensor) -> np.ndarray | torch.Tensor:
+    """A flag per row of `part`: True where a value is NaN or inf (on the part's own device)."""
+    if isinstance(part, torch.Tensor):
+        return ~torch.isfinite(part.reshape(len(part), -1)).all(dim=1)
+    part = np.asarray(part)
+    return ~np.isfinite(part.reshape(len(part), -1)).all(axis=1)
+
+
 def check_finite(name: str, a: Any, chunk: int = 4096) -> None:
-    """Refuse an array with NaN or inf values, naming `name`, the number of bad rows and the first few."""
+    """Refuse an array with NaN or inf values, naming `name`, the number of bad rows and the first few.
+
+    A tensor is checked on its own device, reading back one flag (and, only when some row is bad, their rows)."""
     arr = as_array(a)
-    if arr.dtype.kind not in "fc" or len(arr) == 0:
+    floating = arr.is_floating_point() if isinstance(arr, torch.Tensor) else arr.dtype.kind in "fc"
+    if not floating or len(arr) == 0:
         return  # integers (e.g. uint8 images) are always finite
-    rows: list[int] = []
-    for i in range(0, len(arr), chunk):  # in chunks: bounded extra memory for a large pool
-        part = np.asarray(arr[i : i + chunk])
-        rows += (np.flatnonzero(~np.isfinite(part.reshape(len(part), -1)).all(axis=1)) + i).tolist()
+    flags = [_bad_rows(arr[i : i + chunk]) for i in range(0, len(arr), chunk)]  # bounded extra memory
+    if isinstance(arr, torch.Tensor):
+        bad = torch.cat(flags)
+        if not bool(bad.any()):
+            return
+        rows = torch.nonzero(bad).flatten().tolist()
+    else:
+        rows = np.flatnonzero(np.concatenate(flags)).tolist()
     if rows:
         first = ", ".join(map(str, rows[:5])) + (", ..." if len(rows) > 5 else "")
         raise ValueError(f"{name} has {len(rows)} row(s) with NaN or inf values (of {len(arr)}; rows {first}): "

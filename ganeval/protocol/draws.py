@@ -40,25 +40,35 @@ def draw_rows(pool_size: int, sample_size: int, rng: np.random.Generator) -> np.
 
 
 class DeviceRows:
-    """Rows of pools on the compute device: CPU pools are indexed in place (memory maps stay mapped),
-    GPU pools are copied to the device once and indexed there (or per subsample when they do not fit)."""
+    """Rows of pools on the compute device. CPU pools are indexed in place (memory maps stay mapped; a tensor
+    pool stays a tensor). For a GPU, a pool is uploaded once (host arrays through pinned staging buffers,
+    tensors already there used as they are) and indexed there, so a run moves only its index vectors
+    (through pinned memory, without synchronising); a pool that does not fit is copied per subsample."""
 
     def __init__(self, device: str) -> None:
         self.device = device
         self._resident: dict[int, Any] = {}
+        self._index: Any = None
 
-    def __call__(self, pool: np.ndarray, idx: np.ndarray) -> Any:
-        if self.device == "cpu":
-            return np.asarray(pool[idx])
+    def __call__(self, pool: Any, idx: np.ndarray) -> Any:
         import torch
+
+        if self.device == "cpu":
+            if isinstance(pool, torch.Tensor):
+                return pool[torch.from_numpy(idx).to(pool.device)]
+            return np.asarray(pool[idx])
+        from ganeval.common import IndexUploader, upload
 
         key = id(pool)
         if key not in self._resident:
             try:
-                self._resident[key] = torch.from_numpy(np.ascontiguousarray(pool)).to(self.device)
+                self._resident[key] = upload(pool, self.device)
             except torch.cuda.OutOfMemoryError:
                 self._resident[key] = None
         resident = self._resident[key]
         if resident is None:
-            return torch.from_numpy(np.asarray(pool[idx])).to(self.device)
-        return resident[torch.as_tensor(idx, device=resident.device)]
+            rows = pool[torch.from_numpy(idx).to(pool.device)] if isinstance(pool, torch.Tensor) else pool[idx]
+            return upload(rows, self.device)
+        if self._index is None:
+            self._index = IndexUploader(resident.device)
+        return resident[self._index(idx)]

@@ -88,8 +88,12 @@ class MetricTask:
     blocks: list[Block]
     settings: Settings
     _rows: DeviceRows | None = field(default=None, repr=False)
+    _infos: dict[int, Any] = field(default_factory=dict, repr=False)
 
     def __call__(self, r: int) -> list[dict[str, Any]]:
+        import torch
+
+        from ganeval.metrics.parallel import stream_map
         from ganeval.metrics.registry import Metrics
         from ganeval.metrics.suite import prepare_set, score_pair
 
@@ -99,13 +103,23 @@ class MetricTask:
         probe = {PROBE_DRAW: 0} if s.probe_repeats else {}
         imd = Metrics({"imd": s.metrics["imd"]}) if repeat else None  # type: ignore[index]
         out: list[dict[str, Any]] = []
+
         for block in self.blocks:
             real = as_array(block.real)
             rng = run_generator(s.seed, r, *block.draw)
-            real_state = prepare_set(rows_of(real, draw_rows(len(real), s.sample_size, rng)), s.metrics, s.device)
-            for groups, fake in block.fakes:
-                fake, rng_g = as_array(fake), branch(rng)
-                fake_state = prepare_set(rows_of(fake, draw_rows(len(fake), s.sample_size, rng_g)), s.metrics, s.device)
+            pools = [real] + [as_array(fake) for _, fake in block.fakes]
+            rows = [draw_rows(len(real), s.sample_size, rng)]
+            rngs = [branch(rng) for _ in block.fakes]  # each generator's copy, after the real draw
+            rows += [draw_rows(len(pool), s.sample_size, g) for pool, g in zip(pools[1:], rngs)]
+            sets = [(rows_of(pool, idx), self._pool_info(pool)) for pool, idx in zip(pools, rows)]
+            # every set's statistics stage at once (on a GPU, one CUDA stream each: see `stream_map`), unless
+            # a reduced-precision k-NN search would switch TF32 on for the other sets' float32 products too
+            device = torch.device(s.device) if self._float32_products() else torch.device("cpu")
+            states = stream_map(lambda rows_info: prepare_set(rows_info[0], s.metrics, s.device, rows_info[1]),
+                                sets, device)
+            del sets
+            real_state = states[0]
+            for (groups, fake), fake_state, rng_g in zip(block.fakes, states[1:], rngs):
                 values = score_pair(real_state, fake_state, rng_g, s.metrics, s.device)
                 head = {"run": r, **block.groups, **groups}
                 out += [{**head, **probe, "metric": m, "value": float(v)} for m, v in values.items()]
@@ -113,6 +127,22 @@ class MetricTask:
                     again = score_pair(real_state, fake_state, probe_generator(s.seed, r, *block.draw), imd, s.device)
                     out.append({**head, PROBE_DRAW: 1, "metric": "imd", "value": float(again["imd"])})
         return out
+
+    def _float32_products(self) -> bool:
+        """Whether every metric's statistics stage keeps torch's float32 products in float32 (IMD's reduced-
+        precision k-NN search turns TF32 on process-wide while it forms its candidates)."""
+        metrics = self.settings.metrics
+        return "imd" not in metrics or metrics["imd"].get("knn_precision", "float32") == "float32"  # type: ignore[index, union-attr]
+
+    def _pool_info(self, pool: Any) -> Any:
+        """What the checks learn of a pool (one pass, on its device), once per pool: spares each subsample
+        its own pass (see `validation.load_features`)."""
+        from ganeval.metrics.validation import inspect_features
+
+        key = id(pool)
+        if key not in self._infos:
+            self._infos[key] = inspect_features(pool, "pool", min_rows=1)
+        return self._infos[key]
 
     def row_spec(self) -> RowSpec:
         """Every block's generators, each scored by every metric; with probe repeats, IMD once more in the first runs."""

@@ -5,18 +5,19 @@
 - `seeds`: training seeds as a level: per-(model, seed) -> per-model summaries, seed-paired comparisons,
   the variance shares (seeds, subsampling, probes).
 - `tables`: the paper-style table (cells, Markdown, LaTeX) and table.md/.tex.
-- `record`: `RunRecord`, the summary.json written and read by the same dataclass.
-- `files`: atomic CSV/JSON writers and an experiment's whole set of result files.
+- `record`: `RunRecord`, the summary.json written and read by the same dataclass; an experiment's whole set of
+  result files (`write_results`).
+- `files`: atomic CSV/JSON writers.
 - `plots`: PNG figures of results.
 - `collate`: `ganeval-collate`, a sweep's jobs merged into one summary and table (import from the module).
 """
 
 from __future__ import annotations
 
-from ganeval.results.files import json_text, write_csv, write_json, write_results
+from ganeval.results.files import json_text, write_csv, write_json
 from ganeval.results.intervals import COVERAGE_NOTE, check_confidence, paired_comparison, t_interval
 from ganeval.results.plots import plot_blur, plot_heat_traces, plot_points_3d, plot_summary
-from ganeval.results.record import RunRecord, package_versions
+from ganeval.results.record import RunRecord, package_versions, write_results
 from ganeval.results.seeds import (
     Levels,
     compare_seeds,

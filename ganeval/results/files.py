@@ -1,19 +1,14 @@
-"""Result files written atomically: CSV frames, JSON documents, and an experiment's whole set of result files."""
+"""Result files written atomically: CSV frames and JSON documents."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 
 from ganeval.common import atomic_write_text
-from ganeval.results.seeds import SEED, SEEDS_FILE
-from ganeval.results.tables import write_tables
-
-if TYPE_CHECKING:
-    from ganeval.results.record import RunRecord
 
 
 def json_text(obj: Mapping[str, Any]) -> str:
@@ -31,28 +26,3 @@ def write_json(obj: Mapping[str, Any], path: str | Path) -> Path:
     """Write a JSON document atomically (see `json_text`)."""
     atomic_write_text(path, json_text(obj))
     return Path(path)
-
-
-def write_results(
-    out_dir: str | Path,
-    summary: pd.DataFrame,
-    comparison: pd.DataFrame | None,
-    record: RunRecord,
-    title: str = "",
-    tables: bool = True,
-    seeds: pd.DataFrame | None = None,
-) -> list[Path]:
-    """Write summary.csv, summary.json, comparison.csv and summary_seeds.csv (when given) and the tables into `out_dir`.
-
-    `summary` is what the tables show (the model level); `seeds` the per-(model, seed) summary, written only
-    when it holds a `train_seed` column; the tables bold by `comparison`.
-    """
-    out = Path(out_dir)
-    paths = [write_csv(summary, out / "summary.csv"), record.write(out / "summary.json")]
-    if comparison is not None and len(comparison):
-        paths.append(write_csv(comparison, out / "comparison.csv"))
-    if seeds is not None and SEED in seeds.columns:
-        paths.append(write_csv(seeds, out / SEEDS_FILE))
-    if tables:
-        paths += write_tables(summary, out, comparison, title, extractor=(record.extractor or {}).get("name"))
-    return paths

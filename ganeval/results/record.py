@@ -16,8 +16,10 @@ from typing import Any, Mapping, get_args, get_origin, get_type_hints
 
 import pandas as pd
 
-from ganeval.results.files import json_text, write_json
+from ganeval.results.files import json_text, write_csv, write_json
 from ganeval.results.intervals import COVERAGE_NOTE
+from ganeval.results.seeds import SEED, SEEDS_FILE
+from ganeval.results.tables import write_tables
 
 
 def package_versions() -> dict[str, str]:
@@ -121,3 +123,28 @@ def _accepted(hint: Any) -> tuple[type, ...]:
     """The JSON value types a field's annotation admits: containers by their outer type, an int where a float is."""
     types = tuple(get_origin(a) or a for a in (get_args(hint) if isinstance(hint, UnionType) else (hint,)))
     return types + (int,) if float in types else types
+
+
+def write_results(
+    out_dir: str | Path,
+    summary: pd.DataFrame,
+    comparison: pd.DataFrame | None,
+    record: RunRecord,
+    title: str = "",
+    tables: bool = True,
+    seeds: pd.DataFrame | None = None,
+) -> list[Path]:
+    """Write summary.csv, summary.json, comparison.csv and summary_seeds.csv (when given) and the tables into `out_dir`.
+
+    `summary` is what the tables show (the model level); `seeds` the per-(model, seed) summary, written only
+    when it holds a `train_seed` column; the tables bold by `comparison`.
+    """
+    out = Path(out_dir)
+    paths = [write_csv(summary, out / "summary.csv"), record.write(out / "summary.json")]
+    if comparison is not None and len(comparison):
+        paths.append(write_csv(comparison, out / "comparison.csv"))
+    if seeds is not None and SEED in seeds.columns:
+        paths.append(write_csv(seeds, out / SEEDS_FILE))
+    if tables:
+        paths += write_tables(summary, out, comparison, title, extractor=record.extractor or None)
+    return paths

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
 from ganeval.protocol.api import unique_names
 from ganeval.results import write_csv
 from ganeval.results.seeds import SEED

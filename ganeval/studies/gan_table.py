@@ -6,7 +6,7 @@ sampling or extraction starts. With several training seeds (`train_seeds`, or `r
 generators; the same number for every model of a dataset) each seed index is one protocol block and the
 summary has two levels (per model and seed, per model across seeds). With `compare_to_paper: true`
 (experiment=paper_table) the tables carry the paper's Table 1 beside ours and verdict.md says, from the interval of
-each paired difference, whether the paper's ordering holds (see `ganeval.experiments.paper_table`).
+each paired difference, whether the paper's ordering holds (see `ganeval.studies.paper_table`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
 from ganeval.protocol.api import unique_names
 
 log = logging.getLogger("ganeval")
@@ -127,8 +127,8 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
 def write_beside_paper(ctx: pipeline.Context, summary: pd.DataFrame, comparison: pd.DataFrame | None,
                        seeds: pd.DataFrame | None, title: str) -> None:
     """The result files with the paper's Table 1 beside ours: table.md/.tex, verdict.md/.csv and paper_cells.csv
-    (`ganeval.experiments.paper_table`), the orderings also in summary.json, and summary.png."""
-    from ganeval.experiments import paper_table
+    (`ganeval.studies.paper_table`), the orderings also in summary.json, and summary.png."""
+    from ganeval.studies import paper_table
 
     cfg, s = ctx.cfg, ctx.settings
     differences = paper_table.protocol_differences(s.sample_size, s.runs, s.confidence, ctx.record.extractor,
@@ -142,4 +142,4 @@ def write_beside_paper(ctx: pipeline.Context, summary: pd.DataFrame, comparison:
         from ganeval.results import plots
 
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=(ctx.record.extractor or {}).get("name"))
+                           extractor=ctx.record.extractor or None)

@@ -23,7 +23,8 @@ import logging
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
+from ganeval.common import check_writable
 
 log = logging.getLogger("ganeval")
 
@@ -93,7 +94,7 @@ def missing_paths(cfg: Any) -> list[str]:
 
 def check_gan_table(ctx: pipeline.Context) -> list[str]:
     """The datasets and models of quickstart / paper_table / benchmark, as far as the config tells."""
-    from ganeval.experiments.gan_table import dataset_specs
+    from ganeval.studies.gan_table import dataset_specs
     from ganeval.protocol.api import unique_names
 
     done = []
@@ -121,7 +122,7 @@ def plan_generator(ctx: pipeline.Context, real: Any, node: Any, what: str) -> li
     return [pipeline.instantiate(n) for n in pipeline.replica_nodes(node, what)]
 
 
-CHECKS: dict[str, Callable[[pipeline.Context], list[str]]] = {"ganeval.experiments.gan_table": check_gan_table}
+CHECKS: dict[str, Callable[[pipeline.Context], list[str]]] = {"ganeval.studies.gan_table": check_gan_table}
 
 
 def check_data_sizes(cfg: Any, sample_size: int) -> list[str]:
@@ -139,7 +140,7 @@ def check_data_sizes(cfg: Any, sample_size: int) -> list[str]:
 def validate(ctx: pipeline.Context) -> dict[str, Any]:
     """Run every check of a dry run (see the module doc) and log what was and was not checked; return that."""
     cfg = ctx.cfg
-    pipeline.check_writable(Path(str(cfg.models_dir)), "models_dir")
+    check_writable(Path(str(cfg.models_dir)), "models_dir")
     checked = ["keys and values", "metric options vs sample_size", "results_dir, cache_dir, models_dir writable"]
     checked += check_targets(cfg)
     extractor = pipeline.instantiate(cfg.features) if cfg.get("features") is not None else None

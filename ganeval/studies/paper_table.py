@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import atomic_write_text
-from ganeval.experiments.paper_numbers import (
+from ganeval.studies.paper_numbers import (
     PAPER_DATASETS,
     PAPER_METRICS,
     PAPER_MODELS,

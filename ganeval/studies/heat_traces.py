@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
 from ganeval.protocol import RowSpec, Settings, as_array, run_loop, share
 from ganeval.protocol.api import unique_names
 from ganeval.protocol.draws import draw_rows, run_generator

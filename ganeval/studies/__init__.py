@@ -1,7 +1,7 @@
-"""Experiment logic, one module per kind of experiment, each with `run(ctx) -> summary`.
+"""The paper's studies (experiments), one module per kind of experiment, each with `run(ctx) -> summary`.
 
 An experiment config selects its module with the `run_experiment` node, e.g.
-`run_experiment: {_target_: ganeval.experiments.gan_table.run, _partial_: true}`; `ganeval`
+`run_experiment: {_target_: ganeval.studies.gan_table.run, _partial_: true}`; `ganeval`
 instantiates it and calls it with the run's context.
 
 - gan_table: real data vs generators (trained here or given) -> the paper's GAN table (quickstart,

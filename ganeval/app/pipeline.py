@@ -17,6 +17,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import pandas as pd
 
+from ganeval.common import check_writable
 from ganeval.hashing import array_identity, stable_hash
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Block, Settings
@@ -51,7 +52,7 @@ class Context:
     train_seeds: tuple[int, ...] | None = None  # `train_seeds` checked; None: one seed (a spec's own, or `seed`)
     choices: dict[str, str] = field(default_factory=dict)  # Hydra's group choices, e.g. {"data": "digits"}
     stage_seconds: dict[str, float] = field(default_factory=dict)
-    dry_run: bool = False  # dry_run=true: check the config, do no work (`ganeval.experiments.validate`)
+    dry_run: bool = False  # dry_run=true: check the config, do no work (`ganeval.app.validate`)
     # what the numbers come from, by content (data arrays, generators, extractor): each input hashed once, as it
     # is loaded or planned; with the numeric config it is the identity of results_dir (see `open_results`)
     content: dict[str, dict[str, Any]] = field(default_factory=lambda: {"data": {}, "generators": {}})
@@ -110,10 +111,13 @@ def make_context(cfg: Any) -> Context:
     from hydra.types import RunMode
     from omegaconf import OmegaConf
 
-    from ganeval.experiments.resolvers import default_results_dir
+    from ganeval.app.resolvers import default_results_dir
 
     import_plugins(cfg.get("plugins") or [])
     check_missing(cfg)
+    from ganeval.app.protocols import check_protocol
+
+    check_protocol(cfg)  # a named protocol's fixed values (dry_run too)
     hc = HydraConfig.get()
     name = hc.runtime.choices.get("experiment") or "custom"
     if hc.mode == RunMode.MULTIRUN:
@@ -185,23 +189,6 @@ def check_keys(node: Any, path: str = "") -> None:
     elif isinstance(node, list):
         for i, value in enumerate(node):
             check_keys(value, f"{path}[{i}]")
-
-
-def check_writable(path: Path, key: str) -> None:
-    """Refuse a directory that cannot be created or written, before any work (probed on its nearest existing part)."""
-    import tempfile
-
-    existing = path.absolute()
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ValueError(f"{key}={path} cannot be made: {existing} is a file; choose another {key}")
-    try:
-        with tempfile.TemporaryFile(dir=existing):
-            pass
-    except OSError as e:
-        raise ValueError(f"{key}={path} is not writable ({existing}: {e.strerror}); choose another {key} "
-                         "or make it writable") from None
 
 
 def numeric_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -611,7 +598,7 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
     if strict_bool(ctx.cfg, "plots") and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=(ctx.record.extractor or {}).get("name"))
+                           extractor=ctx.record.extractor or None)
     ctx.report_title = title
     write_report(ctx)
     log.info("results in %s", ctx.results_dir)

@@ -19,13 +19,15 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
+from ganeval.common import check_writable
 from ganeval.hashing import array_identity
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite
 
 log = logging.getLogger("ganeval")
-EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "pixels", "identity")
+EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "dinov2", "pixels", "identity")
+DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}
 NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
 
 
@@ -38,6 +40,7 @@ class InputSet:
     source: str  # "folder", "array" or "data config NAME"
     array: np.ndarray
     images: bool
+    reference: Any = None  # the `ganeval.data.references.Reference` when the input is a reference file
 
     def describe(self) -> str:
         """'ARG (N images of H×W with C channels)' or 'ARG (N×D features)' for messages."""
@@ -66,6 +69,9 @@ class ScoreRequest:
     dims: int = 2048  # Inception block
     download: bool = True  # may Inception weights be downloaded when found nowhere
     cache_dir: str | None = None  # feature cache (None: no cache)
+    resize: str | None = None  # preprocessing mode (None: the extractor's default, legacy_pytorch / pil)
+    save_ref: str | None = None  # write REAL's features, moments and provenance here (ganeval's reference .npz)
+    save_stats: str | None = None  # write REAL's moments here as pytorch-fid's {mu, sigma} .npz
     out: str | None = None  # results directory (None: nothing written)
     overwrite: bool = False
     plots: bool = True
@@ -87,11 +93,12 @@ class ScoreResult:
     real: InputSet
     fakes: list[InputSet]
     out: Path | None
+    saved: list[Path] = field(default_factory=list)  # files written by --save-ref / --save-stats
 
 
 def data_names() -> list[str]:
     """The data configs a name may be (`ganeval/configs/data/*.yaml` except those that need a path)."""
-    from ganeval.__main__ import config_dir
+    from ganeval.app.main import config_dir
 
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
@@ -105,6 +112,11 @@ def load_input(arg: str) -> InputSet:
     if path.is_dir():
         return classify(InputSet(arg, path.resolve().name, "folder", folder(path), True))
     if Path(file).expanduser().is_file():
+        from ganeval.app.score_reference import reference_input
+
+        ref = reference_input(arg, file, key)
+        if ref is not None:
+            return ref
         try:
             arr = array(Path(file).expanduser(), key or None)
         except ValueError as e:
@@ -117,7 +129,7 @@ def load_input(arg: str) -> InputSet:
     if arg in names:
         from omegaconf import OmegaConf
 
-        from ganeval.__main__ import config_dir
+        from ganeval.app.main import config_dir
 
         node = OmegaConf.load(config_dir() / "data" / f"{arg}.yaml")
         arr = pipeline.instantiate(node)
@@ -193,21 +205,33 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     if name != "identity" and not images:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
                          f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
-    if request.weights is not None and name not in ("inception", "inception_spatial", "clip_l14_336"):
-        raise ValueError(f"--weights is for --features inception, inception_spatial or clip_l14_336, not {name}")
+    if request.weights is not None and name not in ("inception", "inception_spatial", "clip_l14_336", "dinov2"):
+        raise ValueError(f"--weights is for --features inception, inception_spatial, clip_l14_336 or dinov2, not {name}")
+    modes = {"inception": ("legacy_pytorch", "legacy_tensorflow", "clean"), "dinov2": ("pil", "torch")}
+    modes["inception_spatial"] = modes["inception"]
+    if request.resize is not None and request.resize not in modes.get(name, ()):
+        raise ValueError(f"--resize {request.resize} is not a preprocessing mode of --features {name}"
+                         + (f" (one of {', '.join(modes[name])})" if name in modes else " (it resizes nothing)"))
     if name == "inception":
-        ex = InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download)
+        ex = InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download,
+                                resize=request.resize or True)
     elif name == "inception_spatial":
-        ex = InceptionExtractor(weights=request.weights, download=request.download, output="spatial")
+        ex = InceptionExtractor(weights=request.weights, download=request.download, resize=request.resize or True,
+                                output="spatial")
     elif name == "clip_l14_336":
         from ganeval.features import ClipExtractor
 
         ex = ClipExtractor(arch="ViT-L-14-336", pretrained="openai", weights=request.weights, download=request.download)
+    elif name == "dinov2":
+        from ganeval.features import DinoV2Extractor
+
+        ex = DinoV2Extractor(weights=request.weights, download=request.download, resize=request.resize or "pil")
     else:
         ex = PixelsExtractor() if name == "pixels" else IdentityExtractor()
-    from ganeval.metrics.registry import Metrics
+    if request.metrics is not None:
+        from ganeval.metrics.registry import Metrics
 
-    pipeline.check_extractor_feeds(Metrics({k: dict(v or {}) for k, v in request.metrics.items()}), ex, name)
+        pipeline.check_extractor_feeds(Metrics({k: dict(v or {}) for k, v in request.metrics.items()}), ex, name)
     return ex
 
 
@@ -221,15 +245,36 @@ def feature_dim(extractor: Any, s: InputSet) -> int:
         from ganeval.features.pretrained import import_extra
 
         return int(import_extra("open_clip", "clip", "features=clip").get_model_config(extractor.arch)["embed_dim"])
+    if extractor.name == "dinov2":
+        return DINOV2_DIMS[extractor.arch]
     if extractor.name == "pixels":
         return int(np.prod(to_nchw(s.array[:1]).shape[1:]))
     return int(np.prod(s.array.shape[1:]))
 
 
+def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int:
+    """Each generated set's shape for the extractor and one feature dimension for all; returns it."""
+    for s in fakes:
+        extractor.check_input(tuple(s.array.shape), s.array.dtype)
+    dims = {feature_dim(extractor, f) for f in fakes}
+    if len(dims) > 1:
+        raise ValueError(f"the generated sets give features of dimensions {sorted(dims)} through {extractor.name}: "
+                         "give sets of one shape")
+    return dims.pop()
+
+
 def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings: Settings) -> None:
     """Each input's shape for the extractor and the feature dimensions the metrics need, before extraction."""
+    from ganeval.app.score_reference import check_reference, precomputed
+
     for s in (real, *fakes):
-        extractor.check_input(tuple(s.array.shape), s.array.dtype)
+        if not precomputed(s):
+            extractor.check_input(tuple(s.array.shape), s.array.dtype)
+    if real.reference is not None:
+        dim = check_inputs_fakes(fakes, extractor)
+        check_reference(real.reference, real.arg, extractor, list(settings.metrics), dim)
+        if precomputed(real):
+            return
     same_dim = [m.name for m, _ in settings.metrics.ordered() if m.same_dim]
     d = feature_dim(extractor, real)
     for f in fakes:
@@ -294,8 +339,12 @@ def make_context(request: ScoreRequest, real: InputSet, fakes: list[InputSet], e
 
 
 def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray:
-    """Features of one input through the extractor (cached in `cache_dir` when given)."""
+    """Features of one input through the extractor (cached in `cache_dir` when given); a reference's as they are."""
+    from ganeval.app.score_reference import precomputed
     from ganeval.features import extract_with_info
+
+    if precomputed(s):
+        return np.asarray(s.array, np.float32)
 
     with ctx.stage("features"):
         feats, _ = extract_with_info(s.array, extractor, batch_size=request.batch_size, device=ctx.device,
@@ -306,18 +355,28 @@ def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor
 def score_sets(request: ScoreRequest) -> ScoreResult:
     """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
     pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
+    from ganeval.app import score_reference as sr
     from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask
     from ganeval.protocol.loop import run_loop
 
-    if not request.fakes:
-        raise ValueError("give at least one FAKE set to score against REAL")
+    if not request.fakes and request.save_ref is None and request.save_stats is None:
+        raise ValueError("give at least one FAKE set to score against REAL (or --save-ref/--save-stats to write REAL's)")
     if request.out is not None:
-        pipeline.check_writable(Path(request.out), "--out")
+        check_writable(Path(request.out), "--out")
+    sr.check_save(request)
     real = load_input(request.real)
     fakes = [load_input(f) for f in request.fakes]
+    sr.refuse_fake_references(fakes)
+    if real.reference is not None and real.reference.moments_only:
+        if request.save_ref is not None or request.save_stats is not None:
+            raise ValueError(f"--save-ref/--save-stats write REAL's features, but REAL {real.arg} holds moments only")
+        label_sets(fakes)
+        return sr.score_moments(request, real, fakes)
+    if not fakes:
+        return sr.save_only(request, real)
     label_sets(fakes)
     settings = make_settings(request, real, fakes)
-    extractor = make_extractor(request, [real, *fakes])
+    extractor = make_extractor(request, fakes if sr.precomputed(real) else [real, *fakes])
     check_inputs(real, fakes, extractor, settings)
     ctx = make_context(request, real, fakes, extractor, settings)
     full = settings.runs == 1
@@ -330,6 +389,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult:
         ctx.set_config_hash(ctx.identity() if full else store_identity(settings, ctx.identity()))
 
     real_f = extract(ctx, request, real, extractor)
+    saved = sr.save_outputs(request, real, real_f, extractor)
     fakes_f = [({"model": f.name}, extract(ctx, request, f, extractor)) for f in fakes]
     extras: dict[tuple[str, str], dict[str, float]] = {}
     with ctx.stage("runs"):
@@ -348,4 +408,4 @@ def score_sets(request: ScoreRequest) -> ScoreResult:
     if results_dir is not None:
         title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
         pipeline.write(ctx, summary, comparison, title)
-    return ScoreResult(summary, rows, comparison, extras, ctx.record, real, fakes, results_dir)
+    return ScoreResult(summary, rows, comparison, extras, ctx.record, real, fakes, results_dir, saved)

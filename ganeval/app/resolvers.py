@@ -1,6 +1,6 @@
 """The OmegaConf resolvers of ganeval's root config: where results (and Hydra's own run folder) go, and `--help`.
 
-`register()` is called when `ganeval.__main__` is imported, before Hydra composes anything:
+`register()` is called when `ganeval.app.main` is imported, before Hydra composes anything:
 
 - `${ganeval.results_dir:}`: `results_dir`, or results/<experiment> when it is null (`default_results_dir`,
   the one rule the pipeline uses too), so Hydra's run folder (`hydra.run.dir`) is the results directory (a
@@ -9,7 +9,7 @@
 - `${ganeval.benchmark_dir:}`: results/benchmark/<data>-vs-<models>-<hash> (experiment=benchmark's default), so two
   benchmarks of different inputs coexist;
 - `${ganeval.unless:flag,value}`: value, or null when flag is true (no `.hydra/` folder in a dry run);
-- `${ganeval.help:experiments|keys}`: the generated parts of `ganeval --help` (`ganeval.experiments.help`).
+- `${ganeval.help:experiments|keys}`: the generated parts of `ganeval --help` (`ganeval.app.help`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ganeval.common import check_writable
 from ganeval.hashing import stable_hash
 
 CUSTOM = "custom"  # the experiment name of a config without an experiment (experiment=~)
@@ -88,8 +89,6 @@ def _results_dir(*, _root_: Any) -> str:
     Hydra starts and the pipeline refuses the results directory with its own message (exit 2), not a traceback."""
     import tempfile
 
-    from ganeval.experiments.pipeline import check_writable
-
     path = default_results_dir(_root_.get("results_dir"), _choices(_root_).get("experiment"))
     try:
         check_writable(path, "results_dir")
@@ -111,7 +110,7 @@ def _unless(flag: Any, value: Any) -> Any:
 
 
 def _help(part: str, *, _root_: Any) -> str:
-    from ganeval.experiments import help as helptext
+    from ganeval.app import help as helptext
 
     return helptext.part(part, _root_)
 

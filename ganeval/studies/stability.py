@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
 from ganeval.hashing import stable_hash
 from ganeval.protocol import Block, Settings
 from ganeval.results import paired_comparison, t_interval, write_csv, write_results

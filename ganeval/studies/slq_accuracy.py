@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
 from ganeval.protocol.draws import draw_rows, run_generator
 from ganeval.results import t_interval
 

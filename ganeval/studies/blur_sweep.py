@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ganeval.experiments import pipeline
+from ganeval.app import pipeline
 from ganeval.protocol import Block
 from ganeval.results import summarize_runs
 from ganeval.results.intervals import t_interval
