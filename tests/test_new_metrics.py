@@ -307,3 +307,29 @@ def test_ganeval_score_takes_the_new_metrics(tmp_path: Path, capsys: pytest.Capt
     assert got["vendi"] == pytest.approx(vendi(y), rel=1e-12)
     assert got["authenticity"] == authenticity(x, y)
     assert got["fd_inf"] == pytest.approx(fd_inf(x, y, points=5, seed=0)["value"], rel=1e-9)
+
+
+def test_authenticity_and_mifid_take_kids_cross_strips() -> None:
+    """With KID summing over every pair, both hook onto its real × generated Gram strips (no strips of their own)
+    and give the values of their own pass."""
+    from ganeval.metrics import Metrics
+    from ganeval.metrics.registry import CROSS_GRAM_HOOKS
+
+    x, y = sets(900, 700, 12, seed=11)
+    y[:80] = x[:80] + 1e-3
+    chosen = {"kid": {"subsets": 5, "subset_size": 400}, "authenticity": {}, "mifid": {}}
+    sx, sy = prepare_set(x, chosen), prepare_set(y, chosen)
+    m = Metrics(chosen)
+    from ganeval.metrics.registry import Shared
+
+    ctx = Shared({}, m)
+    kid_work = get_metric("kid").pair(sx.stats["kid"], sy.stats["kid"], m["kid"], np.random.default_rng(0), context=ctx)
+    auth_work = get_metric("authenticity").pair(sx.stats["authenticity"], sy.stats["authenticity"], {},
+                                                np.random.default_rng(0), context=ctx)
+    mifid_work = get_metric("mifid").pair(sx.stats["mifid"], sy.stats["mifid"], m["mifid"], np.random.default_rng(0),
+                                          context=ctx)
+    assert auth_work.jobs == [] and len(mifid_work.jobs) == 1 and len(ctx.memo[CROSS_GRAM_HOOKS]) == 2
+    got = protocol_value(x, y, chosen)
+    assert got["authenticity"] == authenticity(x, y) == authenticity_reference(x.astype(np.float64), y.astype(np.float64))
+    assert got["mifid"] == pytest.approx(mifid(x, y), rel=1e-6)
+    assert kid_work.jobs

@@ -1,6 +1,7 @@
 """Memorisation metrics: authenticity (Alaa et al. 2022) and MiFID (Bai et al. 2021, Kaggle's Generative Dog
 Images competition). Both compare every generated row with its nearest real row, over blocked real × generated
-strips (never an N×M matrix at once).
+strips (never an N×M matrix at once): KID's cross Gram strips when KID sums over every pair in the same run (as
+precision/recall/density/coverage take them), else strips of their own.
 
 authenticity = share of generated rows g whose nearest real row r* (Euclidean) is closer to its own nearest other
     real row than to g:  mean_g 1[ d(r*, NN_real(r*)) < d(g, r*) ]  — higher is better (less copying).
@@ -30,7 +31,9 @@ from ganeval.metrics.fid import reach as fid_reach
 from ganeval.metrics.knn import _exact_sq_dist, exact_knn_graph
 from ganeval.metrics.linalg import matmul, strips
 from ganeval.metrics.parallel import run_jobs
-from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, Shared, option, real, register_metric
+from ganeval.metrics.registry import (
+    CROSS_GRAM_HOOKS, GramHook, GramTap, Metric, PairWork, Shared, option, real, register_metric,
+)
 from ganeval.metrics.validation import check_same_dim, finite_result, load_features
 
 FID_EPSILON = 1e-15  # Kaggle's fid_epsilon
@@ -40,6 +43,33 @@ def distance_reach(peak: float, n: int, d: int) -> tuple[float, float]:
     """Squared distances ≤ 4·D·peak²."""
     r = 4.0 * d * peak * peak
     return r, r
+
+
+class CrossPass:
+    """A real × generated pass in row strips of real: `part(a, g)` of each Gram strip g = real[a:a+h]·fakeᵀ (left
+    unmodified), taken from KID's strips when KID sums over every pair (`take`, as precision/recall do), else made
+    here as jobs; parts kept by strip (dict assignment is atomic: safe from worker threads)."""
+
+    def __init__(self, real: torch.Tensor, fake: torch.Tensor, part: Any) -> None:
+        self.real, self.fake, self.part = real, fake, part
+        self.parts: dict[int, Any] = {}
+
+    def hook(self, a: int, g: torch.Tensor) -> None:
+        self.parts[a] = self.part(a, g)
+
+    def job(self, a: int, e: int) -> None:
+        self.hook(a, matmul(self.real[a:e], self.fake.T))
+
+    def work(self, context: Shared | None) -> list[Any]:
+        """Hook onto KID's cross strips when the pair offers them (no jobs), else one job per strip."""
+        hooks = None if context is None else context.memo.get(CROSS_GRAM_HOOKS)
+        if hooks is not None:
+            hooks.append(self.hook)
+            return []
+        return [partial(self.job, a, e) for a, e in strips(self.real.shape[0], self.real.device)]
+
+    def ordered(self) -> list[Any]:
+        return [self.parts[a] for a in sorted(self.parts)]
 
 
 # ------------------------------------------------------------------------------------------- authenticity
@@ -65,11 +95,10 @@ def real_balls(x: torch.Tensor, graph: Any = None) -> RealBalls:
     return RealBalls(x, (x * x).sum(dim=1), graph.nbrs, d.contiguous())
 
 
-def nearest_real(real: RealBalls, fake: torch.Tensor, sq_f: torch.Tensor, a: int, e: int
-                 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """For every generated row, the smallest squared distance to real rows a..e and which row (first on ties)."""
-    g = matmul(real.x[a:e], fake.T)
-    d2 = g.mul_(-2.0).add_(real.sq[a:e, None]).add_(sq_f[None, :])
+def nearest_real(real: RealBalls, sq_f: torch.Tensor, a: int, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """For every generated row, the smallest squared distance to real rows a..a+h (from their Gram strip g, left
+    unmodified) and which row (first on ties)."""
+    d2 = torch.add(sq_f[None, :], g, alpha=-2.0).add_(real.sq[a : a + g.shape[0], None])
     low, idx = d2.min(dim=0)
     return low, idx + a
 
@@ -95,14 +124,13 @@ def authenticity_value(real: RealBalls, fake: torch.Tensor, parts: list[tuple[to
     return float(authentic.double().mean())
 
 
-def authenticity_work(real: RealBalls, fake: torch.Tensor) -> PairWork:
-    """One job per strip of real rows; the value from all of them."""
+def authenticity_work(real: RealBalls, fake: torch.Tensor, context: Shared | None = None) -> PairWork:
+    """The cross pass (KID's strips or jobs of its own) and the value from all strips."""
     dtype = torch.promote_types(real.x.dtype, fake.dtype)
     r = RealBalls(real.x.to(dtype), real.sq.to(dtype), real.nbrs, real.radius.to(dtype))
     f = fake.to(dtype)
-    sq_f = (f * f).sum(dim=1)
-    jobs = [partial(nearest_real, r, f, sq_f, a, e) for a, e in strips(r.x.shape[0], r.x.device)]
-    return PairWork(jobs, lambda results: authenticity_value(r, f, results))
+    cross = CrossPass(r.x, f, partial(nearest_real, r, (f * f).sum(dim=1)))
+    return PairWork(cross.work(context), lambda results: authenticity_value(r, f, cross.ordered()))
 
 
 def authenticity(real: ArrayLike, fake: ArrayLike, device: str | torch.device | None = None) -> float:
@@ -133,7 +161,7 @@ def _auth_prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHoo
 
 def _auth_pair(a: RealBalls, b: RealBalls, o: Mapping[str, Any], rng: np.random.Generator, *,
                context: Shared | None = None) -> PairWork:
-    return authenticity_work(a, b.x)
+    return authenticity_work(a, b.x, context)
 
 
 AUTHENTICITY = register_metric(Metric(
@@ -153,44 +181,53 @@ MIFID_OPTIONS = (
 
 @dataclass
 class MifidStatistics:
-    """A set's FID statistics and its rows with nonzero sum, L2-normalised."""
+    """A set's FID statistics and its rows."""
 
     fid: FidStatistics
-    unit: torch.Tensor
+    x: torch.Tensor
 
 
 def mifid_statistics(x: torch.Tensor, product_dtype: torch.dtype | None = None) -> MifidStatistics:
     """FID's moments (the covariance product in `product_dtype`, default: the rows' precision, at least float32, as
-    the protocol's FID) and the rows Kaggle's `cosine_distance` keeps (entries not summing to 0), normalised."""
-    keep = x[x.sum(dim=1) != 0]
-    unit = keep / torch.linalg.vector_norm(keep, dim=1, keepdim=True)
+    the protocol's FID) and the rows (normalised per strip in the cross pass)."""
     dtype = torch.promote_types(x.dtype, torch.float32) if product_dtype is None else product_dtype
-    return MifidStatistics(fid_statistics(x, product_dtype=dtype), unit)
+    return MifidStatistics(fid_statistics(x, product_dtype=dtype), x)
 
 
-def nearest_cosine(fake: torch.Tensor, real_rows: torch.Tensor, a: int, e: int) -> torch.Tensor:
-    """min over real rows of (1 − |cos|) for generated rows a..e, in float64."""
-    c = matmul(fake[a:e], real_rows.T).abs_().amax(dim=1)
-    return 1.0 - c.double()
+def largest_cosine(inv_r: torch.Tensor, inv_f: torch.Tensor, a: int, g: torch.Tensor) -> torch.Tensor:
+    """For every generated row, max |cos| over real rows a..a+h from their Gram strip g (left unmodified); rows left
+    out (zero sum: inverse norm 0) count as −1 for the real side, so they are never the nearest."""
+    c = (g * inv_r[a : a + g.shape[0], None]).mul_(inv_f[None, :]).abs_()
+    c[inv_r[a : a + g.shape[0]] == 0] = -1.0
+    return c.amax(dim=0)
 
 
-def mifid_value(fid_value: float, parts: list[torch.Tensor], eps: float) -> float:
-    """FID / (thresholded mean minimum cosine distance + 1e-15)."""
-    d = float(torch.cat(parts).mean())
+def mifid_value(fid_value: float, parts: list[torch.Tensor], kept_fake: torch.Tensor, eps: float) -> float:
+    """FID / (thresholded mean over kept generated rows of min (1 − |cos|) + 1e-15)."""
+    best = torch.stack(parts).amax(dim=0)[kept_fake]
+    d = float((1.0 - best.double()).mean())
     d_thr = d if d < eps else 1.0
     return finite_result(fid_value / (d_thr + FID_EPSILON), "MiFID")
 
 
-def mifid_work(real: MifidStatistics, fake: MifidStatistics, eps: float) -> PairWork:
-    """FID's job and one cosine job per strip of generated rows."""
-    if real.unit.shape[0] == 0 or fake.unit.shape[0] == 0:
+def inverse_norms(x: torch.Tensor) -> torch.Tensor:
+    """1/|row| for the rows Kaggle's `cosine_distance` keeps (entries not summing to 0), 0 for the others."""
+    keep = x.sum(dim=1) != 0
+    norm = torch.linalg.vector_norm(x, dim=1)
+    return torch.where(keep, 1.0 / torch.where(keep, norm, torch.ones_like(norm)), torch.zeros_like(norm))
+
+
+def mifid_work(real: MifidStatistics, fake: MifidStatistics, eps: float, context: Shared | None = None) -> PairWork:
+    """FID's job and the cross pass of |cos| (KID's strips, or jobs of its own)."""
+    inv_r, inv_f = inverse_norms(real.x), inverse_norms(fake.x)
+    if not bool((inv_r > 0).any()) or not bool((inv_f > 0).any()):
         raise ValueError("MiFID: every row of a set sums to 0, so no cosine distance is defined (Kaggle's code leaves "
                          "such rows out): check the features")
-    dtype = torch.promote_types(real.unit.dtype, fake.unit.dtype)
-    r, f = real.unit.to(dtype), fake.unit.to(dtype)
-    jobs: list[Any] = [partial(fid_from_statistics, fake.fid, real.fid)]
-    jobs += [partial(nearest_cosine, f, r, a, e) for a, e in strips(f.shape[0], f.device)]
-    return PairWork(jobs, lambda results: mifid_value(float(results[0]), results[1:], eps))
+    dtype = torch.promote_types(real.x.dtype, fake.x.dtype)
+    r, f = real.x.to(dtype), fake.x.to(dtype)
+    cross = CrossPass(r, f, partial(largest_cosine, inv_r.to(dtype), inv_f.to(dtype)))
+    jobs: list[Any] = [partial(fid_from_statistics, fake.fid, real.fid)] + cross.work(context)
+    return PairWork(jobs, lambda results: mifid_value(float(results[0]), cross.ordered(), inv_f > 0, eps))
 
 
 def mifid(real: ArrayLike, fake: ArrayLike, cosine_distance_eps: float = 0.1,
@@ -207,17 +244,18 @@ def mifid(real: ArrayLike, fake: ArrayLike, cosine_distance_eps: float = 0.1,
     return w.finish(run_jobs(w.jobs, dev))
 
 
-def _mifid_prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None
-                   ) -> MifidStatistics:
+def _mifid_prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None, *,
+                   context: Shared | None = None) -> MifidStatistics:
     return mifid_statistics(x)
 
 
-def _mifid_pair(a: MifidStatistics, b: MifidStatistics, o: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
-    return mifid_work(a, b, float(o["cosine_distance_eps"]))
+def _mifid_pair(a: MifidStatistics, b: MifidStatistics, o: Mapping[str, Any], rng: np.random.Generator, *,
+                context: Shared | None = None) -> PairWork:
+    return mifid_work(a, b, float(o["cosine_distance_eps"]), context)
 
 
 MIFID = register_metric(Metric(
-    name="mifid", options=MIFID_OPTIONS, prepare=_mifid_prepare, pair=_mifid_pair, label="MiFID",
+    name="mifid", options=MIFID_OPTIONS, prepare=_mifid_prepare, pair=_mifid_pair, label="MiFID", shares=True,
     reach=lambda peak, n, d, o: fid_reach(peak, n, d),
     doc="memorisation-informed FID: FID over the thresholded mean nearest cosine distance (Kaggle, Bai et al. 2021)",
 ))
