@@ -333,3 +333,29 @@ def test_authenticity_and_mifid_take_kids_cross_strips() -> None:
     assert got["authenticity"] == authenticity(x, y) == authenticity_reference(x.astype(np.float64), y.astype(np.float64))
     assert got["mifid"] == pytest.approx(mifid(x, y), rel=1e-6)
     assert kid_work.jobs
+
+
+def test_cmmd_takes_imds_strips_and_kids_cross_strips(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With IMD (exact k-NN) and KID (every pair) in the run, CMMD's set sums come from IMD's Gram strips (its tap)
+    and its cross sum from KID's strips (no jobs of its own), with the value of its own pass."""
+    from ganeval.metrics import Metrics
+    from ganeval.metrics.registry import CROSS_GRAM_HOOKS, Shared
+
+    x, y = sets(1100, 900, 20, seed=12)
+    for o in ({}, {"estimator": "unbiased", "sigma": 0.7}, {"normalize": False, "sigma": 3.0}):
+        chosen = {"imd": {"nv": 10}, "kid": {"subsets": 5, "subset_size": 500}, "cmmd": o}
+        m = Metrics(chosen)
+        sx, sy = prepare_set(x, m), prepare_set(y, m)
+        ctx = Shared({}, m)
+        get_metric("kid").pair(sx.stats["kid"], sy.stats["kid"], m["kid"], np.random.default_rng(0), context=ctx)
+        w = get_metric("cmmd").pair(sx.stats["cmmd"], sy.stats["cmmd"], m["cmmd"], np.random.default_rng(0), context=ctx)
+        assert w.jobs == [] and len(ctx.memo[CROSS_GRAM_HOOKS]) == 1
+        alone = prepare_set(x, {"cmmd": o}).stats["cmmd"].upper
+        assert sx.stats["cmmd"].upper == pytest.approx(alone, rel=1e-6)
+        with monkeypatch.context() as mp:  # with IMD's strips tapped, CMMD makes none of its own
+            import sys
+
+            mp.setattr(sys.modules["ganeval.metrics.cmmd"], "self_strip_sum", lambda *a: (_ for _ in ()).throw(AssertionError("own strips")))
+            assert prepare_set(x, m).stats["cmmd"].upper == sx.stats["cmmd"].upper
+        got = protocol_value(x, y, chosen)["cmmd"]
+        assert got == pytest.approx(cmmd(x, y, **o), rel=2e-5, abs=1e-8)

@@ -8,7 +8,9 @@ Two estimators, named as such:
   unbiased (the U-statistic: the XX and YY diagonals dropped)
             1000 · ( Σ_{i≠j} k(x_i, x_j)/(n(n−1)) + Σ_{i≠j} k(y_i, y_j)/(m(m−1)) − 2 Σ_ij k(x_i, y_j)/(nm) )
 The kernel sums run over Gram strips (rows a..e against the rows after them), reduced as soon as they are made,
-so no N×N matrix is held; each strip's kernel is summed in float64. The reference's embeddings are CLIP
+so no N×N matrix is held; each strip's kernel is summed in float64. In a run with IMD (exact k-NN) the sets' own
+strips are the ones its search makes (a tap, which keeps that search in float32), and with KID summing over every
+pair the real × generated strips are KID's (a hook), so CMMD then adds only the kernel's exponentials. The reference's embeddings are CLIP
 ViT-L/14 at 336 px (`features=clip_l14_336`); with `normalize` (default) the rows are L2-normalised here, so
 FD_CLIP computed in the same run keeps the un-normalised embeddings it is defined on.
 """
@@ -26,7 +28,7 @@ from ganeval.common import ArrayLike, resolve_device
 from ganeval.metrics.linalg import gram_strip, matmul, strips
 from ganeval.metrics.parallel import run_jobs
 from ganeval.metrics.registry import (
-    GramHook, GramTap, Metric, PairWork, boolean, one_of, option, real, register_metric,
+    CROSS_GRAM_HOOKS, GramHook, Metric, PairWork, Shared, boolean, one_of, option, real, register_metric,
 )
 from ganeval.metrics.validation import check_same_dim, finite_result, load_features
 
@@ -80,19 +82,64 @@ def cross_strip_sum(x: torch.Tensor, sx: torch.Tensor, y: torch.Tensor, sy: torc
 
 @dataclass
 class CmmdStatistics:
-    """A set's CMMD statistics: its (normalised) rows, squared norms and Σ_{i<j} k(x_i, x_j) (float64)."""
+    """A set's CMMD statistics: its rows as given and (normalised) as compared, their squared norms and
+    Σ_{i<j} k(x_i, x_j) (float64)."""
 
+    raw: torch.Tensor
     x: torch.Tensor
     sq: torch.Tensor
     upper: float
 
 
-def statistics(x: torch.Tensor, sigma: float, normalize: bool) -> CmmdStatistics:
-    """The statistics stage: the set's upper-triangle kernel sum over its Gram strips (jobs in parallel on CPU)."""
+def scaled_kernel_sum(g: torch.Tensor, inv_r: torch.Tensor, inv_c: torch.Tensor, sq_r: torch.Tensor,
+                      sq_c: torch.Tensor, gamma: float, upper: bool) -> torch.Tensor:
+    """The kernel sum of a raw Gram block g = x[rows]·x[cols]ᵀ (left unmodified) of the rows scaled by inv (1/|x|
+    when normalising, else 1); with `upper`, only entries right of the leading block's diagonal (a set's strip)."""
+    d2 = (g * inv_r[:, None]).mul_(inv_c[None, :]).mul_(-2.0).add_(sq_r[:, None]).add_(sq_c[None, :]).clamp_min_(0.0)
+    k = d2.mul_(-gamma).exp_()
+    if upper:
+        k[:, : g.shape[0]].triu_(1)
+    return k.sum(dim=1).sum(dtype=torch.float64)
+
+
+class CmmdTap:
+    """Sums the kernel of a set's Gram strips x[a:e]·x[a:]ᵀ while another metric's exact k-NN search makes them
+    (IMD's, or precision/recall's), so the set's own strips are not computed twice (a GramTap's interface)."""
+
+    def __init__(self, x: torch.Tensor, sigma: float, normalize: bool) -> None:
+        self.inv = inverse_norms(x, normalize)
+        self.sq = (x * x).sum(dim=1) * self.inv * self.inv
+        self.gamma = 1.0 / (2.0 * sigma * sigma)
+        self.parts: dict[int, torch.Tensor] = {}
+
+    def __call__(self, a: int, g: torch.Tensor) -> None:
+        e = a + g.shape[0]
+        inv, sq = self.inv.to(g.dtype), self.sq.to(g.dtype)
+        self.parts[a] = scaled_kernel_sum(g, inv[a:e], inv[a:], sq[a:e], sq[a:], self.gamma, upper=True)
+
+    def collected(self) -> float | None:
+        """The upper-triangle sum, or None when no strip was made."""
+        return float(sum(self.parts[a] for a in sorted(self.parts))) if self.parts else None
+
+
+def inverse_norms(x: torch.Tensor, normalize: bool) -> torch.Tensor:
+    """1/|row| (1 for a zero row, which stays zero) when normalising, else ones."""
+    if not normalize:
+        return torch.ones(x.shape[0], dtype=x.dtype, device=x.device)
+    norm = torch.linalg.vector_norm(x, dim=1)
+    return 1.0 / torch.where(norm > 0, norm, torch.ones_like(norm))
+
+
+def statistics(x: torch.Tensor, sigma: float, normalize: bool, tap: CmmdTap | None = None) -> CmmdStatistics:
+    """The statistics stage: the set's upper-triangle kernel sum, from `tap` (strips another metric made) or over
+    Gram strips of its own (jobs in parallel on CPU)."""
     xn, sq = prepared_rows(x, normalize)
-    gamma = 1.0 / (2.0 * sigma * sigma)
-    jobs = [partial(self_strip_sum, xn, sq, a, e, gamma) for a, e in strips(xn.shape[0], xn.device)]
-    return CmmdStatistics(xn, sq, float(sum(run_jobs(jobs, xn.device))))
+    upper = tap.collected() if tap is not None else None
+    if upper is None:
+        gamma = 1.0 / (2.0 * sigma * sigma)
+        jobs = [partial(self_strip_sum, xn, sq, a, e, gamma) for a, e in strips(xn.shape[0], xn.device)]
+        upper = float(sum(run_jobs(jobs, xn.device)))
+    return CmmdStatistics(x, xn, sq, upper)
 
 
 def combine(a: CmmdStatistics, b: CmmdStatistics, cross: float, estimator: str) -> float:
@@ -128,18 +175,48 @@ def cmmd(x: ArrayLike, y: ArrayLike, sigma: float = SIGMA, estimator: str = "bia
     return combine(a, b, cross, o["estimator"])
 
 
-def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None) -> CmmdStatistics:
-    return statistics(x, o["sigma"], o["normalize"])
+def _tap(x: torch.Tensor, o: Mapping[str, Any]) -> CmmdTap:
+    return CmmdTap(x, o["sigma"], o["normalize"])
 
 
-def _pair(a: CmmdStatistics, b: CmmdStatistics, o: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
-    """The real × generated kernel sum as strip jobs; draws nothing from `rng`."""
+def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: Any, *,
+             context: Shared | None = None) -> CmmdStatistics:
+    return statistics(x, o["sigma"], o["normalize"], tap)
+
+
+class CrossSum:
+    """Σ_ij k(x_i, y_j) of a pair from KID's real × generated Gram strips (a hook), strip by strip."""
+
+    def __init__(self, a: CmmdStatistics, b: CmmdStatistics, sigma: float, normalize: bool) -> None:
+        dtype = torch.promote_types(a.x.dtype, b.x.dtype)
+        self.inv_a, self.inv_b = inverse_norms(a.raw, normalize).to(dtype), inverse_norms(b.raw, normalize).to(dtype)
+        self.sq_a, self.sq_b = a.sq.to(dtype), b.sq.to(dtype)
+        self.gamma = 1.0 / (2.0 * sigma * sigma)
+        self.parts: dict[int, torch.Tensor] = {}
+
+    def __call__(self, a: int, g: torch.Tensor) -> None:
+        e = a + g.shape[0]
+        self.parts[a] = scaled_kernel_sum(g, self.inv_a[a:e], self.inv_b, self.sq_a[a:e], self.sq_b, self.gamma, False)
+
+    def total(self) -> float:
+        return float(sum(self.parts[a] for a in sorted(self.parts)))
+
+
+def _pair(a: CmmdStatistics, b: CmmdStatistics, o: Mapping[str, Any], rng: np.random.Generator, *,
+          context: Shared | None = None) -> PairWork:
+    """The real × generated kernel sum: on KID's cross Gram strips when KID sums over every pair, else strip jobs of
+    its own; draws nothing from `rng`."""
+    hooks = None if context is None else context.memo.get(CROSS_GRAM_HOOKS)
+    if hooks is not None:
+        cross = CrossSum(a, b, o["sigma"], o["normalize"])
+        hooks.append(cross)
+        return PairWork([], lambda results: combine(a, b, cross.total(), o["estimator"]))
     jobs = cross_jobs(a, b, o["sigma"])
     return PairWork(jobs, lambda results: combine(a, b, float(sum(results)), o["estimator"]))
 
 
 METRIC = register_metric(Metric(
-    name="cmmd", options=OPTIONS, prepare=_prepare, pair=_pair, label="CMMD",
+    name="cmmd", options=OPTIONS, prepare=_prepare, pair=_pair, tap=_tap, shares=True, label="CMMD",
     reach=lambda peak, n, d, o: reach(peak, n, d),
     doc="MMD² ×1000 of L2-normalised embeddings, Gaussian RBF σ=10 (Jayasumana et al. 2024; use features=clip_l14_336)",
 ))
