@@ -15,7 +15,9 @@ from typing import Any, Sequence
 
 EPILOG = """\
 inputs (REAL, FAKE), resolved in this order:
-  an existing folder        images under it, recursive, sorted (png, jpg, jpeg, webp, bmp)
+  an existing folder        images under it, recursive, sorted (png, jpg, jpeg, webp, bmp), streamed in batches
+  an existing .zip or .tar  its image members, sorted by name, streamed (uncompressed .tar; a root dataset.json
+                            is ignored; absolute or '..' paths, nested archives, other files and bombs are refused)
   a reference file          recognised by its keys: pytorch-fid/TTUR/clean-fid .npz {{mu, sigma}} and EDM2 .pkl
                             (moments only: FID/FD alone, REAL only), clean-fid _kid.npz {{feats}}, an ADM
                             batch {{arr_0, mu, sigma}} (its images), ganeval's --save-ref file (features); FILE:mu and
@@ -40,6 +42,8 @@ examples:
   ganeval-score digits fakes/ --features pixels --metrics fid,kid
   ganeval-score real.npz fake_a.npz fake_b.npz --runs 20 --sample-size 5000
   ganeval-score real.npy fake.npy --json > scores.json
+  ganeval-score real.zip fakes.zip --features dinov2 --num-workers 8 --cache-dir ~/.cache/ganeval
+  torchrun --nproc_per_node 4 -m ganeval.app.score real/ fakes/ --cache-dir cache   # one GPU per rank
   ganeval-score real.npy fake.npy --runs 10 --sample-size 1000 --out results/mine   # + report.html
   ganeval-score --save-ref cifar10_ref.npz --save-stats cifar10_stats.npz real_images/   # write references
   ganeval-score fid_stats_cifar10_train.npz fakes/ --resize legacy_tensorflow   # FID vs published moments
@@ -99,10 +103,11 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG.format(names=", ".join(data_names())))
     p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file or dataset name")
     p.add_argument("fakes", metavar="FAKE", nargs="*", help="generated set(s), each scored against REAL")
-    p.add_argument("--features", choices=("inception", "inception_spatial", "clip_l14_336", "dinov2", "pixels",
+    p.add_argument("--features", choices=("inception", "inception_spatial", "dinov2", "clip", "clip_l14_336", "pixels",
                                           "identity"), default=None,
-                   help="feature extractor (default: inception for images, identity for feature arrays; "
-                   "inception_spatial for --metrics sfid, clip_l14_336 for cmmd)")
+                   help="feature extractor (default: inception for images, identity for feature arrays); dinov2 is "
+                   "ViT-L/14 (timm), clip ViT-L/14 OpenAI (open_clip); inception_spatial for --metrics sfid, "
+                   "clip_l14_336 (ViT-L/14 at 336 px) for cmmd")
     p.add_argument("--resize", default=None, choices=("legacy_pytorch", "legacy_tensorflow", "clean", "pil", "torch"),
                    help="preprocessing mode: inception legacy_pytorch (pytorch-fid's, default) | legacy_tensorflow "
                    "(TF1 bilinear, torch-fidelity's) | clean (clean-fid's); dinov2 pil (default) | torch")
@@ -121,8 +126,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available)")
     p.add_argument("--batch-size", type=int, default=250, help="feature-extraction batch size (default 250)")
-    p.add_argument("--weights", default=None, help="Inception weights file (pt_inception-2015-12-05-6726825d.pth); "
-                   "default: $GANEVAL_INCEPTION_WEIGHTS, the torch hub cache, then a download")
+    p.add_argument("--weights", default=None, help="weights file of --features inception "
+                   "(pt_inception-2015-12-05-6726825d.pth), dinov2 or clip; default: $GANEVAL_INCEPTION_WEIGHTS "
+                   "($GANEVAL_DINOV2_WEIGHTS, $GANEVAL_CLIP_WEIGHTS), the torch hub / Hugging Face cache, then a download")
+    p.add_argument("--num-workers", type=int, default=None, help="processes decoding image files (folders, zips, tars) "
+                   "(default: min(8, CPU cores), 0: in the main process)")
+    p.add_argument("--size", type=int, default=None, help="resize every image file to SIZE×SIZE (PIL bilinear, as "
+                   "ganeval.data.folder's size=) before the extractor's own preprocessing (--resize); without it, "
+                   "image files of one set must share one size")
     p.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048),
                    help="Inception feature block (default 2048, pool3)")
     p.add_argument("--no-download", action="store_true", help="never download Inception weights")
@@ -157,8 +168,8 @@ def as_json(result: Any) -> dict[str, Any]:
         rows.append(entry)
     cfg = result.record.config
     return {
-        "real": {"input": result.real.arg, "rows": len(result.real.array)},
-        "fakes": [{"model": f.name, "input": f.arg, "rows": len(f.array)} for f in result.fakes],
+        "real": {"input": result.real.arg, "rows": len(result.real)},
+        "fakes": [{"model": f.name, "input": f.arg, "rows": len(f)} for f in result.fakes],
         "mode": "full sets" if full else "subsample protocol",
         "runs": cfg["runs"], "sample_size": cfg["sample_size"], "confidence": None if full else cfg["confidence"],
         "seed": cfg["seed"], "device": cfg["device"], "features": cfg["features"], "metrics": cfg["metrics"],
@@ -204,6 +215,16 @@ def plain_lines(result: Any) -> list[str]:
     return lines
 
 
+def default_workers(given: int | None) -> int:
+    """--num-workers, or min(8, CPU cores) decoding processes (0 on a one-core machine)."""
+    if given is not None:
+        return given
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 0 if cores <= 1 else min(8, cores)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; user errors print one line on stderr and exit 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -219,15 +240,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             real=args.real, fakes=args.fakes, features=args.features, metrics=metrics, runs=args.runs,
             sample_size=args.sample_size, confidence=args.confidence, seed=args.seed, device=args.device,
             batch_size=args.batch_size, weights=args.weights, dims=args.dims, download=not args.no_download,
-            cache_dir=args.cache_dir, resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
+            cache_dir=args.cache_dir, num_workers=default_workers(args.num_workers), size=args.size, resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
             out=args.out, overwrite=args.overwrite, plots=not args.no_plots,
             progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]))
         if request.batch_size < 1:
             raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
+        if request.num_workers < 0:
+            raise ValueError(f"--num-workers must be at least 0, got {request.num_workers}")
+        if request.size is not None and request.size < 1:
+            raise ValueError(f"--size must be at least 1, got {request.size}")
+        from ganeval.features.distributed import init_from_env, is_main
+
+        request.device = init_from_env(request.device)  # torchrun: join the group, one GPU per rank
+        if not is_main():
+            request.progress = False
         result = score_sets(request)
     except user_errors() as e:
         print(f"ganeval-score: {e}", file=sys.stderr)
         return 2
+    if result is None:  # a torchrun rank other than 0: its share of the features went to rank 0
+        return 0
     for path in result.saved:
         print(f"wrote {path}", file=sys.stderr)
     if not result.fakes:

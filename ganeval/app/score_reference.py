@@ -111,7 +111,7 @@ def check_reference(ref: Reference, arg: str, extractor: Any, metrics: list[str]
 def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputSet"]) -> "ScoreResult":
     """FID/FD of each generated set against a moments-only REAL (see `ganeval.protocol.reference`)."""
     from ganeval.app import pipeline
-    from ganeval.app.score_sets import ScoreResult, check_inputs_fakes, extract, make_extractor
+    from ganeval.app.score_sets import ScoreResult, check_inputs_fakes, content_identity, extract, make_extractor
     from ganeval.common import check_writable as check_dir_writable
     from ganeval.hashing import array_identity, sha256_file
     from ganeval.metrics.registry import Metrics, integer
@@ -128,7 +128,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
     dim = check_inputs_fakes(fakes, extractor)
     check_reference(ref, real.arg, extractor, list(metrics), dim)
     mom = reference_moments(ref, extractor, real.arg)
-    sizes = {f"FAKE {f.arg}": len(f.array) for f in fakes}
+    sizes = {f"FAKE {f.arg}": len(f) for f in fakes}
     if request.runs > 1 and request.sample_size is None:
         raise ValueError(f"--runs {request.runs} draws subsamples of the generated sets: give their size with "
                          "--sample-size M, or --runs 1 to score the full sets")
@@ -138,7 +138,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
         if n < 2 or (request.sample_size is not None and request.sample_size > n):
             raise ValueError(f"{what} has {n} rows: FID needs at least 2"
                              + (f" and --sample-size {request.sample_size} at most {n}" if request.sample_size else ""))
-    settings = Settings(runs=request.runs, sample_size=request.sample_size or min(len(f.array) for f in fakes),
+    settings = Settings(runs=request.runs, sample_size=request.sample_size or min(len(f) for f in fakes),
                         metrics=metrics, seed=request.seed, confidence=request.confidence, device=request.device,
                         progress=request.progress)
     if request.out is not None:
@@ -146,7 +146,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
     ident = extractor.identity()
     config: dict[str, Any] = {
         "real": real.arg, "reference": {"layout": ref.layout, "moments_only": True, "space": extractor.name},
-        "fakes": {f.name: f.arg for f in fakes}, "sets": {f.name: len(f.array) for f in fakes},
+        "fakes": {f.name: f.arg for f in fakes}, "sets": {f.name: len(f) for f in fakes},
         "features": ident, "metrics": settings.metrics.as_dict(), "runs": settings.runs,
         "sample_size": settings.sample_size if settings.runs > 1 else None, "full_sets": settings.runs == 1,
         "confidence": settings.confidence, "seed": settings.seed, "device": settings.device,
@@ -158,7 +158,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
                            settings=settings)
     ctx.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser(), 16)}
     for f in fakes:
-        ctx.content["generators"][f.name] = array_identity(f.array, 16)
+        ctx.content["generators"][f.name] = content_identity(request, f)
     ctx.record.extractor = ctx.content["extractor"] = ident
     ctx.record.generators = {f.name: {"input": f.arg, "source": f.source, **ctx.content["generators"][f.name]}
                              for f in fakes}
@@ -169,6 +169,8 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
     else:
         ctx.set_config_hash(ctx.identity())
     fakes_f = [({"model": f.name}, extract(ctx, request, f, extractor)) for f in fakes]
+    if any(x is None for _, x in fakes_f):  # a torchrun rank other than 0: its share went to rank 0
+        return None  # type: ignore[return-value]
     task = MomentsTask(mom.mu, mom.sigma, fakes_f, settings)
     with ctx.stage("runs"):
         rows = run_loop(task, settings, results_dir, ctx.identity(), request.overwrite)
@@ -199,8 +201,13 @@ def save_outputs(request: "ScoreRequest", real: "InputSet", features: np.ndarray
 
     if request.save_ref is None and request.save_stats is None:
         return []
-    content = array_identity(real.array)["sha256"] if not precomputed(real) else (real.reference.meta or {}).get(
-        "content_hash")
+    if precomputed(real):
+        content = (real.reference.meta or {}).get("content_hash")
+    elif real.stream is not None:
+        content = real.stream.content(batch_size=request.batch_size, num_workers=request.num_workers,
+                                      cache_dir=request.cache_dir)["sha256"]
+    else:
+        content = array_identity(real.array)["sha256"]
     write_outputs(features, reference_meta(extractor, len(features), content, real.arg), request.save_ref,
                   request.save_stats)
     return [Path(p) for p in (request.save_ref, request.save_stats) if p is not None]
@@ -217,8 +224,11 @@ def save_only(request: "ScoreRequest", real: "InputSet") -> "ScoreResult":
     if precomputed(real):
         feats = np.asarray(real.array, np.float32)
     else:
-        extractor.check_input(tuple(real.array.shape), real.array.dtype)
-        feats, _ = extract_with_info(real.array, extractor, batch_size=request.batch_size, device=request.device,
-                                     cache_dir=request.cache_dir, progress=request.progress)
+        extractor.check_input(real.shape, real.dtype)
+        feats, _ = extract_with_info(real.stream if real.stream is not None else real.array, extractor,
+                                     batch_size=request.batch_size, device=request.device, cache_dir=request.cache_dir,
+                                     num_workers=request.num_workers, progress=request.progress)
+        if feats is None:  # a torchrun rank other than 0
+            return None  # type: ignore[return-value]
     saved = save_outputs(request, real, feats, extractor)
     return ScoreResult(pd.DataFrame(), pd.DataFrame(), None, {}, None, real, [], None, saved)
