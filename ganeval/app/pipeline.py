@@ -288,11 +288,19 @@ def make_extractor(ctx: Context) -> Any:
 def check_metric_inputs(ctx: Context, extractor: Any) -> None:
     """Refuse a metric the extractor's rows cannot feed (the Inception Score takes class logits, the others
     features), naming the extractor to use; an extractor whose `outputs` is None (given arrays) feeds any."""
+    check_extractor_feeds(ctx.settings.metrics, extractor, ctx.choices.get("features", type(extractor).__name__))
+
+
+def check_extractor_feeds(metrics: Any, extractor: Any, chosen: str) -> None:
+    """`check_metric_inputs` for chosen `metrics` (a `Metrics`) and the extractor named `chosen` in messages."""
     gives = getattr(extractor, "outputs", "features")
-    chosen = ctx.choices.get("features", type(extractor).__name__)
-    for metric, _ in ctx.settings.metrics.ordered():
+    for metric, _ in metrics.ordered():
         if gives is None or metric.input == gives:
             continue
+        if metric.input == "spatial":
+            raise ValueError(f"metrics.{metric.name} compares the ADM evaluator's spatial Inception features, but "
+                             f"features={chosen} gives {gives}: use features=inception_spatial in a run of its own, "
+                             f"e.g. features=inception_spatial metrics=sfid")
         if metric.input == "logits":
             raise ValueError(f"metrics.{metric.name} scores class logits, but features={chosen} gives {gives}: use "
                              f"features=inception_logits (the FID Inception's 1008-way logits) in a run of its own, "

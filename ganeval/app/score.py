@@ -102,9 +102,11 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG.format(names=", ".join(data_names())))
     p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file or dataset name")
     p.add_argument("fakes", metavar="FAKE", nargs="*", help="generated set(s), each scored against REAL")
-    p.add_argument("--features", choices=("inception", "dinov2", "clip", "pixels", "identity"), default=None,
+    p.add_argument("--features", choices=("inception", "inception_spatial", "dinov2", "clip", "clip_l14_336", "pixels",
+                                          "identity"), default=None,
                    help="feature extractor (default: inception for images, identity for feature arrays); dinov2 is "
-                   "ViT-L/14 (timm), clip ViT-L/14 OpenAI (open_clip)")
+                   "ViT-L/14 (timm), clip ViT-L/14 OpenAI (open_clip); inception_spatial for --metrics sfid, "
+                   "clip_l14_336 (ViT-L/14 at 336 px) for cmmd")
     p.add_argument("--resize", default=None, choices=("legacy_pytorch", "legacy_tensorflow", "clean", "pil", "torch"),
                    help="preprocessing mode: inception legacy_pytorch (pytorch-fid's, default) | legacy_tensorflow "
                    "(TF1 bilinear, torch-fidelity's) | clean (clean-fid's); dinov2 pil (default) | torch")
