@@ -88,3 +88,19 @@ def test_claim_refuses_unknown_words_and_untestable_without_effect() -> None:
     with pytest.raises(ValueError, match="smallest effect"):
         Claim("a", "x", NOT_TESTABLE, "r", "t")
     assert Claim("a", "x", HOLDS, "r", "t").record()["p_value"] is None
+
+
+def test_every_paired_comparison_in_a_table_shows_its_detectable_effect() -> None:
+    import pandas as pd
+
+    from ganeval.results import compare_runs, summarize_runs, table_markdown
+
+    rng = np.random.default_rng(2)
+    rows = pd.DataFrame([{"run": r, "model": m, "metric": "fid", "value": v + rng.normal()}
+                         for r in range(12) for m, v in (("a", 10.0), ("b", 10.2))])
+    cmp_ = compare_runs(rows, 0.99)
+    d = rows[rows.model == "a"].value.to_numpy() - rows[rows.model == "b"].value.to_numpy()
+    mde = paired_t_mde(d.std(ddof=1), 12, 0.99)
+    md = table_markdown(summarize_runs(rows, 0.99, 100), cmp_)
+    line = next(ln for ln in md.splitlines() if ln.startswith("- FID: a − b"))
+    assert f"smallest detectable {mde:.3g} (12 runs): undecided" in line
