@@ -9,7 +9,7 @@ decided, so a table of verdicts never rests on many uncorrected 99 % tests.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -50,7 +50,6 @@ class Claim:
     p_value: float = float("nan")
     p_holm: float = float("nan")
     detectable: str = ""
-    tested: bool = field(default=True)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
