@@ -65,5 +65,11 @@ def _torus(src: Path, out: Path) -> None:
     regenerate(src, out)
 
 
+def _paper_table(src: Path, out: Path) -> None:
+    from ganeval.studies.gan_table import regenerate
+
+    regenerate(src, out, scratch="/tmp/pt_ref")  # where it was made (COMMAND.md)
+
+
 # reference name -> function(src, out) writing its derived files from its stored runs
-REGENERATORS = {"torus": _torus}
+REGENERATORS = {"torus": _torus, "paper_table": _paper_table}
