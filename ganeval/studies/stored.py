@@ -71,5 +71,11 @@ def _paper_table(src: Path, out: Path) -> None:
     regenerate(src, out, scratch="/tmp/pt_ref")  # where it was made (COMMAND.md)
 
 
+def _blur_sweep(src: Path, out: Path) -> None:
+    from ganeval.studies.blur_sweep import regenerate
+
+    regenerate(src, out)
+
+
 # reference name -> function(src, out) writing its derived files from its stored runs
-REGENERATORS = {"torus": _torus, "paper_table": _paper_table}
+REGENERATORS = {"torus": _torus, "paper_table": _paper_table, "blur_sweep": _blur_sweep}
