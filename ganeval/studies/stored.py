@@ -77,5 +77,12 @@ def _blur_sweep(src: Path, out: Path) -> None:
     regenerate(src, out)
 
 
+def _slq_accuracy(src: Path, out: Path) -> None:
+    from ganeval.studies.slq_accuracy import regenerate
+
+    regenerate(src, out, scratch="/tmp/heat")  # where it was made (its summary.json's command)
+
+
 # reference name -> function(src, out) writing its derived files from its stored runs
-REGENERATORS = {"torus": _torus, "paper_table": _paper_table, "blur_sweep": _blur_sweep}
+REGENERATORS = {"torus": _torus, "paper_table": _paper_table, "blur_sweep": _blur_sweep,
+                "slq_accuracy": _slq_accuracy}
