@@ -83,6 +83,12 @@ def _slq_accuracy(src: Path, out: Path) -> None:
     regenerate(src, out, scratch="/tmp/heat")  # where it was made (its summary.json's command)
 
 
+def _stability(src: Path, out: Path) -> None:
+    from ganeval.studies.stability import regenerate
+
+    regenerate(src, out)
+
+
 # reference name -> function(src, out) writing its derived files from its stored runs
 REGENERATORS = {"torus": _torus, "paper_table": _paper_table, "blur_sweep": _blur_sweep,
-                "slq_accuracy": _slq_accuracy}
+                "slq_accuracy": _slq_accuracy, "stability": _stability}
