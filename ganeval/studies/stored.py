@@ -89,6 +89,13 @@ def _stability(src: Path, out: Path) -> None:
     regenerate(src, out)
 
 
+def _heat_traces(src: Path, out: Path) -> None:
+    from ganeval.studies.heat_traces import regenerate
+
+    regenerate(src, out, scratch="/tmp/heat")  # where it was made (its summary.json's command)
+
+
 # reference name -> function(src, out) writing its derived files from its stored runs
 REGENERATORS = {"torus": _torus, "paper_table": _paper_table, "blur_sweep": _blur_sweep,
-                "slq_accuracy": _slq_accuracy, "stability": _stability}
+                "slq_accuracy": _slq_accuracy, "stability": _stability,
+                "heat_traces": _heat_traces}
