@@ -30,3 +30,17 @@ def test_reference_derived_files_are_what_the_code_makes(name: str, tmp_path: Pa
 def test_relative_paths_cuts_the_scratch_folder() -> None:
     doc = {"a": "/tmp/x/cache", "b": ["/tmp/x/models/m.pt", 3], "c": "/tmp/x", "d": "/tmp/xy/z"}
     assert relative_paths(doc, "/tmp/x") == {"a": "cache", "b": ["models/m.pt", 3], "c": ".", "d": "/tmp/xy/z"}
+
+
+def test_torus_seeds_are_labelled_by_their_own_values() -> None:
+    """With train_seeds=[3, 4, 5] the verdict names seeds 3, 4, 5 (not their positions 0, 1, 2)."""
+    from ganeval.studies.stored import read_record, read_runs, summarize_stored
+    from ganeval.studies.torus import verdict_files
+
+    src = REFERENCE / "torus"
+    record, rows = read_record(src), read_runs(src)
+    record.config = {**record.config, "train_seeds": [3, 4, 5]}
+    summary, comparison, seeds = summarize_stored(rows, record)
+    text = verdict_files(record, rows, summary, comparison, seeds)["verdict.md"]
+    assert "seed 3: 9.7 ± 6.3 vs 70.1 ± 8.8 (separate); seed 4:" in text and "seed 0:" not in text
+    assert "per training seed 3, 4, 5: good 0.008, 0.042, 0.012" in text
