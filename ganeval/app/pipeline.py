@@ -115,6 +115,9 @@ def make_context(cfg: Any) -> Context:
 
     import_plugins(cfg.get("plugins") or [])
     check_missing(cfg)
+    from ganeval.app.protocols import check_protocol
+
+    check_protocol(cfg)  # a named protocol's fixed values (dry_run too)
     hc = HydraConfig.get()
     name = hc.runtime.choices.get("experiment") or "custom"
     if hc.mode == RunMode.MULTIRUN:
@@ -587,7 +590,7 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
     if strict_bool(ctx.cfg, "plots") and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=(ctx.record.extractor or {}).get("name"))
+                           extractor=ctx.record.extractor or None)
     ctx.report_title = title
     write_report(ctx)
     log.info("results in %s", ctx.results_dir)

@@ -18,6 +18,7 @@ from torch import nn
 
 from ganeval.data.images import images_to_float, to_rgb
 from ganeval.features.base import Extractor, register
+from ganeval.features.resize import pil_float_bicubic, pixels_255, tf1_bilinear
 from ganeval.hashing import sha256_file
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,25 @@ PUBLISHED_SHA256_PREFIX = "6726825d"
 BLOCK_BY_DIMS = {64: 0, 192: 1, 768: 2, 2048: 3}
 RESIZE = 299
 OUTPUTS = ("features", "logits", "logits_unbiased")  # pool features, or the 1008-way classifier's logits
+# Preprocessing modes (the names are clean-fid's): how a uint8 image becomes the network's 299×299 input
+RESIZE_MODES = {
+    "legacy_pytorch": "x/255, gray->rgb, bilinear(align_corners=False), 2x-1",  # pytorch-fid's (the default)
+    "legacy_tensorflow": "gray->rgb, TF1 bilinear (torch-fidelity's) on [0, 255], (x-128)/128",
+    "clean": "gray->rgb, PIL float bicubic per channel (clean-fid's), clip [0, 255], (x-128)/128",
+}
+DEFAULT_RESIZE_MODE = "legacy_pytorch"
+
+
+def resize_mode(resize: bool | str) -> str | None:
+    """The preprocessing mode of a `resize` option: True -> the default (legacy_pytorch), False -> None (no
+    resize, images fed at their size), or one of RESIZE_MODES by name."""
+    if resize is True:
+        return DEFAULT_RESIZE_MODE
+    if resize is False:
+        return None
+    if isinstance(resize, str) and resize in RESIZE_MODES:
+        return resize
+    raise ValueError(f"resize must be one of {', '.join(RESIZE_MODES)} (or true/false), got {resize!r}")
 
 
 class WeightsNotFoundError(RuntimeError):
@@ -247,7 +267,7 @@ class InceptionExtractor(Extractor):
         self,
         dims: int = 2048,
         weights: str | os.PathLike | None = None,
-        resize: bool = True,
+        resize: bool | str = True,
         channels_last: bool = False,
         autocast: str | None = None,
         download: bool = True,
@@ -266,7 +286,8 @@ class InceptionExtractor(Extractor):
         self.dims = dims
         self.block = BLOCK_BY_DIMS[dims]
         self.weights = weights
-        self.resize = bool(resize)
+        self.resize_mode = resize_mode(resize)
+        self.resize = self.resize_mode is not None
         self.channels_last = bool(channels_last)
         self.autocast = autocast
         self.download = download
@@ -293,10 +314,12 @@ class InceptionExtractor(Extractor):
             "dims": self.dims,
             "block": self.block,
             "resize": RESIZE if self.resize else None,
-            "preprocess": "x/255, gray->rgb, bilinear(align_corners=False), 2x-1",
+            "preprocess": RESIZE_MODES[self.resize_mode or DEFAULT_RESIZE_MODE],
             "weights": weights_sha256(self.weights_path())[:8],
             "autocast": self.autocast,
         }
+        if self.resize_mode not in (None, DEFAULT_RESIZE_MODE):  # the default keeps the identity it always had
+            ident["resize_mode"] = self.resize_mode
         if self.output != "features":  # pool features keep the identity (and cache keys) they always had
             ident["output"] = self.output
         return ident
@@ -314,10 +337,21 @@ class InceptionExtractor(Extractor):
                 self._model = self._model.to(memory_format=torch.channels_last)
             self._device = device
 
-    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
-        if self._model is None or self._device != batch.device:
-            self.setup(batch.device)
-        assert self._model is not None
+    def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
+        """clean mode: clean-fid's PIL resize on the host (N×3×299×299 floats in [0, 255]); others: the batch."""
+        return pil_float_bicubic(batch, RESIZE) if self.resize_mode == "clean" else batch
+
+    def device_stage(self, batch: torch.Tensor) -> torch.Tensor:
+        if self.resize_mode == "clean":
+            return self.forward((batch - 128) / 128)
+        return self(batch)
+
+    def preprocess(self, batch: torch.Tensor) -> torch.Tensor:
+        """Images -> the network's 299×299 input in [-1, 1], by the preprocessing mode."""
+        if self.resize_mode == "clean":
+            return (pil_float_bicubic(batch, RESIZE).to(batch.device) - 128) / 128
+        if self.resize_mode == "legacy_tensorflow":
+            return (tf1_bilinear(pixels_255(batch), RESIZE) - 128) / 128
         x = to_rgb(images_to_float(batch))
         if self.resize:
             x = F.interpolate(x, size=(RESIZE, RESIZE), mode="bilinear", align_corners=False)
@@ -326,7 +360,16 @@ class InceptionExtractor(Extractor):
                 f"images of {x.shape[-2]}×{x.shape[-1]} are too small for Inception without resize; "
                 "use resize=True (the default) or images of at least 75×75"
             )
-        x = 2 * x - 1
+        return 2 * x - 1
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        return self.forward(self.preprocess(batch))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The network on a preprocessed input (pool features or logits), N×D float32."""
+        if self._model is None or self._device != x.device:
+            self.setup(x.device)
+        assert self._model is not None
         if self.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         if self.autocast is not None:
@@ -342,5 +385,6 @@ class InceptionExtractor(Extractor):
 __all__ = [
     "InceptionExtractor", "WeightsNotFoundError", "resolve_weights", "check_weights_available",
     "hub_weights_path", "inception_blocks", "inception_logits", "fid_inception_architecture", "random_state_dict",
-    "save_random_weights", "load_state_dict", "weights_sha256", "WEIGHTS_URL", "WEIGHTS_FILENAME",
+    "save_random_weights", "load_state_dict", "weights_sha256", "WEIGHTS_URL", "WEIGHTS_FILENAME", "RESIZE_MODES",
+    "resize_mode",
 ]

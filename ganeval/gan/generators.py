@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -23,7 +24,7 @@ from ganeval.common import resolve_device
 from ganeval.data.images import as_uint8_images, image_layout, to_uint8
 from ganeval.gan.architectures import build_generator
 from ganeval.gan.checkpoint import load_checkpoint
-from ganeval.gan.sampling import generate, latent
+from ganeval.gan.sampling import generate, generate_batches, latent
 from ganeval.hashing import sha256_file, sha256_folder, state_dict_sha256
 
 
@@ -117,6 +118,16 @@ class CheckpointGenerator(_Base):
         z = latent(n, module.latent_shape, seed)  # type: ignore[arg-type]
         out_range = module.output_range  # type: ignore[assignment]
         return generate(module, z, output_range=out_range, batch_size=batch_size, device=dev)  # type: ignore[arg-type]
+
+    def sample_batches(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> Iterator[np.ndarray]:
+        """`sample(n, seed)`'s rows batch by batch (same values), for extraction without an N-image array."""
+        self._check_request(n, seed, batch_size)
+        module = self._load()
+        dev = resolve_device(device)
+        module.to(dev)
+        z = latent(n, module.latent_shape, seed)  # type: ignore[arg-type]
+        yield from generate_batches(module, z, output_range=module.output_range,  # type: ignore[arg-type]
+                                    batch_size=batch_size, device=dev)
 
     def identity(self) -> dict[str, Any]:
         if not self._meta and self.path.is_file():
@@ -253,6 +264,17 @@ class ModuleGenerator(_Base):
         if self.output_range is None:
             return out
         return to_uint8(out, value_range=self.output_range)
+
+    def sample_batches(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> Iterator[np.ndarray]:
+        """`sample(n, seed)`'s rows batch by batch (same values), for extraction without an N-image array."""
+        self._check_request(n, seed, batch_size)
+        module = self._build()
+        z = latent(n, self.latent_shape, seed)
+        dev = resolve_device(device)
+        for start in range(0, n, batch_size):
+            part = z[start : start + batch_size]
+            out = self._check_output(self._forward(module, part, dev, batch_size), len(part))
+            yield out if self.output_range is None else to_uint8(out, value_range=self.output_range)
 
     def identity(self) -> dict[str, Any]:
         """Kind, name, target, latent shape, output range, the state dict file, and once built its class and weights."""

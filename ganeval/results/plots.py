@@ -41,7 +41,7 @@ def _seed_means(seeds: pd.DataFrame, columns: list[str], group: tuple, metric: s
 
 
 def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame | None = None,
-                   extractor: str | None = None) -> Any:
+                   extractor: str | Mapping[str, Any] | None = None) -> Any:
     """The figure of `plot_summary`: one panel per metric, in the table's units (the registry's label and scale,
     e.g. KID×10³), panels laid out so that no label reaches into a neighbour (constrained layout)."""
     from ganeval.metrics.registry import REGISTRY
@@ -77,7 +77,7 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
 
 
 def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None,
-                 extractor: str | None = None) -> Path:
+                 extractor: str | Mapping[str, Any] | None = None) -> Path:
     """One panel per metric: each group's mean with its confidence interval as an error bar, in the table's units.
 
     With `seeds` (the per-(model, seed) summary) each training seed's mean is a small point beside its model's

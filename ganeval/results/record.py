@@ -153,5 +153,5 @@ def write_results(
     if seeds is not None and SEED in seeds.columns:
         paths.append(write_csv(seeds, out / SEEDS_FILE))
     if tables:
-        paths += write_tables(summary, out, comparison, title, extractor=(record.extractor or {}).get("name"))
+        paths += write_tables(summary, out, comparison, title, extractor=record.extractor or None)
     return paths

@@ -142,7 +142,7 @@ def write_beside_paper(ctx: pipeline.Context, summary: pd.DataFrame, comparison:
         from ganeval.results import plots
 
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=(ctx.record.extractor or {}).get("name"))
+                           extractor=ctx.record.extractor or None)
 
 
 def regenerate(src: Any, out: Any, scratch: str | None = None) -> None:

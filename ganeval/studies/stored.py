@@ -1,5 +1,5 @@
 """A committed reference's stored runs read back, so its derived files (summary, tables, verdicts) can be made
-again by today's code: `scripts/regenerate_references.py` writes them, tests/test_references.py checks them."""
+again by today's code: `scripts/regenerate_references.py` writes them, tests/test_committed_references.py checks them."""
 
 from __future__ import annotations
 
