@@ -20,11 +20,13 @@ import pandas as pd
 from ganeval.app.paths import check_writable
 from ganeval.hashing import array_identity
 from ganeval.metrics.registry import integer
+from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Settings
 from ganeval.protocol.api import check_finite, unique_names
 from ganeval.protocol.settings import check_value
 from ganeval.protocol.store import identity_hash
 from ganeval.results import RunRecord
+from ganeval.results.outputs import begin_run
 from ganeval.results.seeds import PROBE, SEED
 
 log = logging.getLogger("ganeval")
@@ -130,6 +132,7 @@ def make_context(cfg: Any) -> Context:
     if cfg.get("train_epochs") is not None:
         check_value("train_epochs", cfg.train_epochs, integer(1))
     check_writable(results_dir, "results_dir")
+    begin_run(results_dir, strict_bool(cfg, "overwrite"))  # a folder of someone else's files is refused
     if cfg.get("cache_dir"):
         check_writable(Path(str(cfg.cache_dir)), "cache_dir")
     config = OmegaConf.to_container(cfg, resolve=True)
@@ -261,6 +264,8 @@ def load_data(ctx: Context, node: Any, what: str) -> np.ndarray:
     if len(arr) == 0:
         raise ValueError(f"{what} is empty")
     check_finite(what, arr)
+    check_scale(f"{what} ({node.get('path')})" if hasattr(node, "get") and node.get("path") else what, arr,
+                ctx.settings.metrics.reaches(), ctx.settings.sample_size)
     ctx.content["data"][what] = array_identity(arr, 16)
     return arr
 
@@ -282,11 +287,19 @@ def make_extractor(ctx: Context) -> Any:
 def check_metric_inputs(ctx: Context, extractor: Any) -> None:
     """Refuse a metric the extractor's rows cannot feed (the Inception Score takes class logits, the others
     features), naming the extractor to use; an extractor whose `outputs` is None (given arrays) feeds any."""
+    check_extractor_feeds(ctx.settings.metrics, extractor, ctx.choices.get("features", type(extractor).__name__))
+
+
+def check_extractor_feeds(metrics: Any, extractor: Any, chosen: str) -> None:
+    """`check_metric_inputs` for chosen `metrics` (a `Metrics`) and the extractor named `chosen` in messages."""
     gives = getattr(extractor, "outputs", "features")
-    chosen = ctx.choices.get("features", type(extractor).__name__)
-    for metric, _ in ctx.settings.metrics.ordered():
+    for metric, _ in metrics.ordered():
         if gives is None or metric.input == gives:
             continue
+        if metric.input == "spatial":
+            raise ValueError(f"metrics.{metric.name} compares the ADM evaluator's spatial Inception features, but "
+                             f"features={chosen} gives {gives}: use features=inception_spatial in a run of its own, "
+                             f"e.g. features=inception_spatial metrics=sfid")
         if metric.input == "logits":
             raise ValueError(f"metrics.{metric.name} scores class logits, but features={chosen} gives {gives}: use "
                              f"features=inception_logits (the FID Inception's 1008-way logits) in a run of its own, "

@@ -7,7 +7,6 @@ The command parses and checks its options, then calls `ganeval.app.score_sets.sc
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shlex
 import sys
@@ -103,9 +102,11 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG.format(names=", ".join(data_names())))
     p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file or dataset name")
     p.add_argument("fakes", metavar="FAKE", nargs="*", help="generated set(s), each scored against REAL")
-    p.add_argument("--features", choices=("inception", "dinov2", "clip", "pixels", "identity"), default=None,
+    p.add_argument("--features", choices=("inception", "inception_spatial", "dinov2", "clip", "clip_l14_336", "pixels",
+                                          "identity"), default=None,
                    help="feature extractor (default: inception for images, identity for feature arrays); dinov2 is "
-                   "ViT-L/14 (timm), clip ViT-L/14 OpenAI (open_clip)")
+                   "ViT-L/14 (timm), clip ViT-L/14 OpenAI (open_clip); inception_spatial for --metrics sfid, "
+                   "clip_l14_336 (ViT-L/14 at 336 px) for cmmd")
     p.add_argument("--resize", default=None, choices=("legacy_pytorch", "legacy_tensorflow", "clean", "pil", "torch"),
                    help="preprocessing mode: inception legacy_pytorch (pytorch-fid's, default) | legacy_tensorflow "
                    "(TF1 bilinear, torch-fidelity's) | clean (clean-fid's); dinov2 pil (default) | torch")
@@ -256,6 +257,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except user_errors() as e:
         print(f"ganeval-score: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # Ctrl-C: one line saying what is stored (ganeval.stops)
+        print(f"ganeval-score: {e or 'stopped (Ctrl-C)'}", file=sys.stderr)
+        return 130
+    except OSError as e:
+        from ganeval.stops import no_space
+
+        if (message := no_space(e)) is None:
+            raise
+        print(f"ganeval-score: {message}", file=sys.stderr)
+        return 2
     if result is None:  # a torchrun rank other than 0: its share of the features went to rank 0
         return 0
     for path in result.saved:
@@ -263,7 +274,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not result.fakes:
         return 0
     if args.json:
-        print(json.dumps(as_json(result), indent=2, default=str))
+        from ganeval.results.files import json_dumps
+
+        print(json_dumps(as_json(result), indent=2))  # valid JSON: null for a non-finite number
     else:
         print("\n".join(plain_lines(result)))
         if result.out is not None:

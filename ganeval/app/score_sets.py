@@ -23,11 +23,12 @@ import pandas as pd
 from ganeval.app import pipeline
 from ganeval.app.paths import check_writable
 from ganeval.hashing import array_identity
+from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite
 
 log = logging.getLogger("ganeval")
-EXTRACTORS = ("inception", "dinov2", "clip", "pixels", "identity")
+EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip", "pixels", "identity")
 DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}
 NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
 
@@ -228,24 +229,39 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     if name != "identity" and not images:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
                          f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
-    if request.weights is not None and name not in ("inception", "dinov2", "clip"):
-        raise ValueError(f"--weights is for --features inception, dinov2 or clip, not {name}")
+    if request.weights is not None and name not in ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip"):
+        raise ValueError(f"--weights is for --features inception, inception_spatial, dinov2, clip or clip_l14_336, "
+                         f"not {name}")
     modes = {"inception": ("legacy_pytorch", "legacy_tensorflow", "clean"), "dinov2": ("pil", "torch")}
+    modes["inception_spatial"] = modes["inception"]
     if request.resize is not None and request.resize not in modes.get(name, ()):
         raise ValueError(f"--resize {request.resize} is not a preprocessing mode of --features {name}"
                          + (f" (one of {', '.join(modes[name])})" if name in modes else " (it resizes nothing)"))
     if name == "inception":
-        return InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download,
-                                  resize=request.resize or True)
-    if name == "dinov2":
-        from ganeval.features import DinoV2Extractor
-
-        return DinoV2Extractor(weights=request.weights, download=request.download, resize=request.resize or "pil")
-    if name == "clip":
+        ex = InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download,
+                                resize=request.resize or True)
+    elif name == "inception_spatial":
+        ex = InceptionExtractor(weights=request.weights, download=request.download, resize=request.resize or True,
+                                output="spatial")
+    elif name == "clip_l14_336":
         from ganeval.features import ClipExtractor
 
-        return ClipExtractor(weights=request.weights, download=request.download)
-    return PixelsExtractor() if name == "pixels" else IdentityExtractor()
+        ex = ClipExtractor(arch="ViT-L-14-336", pretrained="openai", weights=request.weights, download=request.download)
+    elif name == "dinov2":
+        from ganeval.features import DinoV2Extractor
+
+        ex = DinoV2Extractor(weights=request.weights, download=request.download, resize=request.resize or "pil")
+    elif name == "clip":
+        from ganeval.features import ClipExtractor
+
+        ex = ClipExtractor(weights=request.weights, download=request.download)
+    else:
+        ex = PixelsExtractor() if name == "pixels" else IdentityExtractor()
+    if request.metrics is not None:
+        from ganeval.metrics.registry import Metrics
+
+        pipeline.check_extractor_feeds(Metrics({k: dict(v or {}) for k, v in request.metrics.items()}), ex, name)
+    return ex
 
 
 def feature_dim(extractor: Any, s: InputSet) -> int:
@@ -253,11 +269,13 @@ def feature_dim(extractor: Any, s: InputSet) -> int:
     from ganeval.data.images import to_nchw
 
     if extractor.name == "inception":
-        return int(extractor.dims)
+        return 17 * 17 * 7 if extractor.output == "spatial" else int(extractor.dims)
+    if extractor.name == "clip":
+        from ganeval.features.pretrained import import_extra
+
+        return int(import_extra("open_clip", "clip", "features=clip").get_model_config(extractor.arch)["embed_dim"])
     if extractor.name == "dinov2":
         return DINOV2_DIMS[extractor.arch]
-    if extractor.name == "clip":
-        return -1  # the same for every set (known once the network is built)
     if extractor.name == "pixels":
         return int(np.prod(to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]))
     return int(np.prod(s.shape[1:]))
@@ -281,6 +299,8 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
     for s in (real, *fakes):
         if not precomputed(s):
             extractor.check_input(s.shape, s.dtype)
+            if not s.images and s.array is not None:  # magnitudes the metrics cannot hold: refused
+                check_scale(s.arg, s.array, settings.metrics.reaches(), settings.sample_size)
     if real.reference is not None:
         dim = check_inputs_fakes(fakes, extractor)
         check_reference(real.reference, real.arg, extractor, list(settings.metrics), dim)

@@ -24,6 +24,7 @@ from ganeval.common import resolve_device
 from ganeval.data.images import as_uint8_images, image_layout, to_uint8
 from ganeval.gan.architectures import build_generator
 from ganeval.gan.checkpoint import load_checkpoint
+from ganeval.gan.code import from_source, own_modules
 from ganeval.gan.sampling import generate, generate_batches, latent
 from ganeval.hashing import sha256_file, sha256_folder, state_dict_sha256
 
@@ -325,9 +326,13 @@ class CallableGenerator(_Base):
             return self.function
         mod_name, attr = str(self.function).split(":")
         try:
-            obj: Any = importlib.import_module(mod_name)
+            with from_source(mod_name):  # its own modules from source: a stale .pyc never runs (ganeval.gan.code)
+                obj: Any = importlib.import_module(mod_name)
         except ImportError as e:
             raise ValueError(f"{self.what}: cannot import module {mod_name!r} of {self.function!r}: {e}") from e
+        except Exception as e:  # noqa: BLE001 - a SyntaxError or any error raised while importing it: one line
+            raise ValueError(f"{self.what}: importing module {mod_name!r} of {self.function!r} failed: "
+                             f"{type(e).__name__}: {e}") from e
         for part in attr.split("."):
             if not hasattr(obj, part):
                 raise ValueError(f"{self.what}: module {mod_name!r} has no attribute {attr!r}")
@@ -344,7 +349,8 @@ class CallableGenerator(_Base):
         """Whatever `function(n, seed)` returns, checked and converted to uint8 N×C×H×W (or float N×D)."""
         self._check_request(n, seed, batch_size)
         fn = self._resolve()
-        out = fn(int(n), int(seed if self.seed is None else self.seed))
+        with from_source(self._module_name()):  # what it imports while it runs is its code too
+            out = fn(int(n), int(seed if self.seed is None else self.seed))
         if isinstance(out, torch.Tensor):
             out = out.detach().cpu().numpy()
         out = np.asarray(out)
@@ -365,7 +371,17 @@ class CallableGenerator(_Base):
             fn = self._resolve()
         except ValueError:  # not importable (validate() says why): nothing more to name
             return ident
-        return {**ident, **_code_identity(fn)}
+        ident = {**ident, **_code_identity(fn)}
+        modules = own_modules(self._module_name())  # the helper modules it loaded from its own folder
+        if modules:  # absent without helpers: identities (and results directories) of before stay valid
+            ident["modules"] = modules
+        return ident
+
+    def _module_name(self) -> str:
+        """The module the callable is defined in."""
+        if isinstance(self.function, str):
+            return self.function.split(":")[0]
+        return str(getattr(self.function, "__module__", "") or "__main__")
 
 
 # --------------------------------------------------------------------------------------------------

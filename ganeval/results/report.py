@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ganeval.common import atomic_write_text
+from ganeval.results.outputs import this_run, write_manifest
 
 if TYPE_CHECKING:
     from ganeval.results.record import RunRecord
@@ -198,19 +199,24 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
                  "</code></pre>")
     parts.append(f'<h2 id="covers">What each interval covers</h2><p class="note" id="coverage">'
                  f"{esc(record.interval_covers)}</p>")
+    shown = this_run(out)  # only files this run wrote: a previous run's comparison.csv is never shown as this one's
+
+    def ours(p: Path) -> bool:
+        return p.exists() and (shown is None or p.name in shown)
+
     table_md = out / "table.md"
-    if table_md.exists():
+    if ours(table_md):
         parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text(), [record.interval_covers]))
     verdict = out / "verdict.md"
-    if verdict.exists():
+    if ours(verdict):
         parts.append('<h2 id="verdict">Verdict (verdict.md)</h2>' + markdown_table(verdict.read_text(), headings=True))
-    pngs = sorted(out.glob("*.png"), key=lambda p: (p.name != "summary.png", p.name))
+    pngs = sorted(filter(ours, out.glob("*.png")), key=lambda p: (p.name != "summary.png", p.name))
     if pngs:  # the summary figure full width first, the others (experiment figures, sample grids) side by side
         main_fig = [p for p in pngs if p.name == "summary.png"]
         rest = [p for p in pngs if p.name != "summary.png"]
         parts.append('<h2 id="figures">Figures</h2>' + "".join(figure(p) for p in main_fig)
                      + ('<div class="gallery">' + "\n".join(figure(p) for p in rest) + "</div>" if rest else ""))
-    csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV), key=lambda p: (p.name != "summary.csv", p.name))
+    csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV and ours(p)), key=lambda p: (p.name != "summary.csv", p.name))
     if csvs:
         parts.append('<h2 id="data">Result files</h2>')
         for p in csvs:
@@ -245,6 +251,7 @@ def write_report(out_dir: str | Path, record: RunRecord, title: str = "") -> Pat
     """Write report.html into `out_dir` atomically (see `render_report`)."""
     path = Path(out_dir) / REPORT_FILE
     atomic_write_text(path, render_report(out_dir, record, title))
+    write_manifest(out_dir)  # which files are this run's, for a fresh start (overwrite=true) to clear
     return path
 
 

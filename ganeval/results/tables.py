@@ -200,6 +200,33 @@ def _bold_sentence(summary: pd.DataFrame, comparison: pd.DataFrame | None) -> st
             "and their intervals: comparison.csv).")
 
 
+def comparison_markdown(comparison: pd.DataFrame | None,
+                        extractor: str | Mapping[str, Any] | None = None) -> list[str]:
+    """The paired comparisons as Markdown lines: each difference a − b with its interval, the minimum detectable
+    effect (paired t at the comparison's confidence, 80 % power, the measured std of the differences) and the
+    pair count, so an undecided difference says how far it is from decidable; no lines without a comparison."""
+    if comparison is None or comparison.empty or "mde" not in comparison.columns:
+        return []
+    count = "n_seeds" if "n_seeds" in comparison.columns else "n_runs"
+    skip = {"a", "b", "metric", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "mde",
+            "n_runs", "n_seeds", "better", "confidence"}
+    groups = [c for c in comparison.columns if c not in skip]
+    conf = float(comparison["confidence"].iloc[0])
+    pairs = "training seeds" if count == "n_seeds" else "runs"
+    lines = ["", f"Paired differences a − b, {conf:.0%} interval; *smallest detectable*: the true difference a paired "
+             f"t at {conf:.0%} finds with 80 % power, from the measured spread of the differences over the {pairs} "
+             "paired:", ""]
+    for _, r in comparison.iterrows():
+        label, scale, _ = metric_label(str(r["metric"]), extractor)
+        where = ", ".join(_fmt(r[c]) for c in groups)
+        mde = "–" if not np.isfinite(r["mde"]) else f"{r['mde'] * scale:.3g}"
+        better = r["better"] if isinstance(r["better"], str) and r["better"] else ""
+        lines.append(f"- {where + ', ' if where else ''}{label}: {r['a']} − {r['b']} = {r['diff_mean'] * scale:.3g} "
+                     f"[{r['ci_low'] * scale:.3g}, {r['ci_high'] * scale:.3g}], smallest detectable {mde} "
+                     f"({int(r[count])} {pairs}): {better + ' better' if better else 'undecided'}")
+    return lines
+
+
 def table_markdown(
     summary: pd.DataFrame, comparison: pd.DataFrame | None = None, title: str = "", digits: int = 2,
     extractor: str | Mapping[str, Any] | None = None,
@@ -219,6 +246,7 @@ def table_markdown(
     lines += [
         "",
         f"Columns: {' / '.join(names) or 'value'}. {_interval_sentence(summary)} {_bold_sentence(summary, comparison)}",
+        *comparison_markdown(comparison, extractor),
         "",
         coverage_note(summary),
         "",

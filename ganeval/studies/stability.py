@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -26,6 +27,7 @@ from ganeval.studies.stability_grid import (approx_recall, compare, cpu_model, k
                                             sample_sizes, split_halves, stored_runs, summarize, warm_up_approx)
 from ganeval.studies.stability_grid import loglog_slope, variance_ratio_interval  # noqa: F401  (stability.NAME)
 from ganeval.studies.stability_report import plot_stability, table_markdown, timing_table, verdict, verdict_markdown
+from ganeval.studies.stability_report import RECALL_EXACT  # noqa: F401  (stability.NAME)
 
 log = logging.getLogger("ganeval")
 
@@ -52,7 +54,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     settings.check_pools({f"each half of data ({name}, {len(data)} rows)": half, f"other ({other_name})": len(other)})
     parts = plan_parts(settings, sizes, methods)
     extractor = pipeline.make_extractor(ctx)
-    overwrite = cfg.overwrite
+    overwrite = pipeline.strict_bool(cfg, "overwrite")
     for part in parts:  # another config's or other content's runs: refused before extraction
         check_store(part.directory(ctx.results_dir), stable_hash(store_identity(part.settings, ctx.identity())), overwrite)
 
@@ -122,6 +124,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
                "machine": f"{cpu_model()}, {os.cpu_count()} cores, 1-min load average {min(loads, default=math.nan):.1f}–"
                           f"{max(loads, default=math.nan):.1f} while the parts ran (knn.csv)"}
     ctx.record.verdict = claims
+    ctx.record.context = context
     ctx.record.knn = "+".join(methods) or None  # pipeline.write would record metrics.imd.knn, not the methods run
     ctx.record.set_results(summary, ctx.stage_seconds)
     write_results(ctx.results_dir, summary, comparison if len(comparison) else None, ctx.record, tables=False)
@@ -130,8 +133,36 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
 
     atomic_write_text(ctx.results_dir / "table.md", table_markdown(summary, comparison))
     atomic_write_text(ctx.results_dir / "verdict.md", verdict_markdown(claims, summary, context))
-    if cfg.plots:
+    if pipeline.strict_bool(cfg, "plots"):
         plot_stability(summary, ctx.results_dir / "stability.png")
     for c in claims:
         log.info("%s: %s", c["claim"], c["holds"])
     return summary
+
+
+def regenerate(src: Any, out: Any) -> None:
+    """Make a stored stability result's summary, comparison, summary.json, table.md and verdict.md again from its
+    runs/*/runs.csv, knn.csv (recall, seconds per run) and the record's context (no new runs)."""
+    from ganeval.common import atomic_write_text
+    from ganeval.studies.stored import read_record
+
+    src, out = Path(src), Path(out)
+    record = read_record(src)
+    conf = float(record.config["confidence"])
+    rows = pd.concat([pd.read_csv(p / "runs.csv") for p in sorted((src / "runs").iterdir())], ignore_index=True)
+    rows["knn"] = rows["knn"].fillna("") if "knn" in rows else ""
+    knn = pd.read_csv(src / "knn.csv")
+    recall = {int(r["n"]): float(r["approx_recall"]) for _, r in knn.iterrows()
+              if "approx_recall" in knn.columns and pd.notna(r["approx_recall"])}
+    seconds = {f"n{int(r['n'])}-{c[len('seconds_per_run_'):]}": float(r[c]) for _, r in knn.iterrows()
+               for c in knn.columns if c.startswith("seconds_per_run_") and pd.notna(r[c])}
+    summary = summarize(rows, conf)
+    comparison = compare(rows, conf)
+    claims = verdict(summary, comparison, seconds, recall)
+    if record.context is None:
+        raise ValueError(f"{src / 'summary.json'} has no context (pools, machine) to write the verdict with")
+    record.verdict = claims
+    record.set_results(summary, record.stage_seconds)
+    write_results(out, summary, comparison if len(comparison) else None, record, tables=False)
+    atomic_write_text(out / "table.md", table_markdown(summary, comparison))
+    atomic_write_text(out / "verdict.md", verdict_markdown(claims, summary, record.context))

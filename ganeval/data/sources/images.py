@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from ganeval.data.files import eight_bit
 from ganeval.data.sources.containers import Container, open_container
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ class DecodedImages(Dataset):
         try:
             with _open(data) as im:
                 im.load()
+                im = eight_bit(im, self.container.describe(name))  # 16-bit scaled, not clipped at 255
                 im = im.convert("L" if im.mode in GRAY_MODES else "RGB")
                 if self.size is not None and im.size != (self.size, self.size):
                     im = im.resize((self.size, self.size), Image.BILINEAR)
