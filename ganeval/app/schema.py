@@ -81,19 +81,28 @@ def unknown_keys(cfg: Any, declared: Iterable[str]) -> None:
                          "`ganeval --help` lists the keys")
 
 
-def _experiment_files(hydra_cfg: Any) -> Iterator[tuple[str, str]]:
-    """(name, yaml text) of every experiment file in the config sources (first source wins for a name)."""
+def _sources(hydra_cfg: Any) -> Iterator[Any]:
+    """The folders of the config sources (file and pkg), readable as paths."""
     import importlib.resources
     from pathlib import Path
 
-    seen = set()
     for source in hydra_cfg.runtime.config_sources:
         if source.schema == "file":
-            folder: Any = Path(source.path) / "experiment"
+            yield Path(source.path)
         elif source.schema == "pkg":
-            folder = importlib.resources.files(source.path.replace("/", ".")).joinpath("experiment")
-        else:
-            continue
+            yield importlib.resources.files(source.path.replace("/", "."))
+
+
+def group_keys(hydra_cfg: Any) -> list[str]:
+    """The config groups of every source (configs/<group>/): a chosen group's node is a top-level key."""
+    return [p.name for root in _sources(hydra_cfg) if root.is_dir() for p in root.iterdir() if p.is_dir()]
+
+
+def _experiment_files(hydra_cfg: Any) -> Iterator[tuple[str, str]]:
+    """(name, yaml text) of every experiment file in the config sources (first source wins for a name)."""
+    seen = set()
+    for root in _sources(hydra_cfg):
+        folder = root.joinpath("experiment")
         if not folder.is_dir():
             continue
         for path in sorted(folder.iterdir(), key=lambda p: p.name):
@@ -116,13 +125,14 @@ def _declared(node: Any) -> list[str]:
 
 
 def experiment_keys(hydra_cfg: Any, target: str | None) -> list[str]:
-    """The keys the chosen experiment declares, and those of every experiment run by the same study (`target`,
+    """The config groups' keys (e.g. `protocol`), the keys the chosen experiment declares, and those of every
+    experiment run by the same study (`target`,
     its `run_experiment._target_`): the keys that study reads (e.g. `datasets` for a benchmark, as in
     paper_table). Read from the yaml files alone: no study module is imported."""
     from omegaconf import OmegaConf
 
     chosen = hydra_cfg.runtime.choices.get("experiment")
-    keys: list[str] = []
+    keys: list[str] = group_keys(hydra_cfg)
     for name, text in _experiment_files(hydra_cfg):
         node = OmegaConf.create(text)
         run = node.get("run_experiment")
