@@ -148,15 +148,29 @@ def plain_lines(result: Any) -> list[str]:
     for _, r in result.summary.iterrows():
         label = metric_label(str(r["metric"]))[0].split("×")[0]  # the raw value, not the table's KID×10³
         if full:
-            text = f"{r['mean']:.6g}"
-            std = result.extras.get((str(r["model"]), str(r["metric"])), {}).get("std")
-            if std is not None:
-                text += f"  (std over subsets {std:.3g})"
+            text = single_value_text(result, r)
         else:
             text = (f"{r['mean']:.6g} ± {r['half_width']:.3g}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} runs of "
                     f"{int(r['sample_size'])})")
         lines.append(f"{str(r['model']):<{width}}  {label:<4} {text}")
     return lines
+
+
+def single_value_text(result: Any, r: Any) -> str:
+    """A full-set value as printed: IMD to the digits its probe noise supports, KID with its std over subsets."""
+    from ganeval.app.score_notes import imd_text, kid_std_text
+
+    extra = result.extras.get((str(r["model"]), str(r["metric"])), {})
+    if r["metric"] == "imd":
+        return imd_text(float(r["mean"]), extra.get("probe_std"))
+    text = f"{r['mean']:.6g}"
+    if "std" in extra and r["metric"] == "kid":
+        fake = next(f for f in result.fakes if f.name == str(r["model"]))
+        rows = {"real": len(result.real.array), "fake": len(fake.array)}
+        text += kid_std_text(extra["std"], int(result.record.config["metrics"]["kid"]["subset_size"]), rows)
+    elif "std" in extra:
+        text += f"  (std over subsets {extra['std']:.3g})"
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -180,12 +194,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
         result = score_sets(request)
     except user_errors() as e:
-        print(f"ganeval-score: {e}", file=sys.stderr)
+        from ganeval.app.score_notes import refusal
+
+        print(f"ganeval-score: {refusal(e, download=not args.no_download)}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(as_json(result), indent=2, default=str))
     else:
         print("\n".join(plain_lines(result)))
+        if result.record.config["full_sets"]:
+            from ganeval.app.score_notes import RUNS_HINT
+
+            print(RUNS_HINT, file=sys.stderr)
         if result.out is not None:
             print(f"results in {result.out} (report.html)", file=sys.stderr)
     return 0
