@@ -585,6 +585,9 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     seeds = seeds if seeds is not None and SEED in seeds.columns else None
     ctx.record.set_results(summary, ctx.stage_seconds)
     write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
+    from ganeval.results.verdict import write_verdict
+
+    write_verdict(ctx.results_dir, comparison, (ctx.record.extractor or {}).get("name"))
     if strict_bool(ctx.cfg, "plots") and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
                            extractor=(ctx.record.extractor or {}).get("name"))

@@ -202,6 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(as_json(result), indent=2, default=str))
     else:
         print("\n".join(plain_lines(result)))
+        from ganeval.results.verdict import comparison_sentences
+
+        for sentence in comparison_sentences(result.comparison, (result.record.extractor or {}).get("name")):
+            print(sentence)
         if result.record.config["full_sets"]:
             from ganeval.app.score_notes import RUNS_HINT
 

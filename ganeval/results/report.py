@@ -51,6 +51,8 @@ pre.config { column-count: 2; column-gap: 2em; }
 pre.command { white-space: pre-wrap; overflow-wrap: anywhere; }
 figcaption { font-size: .85em; color: #57606a; }
 .note { background: #fff8c5; border: 1px solid #eed888; padding: .6em 1em; border-radius: 6px; }
+.verdict { font-size: 1.05em; background: #ddf4ff; border: 1px solid #54aeff; padding: .6em 1em;
+           border-radius: 6px; margin: .5em 0; }
 .meta td:first-child { font-weight: 600; white-space: nowrap; }
 """
 
@@ -188,6 +190,12 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
              f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
              f"<title>{esc(name)}</title><style>{CSS}</style></head><body>",
              f"<h1>{esc(name)}</h1>"]
+    from ganeval.results.verdict import VERDICT_FILE, sentences_for_dir, verdict_markdown
+
+    sentences = sentences_for_dir(out)  # the result in words first, as the terminal and verdict.md say it
+    if sentences:
+        parts.append('<section id="summary-verdict">' + "".join(f'<p class="verdict">{esc(t)}</p>' for t in sentences)
+                     + "</section>")
     facts = [("experiment", record.experiment), ("results directory", str(out)), ("runs", record.runs),
              ("sample size", record.config.get("sample_size")), ("confidence", record.config.get("confidence")),
              ("seed", record.seed), ("device", record.device), ("config hash", record.config_hash),
@@ -201,8 +209,8 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
     table_md = out / "table.md"
     if table_md.exists():
         parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text(), [record.interval_covers]))
-    verdict = out / "verdict.md"
-    if verdict.exists():
+    verdict = out / VERDICT_FILE
+    if verdict.exists() and verdict.read_text() != verdict_markdown(sentences):  # a study's own verdict
         parts.append('<h2 id="verdict">Verdict (verdict.md)</h2>' + markdown_table(verdict.read_text(), headings=True))
     pngs = sorted(out.glob("*.png"), key=lambda p: (p.name != "summary.png", p.name))
     if pngs:  # the summary figure full width first, the others (experiment figures, sample grids) side by side
