@@ -73,7 +73,8 @@ def _compute(
     ex.setup(device)
     outputs: list[np.ndarray] = []
     pending: collections.deque[tuple[torch.Tensor, Any, int]] = collections.deque()
-    bar = tqdm(total=source.n, unit="img", unit_scale=True, desc=f"features[{ex.name}]",
+    unit = "row" if ex.name == "identity" else "img"  # identity reads rows of a feature array, not images
+    bar = tqdm(total=source.n, unit=unit, unit_scale=True, desc=f"features[{ex.name}]",
                disable=not progress, smoothing=0.1)
 
     def raw() -> Iterator[torch.Tensor]:
