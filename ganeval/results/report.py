@@ -243,7 +243,8 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
     config = json.dumps(record.config, indent=2, sort_keys=True, default=str, ensure_ascii=False)
     parts.append(f'<h2 id="config">Resolved config</h2><pre class="config"><code id="config-json">{esc(config)}'
                  "</code></pre>")
-    files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name != REPORT_FILE) if out.is_dir() else []
+    hidden = (REPORT_FILE, ".ganeval.lock")  # the lock is held while the report is written, removed at a clean exit
+    files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in hidden) if out.is_dir() else []
     parts.append('<h2 id="files">Files in this directory</h2><p>' + esc(", ".join(files)) + "</p>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
