@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import check_writable
-from ganeval.hashing import array_identity, stable_hash
+from ganeval.hashing import array_identity
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite, unique_names
@@ -348,11 +348,11 @@ def train_generator(ctx: Context, real: np.ndarray, spec: Mapping[str, Any], dat
     """Train (or resume, or reuse) a generator on `real` as the resolved `spec` says; return a generator object.
 
     Its checkpoint directory is keyed by the spec (its seed included), so each training seed has its own."""
+    from ganeval.app.model_dirs import model_dir
     from ganeval.gan import train
 
-    key = stable_hash({"data": data, "model": model, **spec}, 10)
-    out_dir = Path(str(ctx.cfg.models_dir)) / data / f"{model}-{key}"
-    with ctx.stage(f"train {data}/{model}"):
+    out_dir = model_dir(str(ctx.cfg.models_dir), data, model, spec)
+    with ctx.stage(f"train {data}/{model} seed {spec.get('seed', 0)} -> {out_dir}"):
         path = train(real, out_dir=out_dir, device=ctx.device, progress=ctx.settings.progress, **spec)
     return checkpoint_generator(path)
 
