@@ -91,3 +91,18 @@ def test_ganeval_run_ends_with_its_table(tmp_path: Path, capsys) -> None:  # typ
 @pytest.mark.parametrize("bad", [pd.DataFrame(), None, pd.DataFrame({"metric": ["imd"], "x": [1]})])
 def test_no_pairs_no_sentences(bad) -> None:  # type: ignore[no-untyped-def]
     assert comparison_sentences(bad) == []
+
+
+def test_paired_differences_plot_uses_the_pairs(tmp_path: Path) -> None:
+    """differences.png is drawn from the per-seed differences; the points plotted are a − b per seed."""
+    from ganeval.results.paired import plot_paired
+    from ganeval.results.plots import pair_points
+
+    diffs = {"fid": [-4.0, -4.1, -3.9], "kid": [0.002, -0.001, 0.0005]}
+    seeds = seed_summary(diffs)
+    seeds["data"] = "digits"
+    comp = compare_seeds(seeds, 0.99)
+    path = plot_paired(tmp_path, comp, seeds)
+    assert path.name == "differences.png" and path.stat().st_size > 1000
+    r = comp[comp.metric == "fid"].iloc[0]
+    np.testing.assert_allclose(pair_points(r, seeds, "train_seed", "mean").to_numpy(), -np.array(diffs["fid"]))

@@ -82,16 +82,17 @@ class Context:
         return h
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        """Time a stage (summed if entered again) and log its start and end."""
-        log.info("%s ...", name)
+    def stage(self, name: str, detail: str = "") -> Iterator[None]:
+        """Time a stage (summed under `name` if entered again) and log its start and end (`name` and `detail`)."""
+        shown = f"{name} {detail}".strip()
+        log.info("%s ...", shown)
         t0 = time.perf_counter()
         try:
             yield
         finally:
             dt = time.perf_counter() - t0
             self.stage_seconds[name] = self.stage_seconds.get(name, 0.0) + dt
-            log.info("%s done in %.1f s", name, dt)
+            log.info("%s done in %.1f s", shown, dt)
 
 
 def import_plugins(modules: Any) -> None:
@@ -352,7 +353,7 @@ def train_generator(ctx: Context, real: np.ndarray, spec: Mapping[str, Any], dat
     from ganeval.gan import train
 
     out_dir = model_dir(str(ctx.cfg.models_dir), data, model, spec)
-    with ctx.stage(f"train {data}/{model} seed {spec.get('seed', 0)} -> {out_dir}"):
+    with ctx.stage(f"train {data}/{model}", f"seed {spec.get('seed', 0)} in {out_dir}"):
         path = train(real, out_dir=out_dir, device=ctx.device, progress=ctx.settings.progress, **spec)
     return checkpoint_generator(path)
 
@@ -591,6 +592,10 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     if strict_bool(ctx.cfg, "plots") and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
                            extractor=(ctx.record.extractor or {}).get("name"))
+        if comparison is not None and len(comparison) and {"a", "b", "diff_mean"} <= set(comparison.columns):
+            from ganeval.results.paired import plot_paired
+
+            plot_paired(ctx.results_dir, comparison, seeds, (ctx.record.extractor or {}).get("name"), title)
     ctx.report_title = title
     write_report(ctx)
     log.info("results in %s", ctx.results_dir)

@@ -233,10 +233,11 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
     verdict = out / VERDICT_FILE
     if verdict.exists() and verdict.read_text() != verdict_markdown(sentences):  # a study's own verdict
         parts.append('<h2 id="verdict">Verdict (verdict.md)</h2>' + markdown_table(verdict.read_text(), headings=True))
-    pngs = sorted(out.glob("*.png"), key=lambda p: (p.name != "summary.png", p.name))
-    if pngs:  # the summary figure full width first, the others (experiment figures, sample grids) side by side
-        main_fig = [p for p in pngs if p.name == "summary.png"]
-        rest = [p for p in pngs if p.name != "summary.png"]
+    wide = ("summary.png", "differences.png")
+    pngs = sorted(out.glob("*.png"), key=lambda p: (p.name not in wide, wide.index(p.name) if p.name in wide else 0, p.name))
+    if pngs:  # summary and paired differences full width first, the others (experiment figures, grids) side by side
+        main_fig = [p for p in pngs if p.name in wide]
+        rest = [p for p in pngs if p.name not in wide]
         parts.append('<h2 id="figures">Figures</h2>' + "".join(figure(p) for p in main_fig)
                      + ('<div class="gallery">' + "\n".join(figure(p) for p in rest) + "</div>" if rest else ""))
     samples = sample_grids(record)
