@@ -88,7 +88,10 @@ def test_ganeval_run_ends_with_its_table(tmp_path: Path, capsys) -> None:  # typ
     assert out.rstrip().splitlines()[-1].startswith("|")  # nothing after the table: one model, no comparison
 
 
-@pytest.mark.parametrize("bad", [pd.DataFrame(), None, pd.DataFrame({"metric": ["imd"], "x": [1]})])
+@pytest.mark.parametrize("bad", [pd.DataFrame(), None, pd.DataFrame({"metric": ["imd"], "x": [1]}),
+                                 pd.DataFrame({"metric": ["fid"], "a": ["x"], "b": ["y"], "diff_mean": [1.0],
+                                               "diff_std": [float("nan")], "half_width": [float("nan")],
+                                               "n_runs": [1], "better": [""], "confidence": [0.99]})])
 def test_no_pairs_no_sentences(bad) -> None:  # type: ignore[no-untyped-def]
     assert comparison_sentences(bad) == []
 

@@ -53,6 +53,9 @@ def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | None 
     count_col = "n_seeds" if seeds else "n_runs"
     unit = "training seeds" if seeds else "runs"
     groups = [c for c in comparison.columns if c not in PAIR_COLUMNS]
+    comparison = comparison[comparison[count_col] >= 2]  # one pair has no interval: nothing to say in words
+    if comparison.empty:
+        return []
     sentences = []
     for key, g in comparison.groupby([*groups, "a", "b"], sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
