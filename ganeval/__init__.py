@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["evaluate", "__version__"]
+__all__ = ["evaluate", "save_reference", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,4 +17,8 @@ def __getattr__(name: str) -> Any:
         from ganeval.protocol import evaluate
 
         return evaluate
+    if name == "save_reference":
+        from ganeval.features.reference import save_reference
+
+        return save_reference
     raise AttributeError(f"module 'ganeval' has no attribute {name!r}")

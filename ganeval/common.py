@@ -48,6 +48,19 @@ def as_tensor(a: ArrayLike, device: torch.device, dtype: torch.dtype | None = No
     return t.to(device=device, dtype=dtype or t.dtype)
 
 
+_WRITTEN: dict[Path, set[str]] = {}  # folder -> names of the files this process wrote there (see `written_in`)
+
+
+def written_in(directory: str | os.PathLike) -> set[str]:
+    """Names of the files this process has written into `directory` through `atomic_path`."""
+    return set(_WRITTEN.get(Path(directory).absolute(), ()))
+
+
+def forget_written(directory: str | os.PathLike) -> None:
+    """Start a new record of the files this process writes into `directory` (a new run begins there)."""
+    _WRITTEN.pop(Path(directory).absolute(), None)
+
+
 STAGING_BYTES = 1 << 26  # one pinned staging buffer (two alternate) of a host-to-device upload
 
 
@@ -118,6 +131,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path next to `path`; rename it onto `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from ganeval.safety import check_own_file
+
+    check_own_file(path, "the file to write")  # a link or folder in its place is refused, never replaced
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     umask = os.umask(0)
@@ -126,6 +142,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
         os.replace(tmp, path)
+        _WRITTEN.setdefault(path.parent.absolute(), set()).add(path.name)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

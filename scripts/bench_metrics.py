@@ -16,12 +16,17 @@ between the two by their random subsets only; FID must agree to 1e-6 relative.
     python scripts/bench_metrics.py --skip-ours --n 2000  # the peer half alone
     python scripts/bench_metrics.py --memory             # + peak RSS of IMD at 50k×2048 (subprocess)
     python scripts/bench_metrics.py --only-new             # the new metrics alone (peers: prdc, torch-fidelity)
+    python scripts/bench_metrics.py --only-reviewer --n 4000 --repeats 2   # CMMD, sFID, FD∞, Vendi, authenticity, MiFID
 
 --new-metrics: precision/recall/density/coverage and the Inception Score. Their cost per protocol run (both
 subsamples prepared, the pair scored: `ganeval.metrics.suite`) added to IMD+FID+KID and alone, and the library
 calls side by side with the `prdc` package (compute_prdc on the same features; its values must be equal) and
 torch-fidelity's IS (isc_features_to_metric, no shuffle, on the same 1008-way logits). Here x and y are two
 samples of one pool3-like distribution (y's scaled by 1.05), so the four are far from 0 and 1.
+
+--reviewer-metrics (with --only-new, or --only-reviewer alone): CMMD, sFID, FD∞ (15 points), Vendi, authenticity
+and MiFID, each added to IMD+FID+KID per protocol run, paired within each round as above (sFID on the same rows:
+the time of FD on 2048-d stands in for 2023-d spatial rows, a 1% smaller covariance).
 """
 
 from __future__ import annotations
@@ -245,6 +250,40 @@ def new_metrics(n: int, d: int, device: str, seed: int, repeats: int, skip_peers
               f"{v_p[KEY_METRIC_ISC_STD]:.3g}); ratio {t_p / t_is:.1f}; relative difference of the means {rel:.1e}")
 
 
+# ------------------------------------------------------------------------------------- reviewer metrics
+REVIEWER = ("cmmd", "sfid", "fd_inf", "vendi", "authenticity", "mifid")
+
+
+def reviewer_metrics(n: int, d: int, device: str, seed: int, repeats: int) -> None:
+    """Each of CMMD, sFID, FD∞, Vendi, authenticity and MiFID added to IMD+FID+KID per protocol run (paired rounds)."""
+    x = pool3_like(n, d, seed=seed, distribution_seed=0)
+    y = 1.05 * pool3_like(n, d, seed=seed + 1, distribution_seed=0)
+    base = {"imd": {}, "fid": {}, "kid": {"subsets": 100, "subset_size": min(1000, n)}}
+    warm = (x[:300, :64].copy(), y[:300, :64].copy())
+    protocol_run(*warm, {"imd": {}, "fid": {}, "kid": {"subsets": 10, "subset_size": 100},
+                         **{m: {} for m in REVIEWER}}, device, seed)
+    print(f"\nreviewer metrics: cost per protocol run ({n} vs {n}, {d}-d, device={device}; {repeats} rounds, each "
+          "timing every row once in turn; added_s = median over rounds of (row − imd+fid+kid) in the same round)")
+    print(f"{'metrics':<28} {'s/run':>7} {'added_s':>8} {'cpu_s':>7} {'added_cpu_s':>11}  value")
+    rows = [("imd+fid+kid", base)] + [(f"imd+fid+kid+{m}", {**base, m: {}}) for m in REVIEWER]
+    rounds = []
+    for i in range(repeats):
+        rounds.append({})
+        for label, metrics in rows:
+            rounds[-1][label] = protocol_run(x, y, metrics, device, seed)
+            print(f"  round {i + 1}: {label:<28} {rounds[-1][label][0]:7.2f} s", flush=True)
+    for label, metrics in rows:
+        t = min(r[label][0] for r in rounds)
+        cpu = min(r[label][1]["cpu_s"] for r in rounds)
+        added = added_cpu = value = ""
+        if label != "imd+fid+kid":
+            added = f"{np.median([r[label][0] - r['imd+fid+kid'][0] for r in rounds]):8.2f}"
+            added_cpu = f"{np.median([r[label][1]['cpu_s'] - r['imd+fid+kid'][1]['cpu_s'] for r in rounds]):11.2f}"
+            name = label.rsplit("+", 1)[1]
+            value = f"{rounds[0][label][1][name]:.6g}"
+        print(f"{label:<28} {t:7.2f} {added:>8} {cpu:7.2f} {added_cpu:>11}  {value}", flush=True)
+
+
 # --------------------------------------------------------------------------------------- approx + memory
 def approx_scaling(sizes: list[int], d: int, device: str, seed: int) -> None:
     """Time imd(..., knn='approx') for each N, after a tiny warm-up that pays numba's compilation."""
@@ -321,6 +360,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="also time precision/recall/density/coverage and IS per protocol run and against prdc/torch-fidelity")
     ap.add_argument("--only-new", action="store_true", help="--new-metrics alone (no IMD/FID/KID table, no approx)")
     ap.add_argument("--repeats", type=int, default=2, help="timed repeats of each new-metrics case (the best is shown)")
+    ap.add_argument("--reviewer-metrics", action="store_true",
+                    help="also time CMMD, sFID, FD∞, Vendi, authenticity and MiFID per protocol run")
+    ap.add_argument("--only-reviewer", action="store_true", help="--reviewer-metrics alone")
     ap.add_argument("--_memory-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.n < 2 or args.d < 1:
@@ -331,9 +373,15 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
+    if args.only_reviewer:
+        print(f"bench_metrics --only-reviewer: torch threads={torch.get_num_threads()}, python {sys.version.split()[0]}")
+        reviewer_metrics(args.n, args.d, args.device, args.seed, args.repeats)
+        return
     if args.only_new:
         print(f"bench_metrics --only-new: torch threads={torch.get_num_threads()}, python {sys.version.split()[0]}")
         new_metrics(args.n, args.d, args.device, args.seed, args.repeats, args.skip_peers)
+        if args.reviewer_metrics:
+            reviewer_metrics(args.n, args.d, args.device, args.seed, args.repeats)
         return
     print(f"bench_metrics: N={args.n} vs {args.n}, D={args.d}, device={args.device}, seed={args.seed}, "
           f"torch threads={torch.get_num_threads()}, python {sys.version.split()[0]}")
@@ -352,6 +400,8 @@ def main(argv: list[str] | None = None) -> None:
         approx_scaling(args.approx_sizes, args.d, args.device, args.seed)
     if args.new_metrics:
         new_metrics(args.n, args.d, args.device, args.seed, args.repeats, args.skip_peers)
+    if args.reviewer_metrics:
+        reviewer_metrics(args.n, args.d, args.device, args.seed, args.repeats)
     if args.memory and not args.skip_ours:
         memory_report(args.memory_n, args.d, args.memory_knn, args.device, args.seed)
 

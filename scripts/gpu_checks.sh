@@ -8,6 +8,7 @@
 #   bash scripts/gpu_checks.sh scale    # IMD of two sets to 1M×2048 with peak device memory (≤ ~8 min)
 #   bash scripts/gpu_checks.sh old      # the checks already measured at commit 3fb00fa (Inception, training, approx)
 #   bash scripts/gpu_checks.sh resident # issue 27: device-resident protocol vs ./baseline, profile, IMD to 1M (≤ ~5 min)
+#   bash scripts/gpu_checks.sh sources  # issue 24: streamed extraction from a folder and a zip vs the bare forward (≤ ~4 min)
 # An older commit's tree unpacked in ./baseline (git archive COMMIT | tar -x -C baseline; untracked, so it
 # travels with the working tree) is timed beside this one in the protocol step.
 set -u
@@ -68,6 +69,15 @@ PY
     timeout 40 python3 scripts/imd_scaling.py --device cuda --generate device --sizes 200000 --precision $p
   done
   timeout 110 python3 scripts/imd_scaling.py --device cuda --generate device --sizes 1000000 --precision tf32 --no-knn-alone
+elif [ "$PART" = sources ]; then
+  # issue 24 (~4 min): the new GPU tests, then extraction of 256² PNGs from a folder and a zip against the bare
+  # forward on resident tensors (Inception, DINOv2 ViT-L/14 with random weights; target ≥ 85 %). Several GPUs:
+  #   torchrun --nproc_per_node N -m ganeval.app.score REAL/ FAKE/ --features inception ...
+  step "GPU tests of the resident protocol and the preprocessing modes"
+  timeout 60 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_device_resident.py tests/test_resize_modes.py 2>&1 | tail -4
+  step "streamed extraction from a folder and a zip vs the bare forward"
+  timeout 200 python3 scripts/bench_sources.py --n 20000 --workers 15 --device cuda --extractors inception,dinov2 \
+    --batch-size 250 --forward-n 5000 --dir /tmp/bench_sources
 elif [ "$PART" = scale ]; then
   step "IMD of two sets to 1M×2048 (exact k-NN in strips; peak device memory; target 1M ≤ 60 s)"
   timeout 150 python3 scripts/imd_scaling.py --device cuda --sizes 100000 200000 500000
@@ -83,6 +93,6 @@ elif [ "$PART" = old ]; then
   step "approximate kNN scaling (pynndescent; first call compiles)"
   timeout 100 python3 scripts/bench_protocol.py --device cuda --runs 0 --approx 50000 200000 --plot "$OUT/protocol_scaling_approx_cuda.png"
 else
-  echo "unknown part $PART: main, scale, old or resident"; exit 2
+  echo "unknown part $PART: main, scale, old, resident or sources"; exit 2
 fi
 step done

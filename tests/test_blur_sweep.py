@@ -173,7 +173,7 @@ def test_verdict_says_when_the_claim_does_not_hold() -> None:
     summary = pd.concat([p[1] for p in parts], ignore_index=True)
     passes = bs.first_passes(summary, rows, 0.99)
     text = bs.verdict_text(summary, passes, "a", "b", "ref", (8, 8))
-    assert "**Verdict: the paper's claim does not hold here**" in text
+    assert "**Verdict: the paper's claim is contradicted here**" in text  # (#26: the common vocabulary)
     assert "| IMD | 1 | yes | 1 | 2 |" in text and "| FID | 2 | yes | 2 | 1 |" in text
     assert "| 1 | 0.060 [" in text and "] **passes** | " in text  # IMD at σ = 1: 6 / 100 of the reference, passing
     assert "σ = 1 is as wide against the image as σ = 4" in text

@@ -23,7 +23,7 @@ from ganeval.metrics import Metrics
 CONFIGS = config_dir()
 OFFLINE_DATA = {"digits", "patches", "sphere", "swiss_roll", "torus"}
 DOWNLOADED_DATA = {"mnist", "fashion_mnist", "cifar10", "cifar100", "celeba"}
-GROUPS = ("data", "features", "metrics", "generator", "experiment", "hydra/launcher")
+GROUPS = ("data", "features", "metrics", "generator", "experiment", "protocol", "hydra/launcher")
 # launcher option -> (the Hydra plugin it extends, what installs that, one of the option's own settings)
 LAUNCHER_PLUGINS = {"local": ("hydra_plugins.hydra_joblib_launcher", "hydra-joblib-launcher", ("n_jobs", 2)),
                     "slurm_gpu": ("hydra_plugins.hydra_submitit_launcher", "ganeval[slurm]", ("gpus_per_node", 1)),
@@ -79,7 +79,8 @@ def _check_targets(node: Any, where: str) -> int:
 @pytest.mark.parametrize("group,option", [(g, o) for g in GROUPS if g != "hydra/launcher" for o in _options(g)])
 def test_every_option_composes_and_its_targets_instantiate(group: str, option: str) -> None:
     cfg = compose_config([f"{group}={option}"])
-    node = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]) if group == "experiment" else cfg[group]
+    glob = group in ("experiment", "protocol")  # `# @package _global_` files
+    node = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]) if glob else cfg[group]
     n = _check_targets(node, group)
     assert n >= (0 if group == "metrics" else 1)  # every group but metrics is `_target_`-driven
 

@@ -297,3 +297,17 @@ def test_generator_configs_instantiate(checkpoint: Path, tmp_path: Path) -> None
         assert g.identity()["kind"] == option
         json.dumps(g.identity())  # plain data, so results can carry it
         assert g.sample(2, seed=0).dtype == np.uint8
+
+
+def test_sample_batches_equal_sample_and_feed_extraction() -> None:
+    from ganeval.features import extract_with_info
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.ConvTranspose2d(5, 3, 4), torch.nn.Tanh())
+    g = ModuleGenerator(net, latent_shape=[5, 1, 1], output_range=[-1, 1])
+    whole = g.sample(11, seed=3, batch_size=4)
+    parts = list(g.sample_batches(11, seed=3, batch_size=4))
+    assert [len(p) for p in parts] == [4, 4, 3] and np.array_equal(np.concatenate(parts), whole)
+    want, a = extract_with_info(whole, "pixels", progress=False, cache_dir=None)
+    got, b = extract_with_info(g.sample_batches(11, seed=3, batch_size=4), "pixels", progress=False)
+    assert np.array_equal(got, want)

@@ -13,7 +13,8 @@ from ganeval.metrics import Metrics, fid, get_metric, imd, kid, metric_names
 from ganeval.metrics.imd import heat_trace
 
 # what each metrics/*.yaml is for: the option values it changes from the tables' defaults
-PURPOSE = {"default": {}, "imd": {}, "approx": {("imd", "knn"): "approx"}, "prdc": {}, "inception_score": {}}
+PURPOSE = {"default": {}, "imd": {}, "approx": {("imd", "knn"): "approx"}, "prdc": {}, "inception_score": {}, "cmmd": {},
+           "sfid": {}}
 
 
 def test_registration_order_and_labels() -> None:

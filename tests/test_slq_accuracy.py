@@ -38,8 +38,12 @@ def per_t(claim: dict[str, Any]) -> dict[float, bool]:
 @pytest.mark.slow
 def test_statements_that_hold_are_pinned(reduced: dict[str, Any]) -> None:
     c = reduced["claims"]
-    for key in ("few_steps_suffice", "hutchinson_dominates", "lanczos_bound", "variance_reduced_everywhere"):
+    for key in ("few_steps_suffice", "hutchinson_dominates", "lanczos_bound"):
         assert c[key]["holds"], (key, c[key]["per_t"])
+    # the control variate reduces the std practically (ratio ≤ 0.9, issue #26) at t ≤ 2, not at the largest t,
+    # where the ratio tends to 1 (e^−t → 0): the paper's "over the whole range of t" is contradicted there
+    reduced_at = per_t(c["variance_reduced_everywhere"])
+    assert all(h for t, h in reduced_at.items() if t <= 2) and not reduced_at[max(reduced_at)]
     # "with as much as nv = 100 the error is already 1e-3": at t ≤ 1 (here nv = 50), not at t = 2 and 10
     assert per_t(c["error_1e-3_at_nv100"]) == {0.1: True, 1.0: True, 2.0: False, 10.0: False}
     # "much better than the bound" (10× below it): at t ≤ 2
@@ -72,7 +76,8 @@ def test_outputs_written(reduced: dict[str, Any]) -> None:
         assert (res / name).stat().st_size > 200
     assert (res / "slq_accuracy.png").stat().st_size > 10000
     verdict = (res / "verdict.md").read_text()
-    assert verdict.count("> \"") == 9 and "## variance_reduced_everywhere: HOLDS" in verdict
+    assert verdict.count("> \"") == 9 and "## variance_reduced_everywhere: CONTRADICTED (worse than stated)" in verdict
+    assert "## few_steps_suffice: HOLDS (as stated)" in verdict and "Holm" in verdict
     est = pd.read_csv(res / "estimator.csv")
     assert {"m", "nv", "variance"} == set(est.figure)
 

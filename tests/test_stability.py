@@ -134,7 +134,8 @@ def test_verdict_follows_the_intervals(separated: bool) -> None:
     rows = _rows(separated)
     s, c = stability.summarize(rows, 0.99), stability.compare(rows, 0.99)
     claims = {v["claim"]: v for v in stability.verdict(s, c)}
-    assert claims["separation/fid"]["holds"] is separated
+    # (issue #26) not separated and not reversed: the test had no power, "not testable here" (None), not False
+    assert claims["separation/fid"]["holds"] is (True if separated else None)
     assert claims["falls/fid/same"]["holds"] is True  # 0.1 -> 0.025, noise sd 0.01 over 8 runs
     assert claims["interval/fid/same"]["holds"] in (True, False)
     text = stability.verdict_markdown(list(claims.values()), s, {
@@ -216,8 +217,10 @@ def test_stability_approx_small(tmp_path: Path) -> None:
     res = tmp_path / "res"
     claims = _check_outputs(res, s, {f"n{n}-imd-{k}" for n in (200, 400, 800) for k in ("exact", "approx")})
     assert claims["approx/agrees/same"]["holds"] is True and claims["approx/agrees/different"]["holds"] is True
-    assert claims["approx/no_added_variance"]["holds"] is True
     knn = pd.read_csv(res / "knn.csv")
+    # (issue #26) where the approximate graph is the exact one, the approximation's claims are not testable here
+    exact_graph = knn.approx_recall.min() >= stability.RECALL_EXACT
+    assert claims["approx/no_added_variance"]["holds"] is (None if exact_graph else True)
     assert (knn.approx_recall > 0.9).all() and knn.approx_recall.le(1.0).all()
     assert knn["seconds_per_run_imd-approx"].gt(0).all()
 
@@ -245,9 +248,11 @@ def test_reference_is_what_its_runs_give() -> None:
     c = stability.compare(stored, 0.99)
     imd = c[(c.kind == "different - same") & (c.metric == "imd") & (c.knn == "exact")].set_index("n")
     assert (imd.loc[[1000, 2000, 4000], "ci_low"] > 0).all() and (imd.loc[[250, 500], "ci_low"] < 0).all()
-    assert claims["approx/no_added_variance"]["holds"]
+    # (issue #26) the approximate graph is the exact one here: its claims are not testable, not "holds"/"does not hold"
+    assert claims["approx/no_added_variance"]["holds"] is None and "not testable" not in claims["approx/agrees/same"]
     assert claims["approx/agrees/same"]["holds"] and claims["approx/agrees/different"]["holds"]
-    assert not claims["approx/diverges_further/same"]["holds"] and min(recall.values()) > 0.999
+    assert claims["approx/diverges_further/same"]["holds"] is None and min(recall.values()) > 0.999
+    assert claims["separation/imd/exact"]["holds"] is None  # undecided at n = 250, 500, none reversed: no power
     assert claims["falls/imd/exact/same"]["overall"]  # E[IMD] of the same pair: n=250 above n=4000 (Welch)
     assert claims["falls/fid/same"]["holds"] and claims["falls/fid/different"]["holds"]
     assert all(claims[f"interval/{line}/{pair}"]["holds"] for line in ("imd/exact", "imd/approx", "fid", "kid")

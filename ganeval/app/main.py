@@ -80,12 +80,25 @@ def main() -> None:
 
     @hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")
     def _app(cfg: Any) -> None:
+        from ganeval.stops import no_space
+
         try:
             run_app(cfg)
         except user_errors() as e:
             # A config or input that cannot work: say what to change, without a traceback.
             raise SystemExit(report(e)) from None
+        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: what is stored, one line (ganeval.stops)
+            log.error("%s", str(e) or "stopped (Ctrl-C) before any run was stored")
+            raise SystemExit(130) from None
+        except OSError as e:
+            if (message := no_space(e)) is None:
+                raise
+            log.error("%s", message)
+            raise SystemExit(2) from None
 
+    from ganeval.stops import terminate_as_interrupt
+
+    terminate_as_interrupt()
     _app()
 
 

@@ -20,11 +20,13 @@ import pandas as pd
 from ganeval.common import check_writable
 from ganeval.hashing import array_identity
 from ganeval.metrics.registry import integer
+from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite, unique_names
 from ganeval.protocol.settings import check_value
 from ganeval.protocol.store import identity_hash
 from ganeval.results import RunRecord
+from ganeval.results.outputs import begin_run
 from ganeval.results.seeds import PROBE, SEED
 
 log = logging.getLogger("ganeval")
@@ -116,6 +118,9 @@ def make_context(cfg: Any) -> Context:
 
     import_plugins(cfg.get("plugins") or [])
     check_missing(cfg)
+    from ganeval.app.protocols import check_protocol
+
+    check_protocol(cfg)  # a named protocol's fixed values (dry_run too)
     hc = HydraConfig.get()
     name = hc.runtime.choices.get("experiment") or "custom"
     if hc.mode == RunMode.MULTIRUN:
@@ -131,6 +136,7 @@ def make_context(cfg: Any) -> Context:
     if cfg.get("train_epochs") is not None:
         check_value("train_epochs", cfg.train_epochs, integer(1))
     check_writable(results_dir, "results_dir")
+    begin_run(results_dir, strict_bool(cfg, "overwrite"))  # a folder of someone else's files is refused
     if cfg.get("cache_dir"):
         check_writable(Path(str(cfg.cache_dir)), "cache_dir")
     config = OmegaConf.to_container(cfg, resolve=True)
@@ -260,6 +266,8 @@ def load_data(ctx: Context, node: Any, what: str) -> np.ndarray:
     if len(arr) == 0:
         raise ValueError(f"{what} is empty")
     check_finite(what, arr)
+    check_scale(f"{what} ({node.get('path')})" if hasattr(node, "get") and node.get("path") else what, arr,
+                ctx.settings.metrics.reaches(), ctx.settings.sample_size)
     ctx.content["data"][what] = array_identity(arr, 16)
     return arr
 
@@ -281,11 +289,19 @@ def make_extractor(ctx: Context) -> Any:
 def check_metric_inputs(ctx: Context, extractor: Any) -> None:
     """Refuse a metric the extractor's rows cannot feed (the Inception Score takes class logits, the others
     features), naming the extractor to use; an extractor whose `outputs` is None (given arrays) feeds any."""
+    check_extractor_feeds(ctx.settings.metrics, extractor, ctx.choices.get("features", type(extractor).__name__))
+
+
+def check_extractor_feeds(metrics: Any, extractor: Any, chosen: str) -> None:
+    """`check_metric_inputs` for chosen `metrics` (a `Metrics`) and the extractor named `chosen` in messages."""
     gives = getattr(extractor, "outputs", "features")
-    chosen = ctx.choices.get("features", type(extractor).__name__)
-    for metric, _ in ctx.settings.metrics.ordered():
+    for metric, _ in metrics.ordered():
         if gives is None or metric.input == gives:
             continue
+        if metric.input == "spatial":
+            raise ValueError(f"metrics.{metric.name} compares the ADM evaluator's spatial Inception features, but "
+                             f"features={chosen} gives {gives}: use features=inception_spatial in a run of its own, "
+                             f"e.g. features=inception_spatial metrics=sfid")
         if metric.input == "logits":
             raise ValueError(f"metrics.{metric.name} scores class logits, but features={chosen} gives {gives}: use "
                              f"features=inception_logits (the FID Inception's 1008-way logits) in a run of its own, "
@@ -588,14 +604,14 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
     from ganeval.results.verdict import write_verdict
 
-    write_verdict(ctx.results_dir, comparison, (ctx.record.extractor or {}).get("name"))
+    write_verdict(ctx.results_dir, comparison, ctx.record.extractor or None)
     if strict_bool(ctx.cfg, "plots") and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=(ctx.record.extractor or {}).get("name"))
+                           extractor=ctx.record.extractor or None)
         if comparison is not None and len(comparison) and {"a", "b", "diff_mean"} <= set(comparison.columns):
             from ganeval.results.paired import plot_paired
 
-            plot_paired(ctx.results_dir, comparison, seeds, (ctx.record.extractor or {}).get("name"), title)
+            plot_paired(ctx.results_dir, comparison, seeds, ctx.record.extractor or None, title)
     ctx.report_title = title
     write_report(ctx)
     log.info("results in %s", ctx.results_dir)

@@ -7,7 +7,6 @@ The command parses and checks its options, then calls `ganeval.app.score_sets.sc
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shlex
 import sys
@@ -15,7 +14,13 @@ from typing import Any, Sequence
 
 EPILOG = """\
 inputs (REAL, FAKE), resolved in this order:
-  an existing folder        images under it, recursive, sorted (png, jpg, jpeg, webp, bmp)
+  an existing folder        images under it, recursive, sorted (png, jpg, jpeg, webp, bmp), streamed in batches
+  an existing .zip or .tar  its image members, sorted by name, streamed (uncompressed .tar; a root dataset.json
+                            is ignored; absolute or '..' paths, nested archives, other files and bombs are refused)
+  a reference file          recognised by its keys: pytorch-fid/TTUR/clean-fid .npz {{mu, sigma}} and EDM2 .pkl
+                            (moments only: FID/FD alone, REAL only), clean-fid _kid.npz {{feats}}, an ADM
+                            batch {{arr_0, mu, sigma}} (its images), ganeval's --save-ref file (features); FILE:mu and
+                            FILE:sigma are refused (moments are not feature rows)
   an existing .npy/.npz     an array; FILE.npz:KEY picks one of several arrays in a .npz
   a dataset name            a data config of ganeval/configs/data/ with its defaults, as `ganeval data=NAME`
                             loads it: {names}
@@ -36,8 +41,25 @@ examples:
   ganeval-score digits fakes/ --features pixels --metrics fid,kid
   ganeval-score real.npz fake_a.npz fake_b.npz --runs 20 --sample-size 5000
   ganeval-score real.npy fake.npy --json > scores.json
+  ganeval-score real.zip fakes.zip --features dinov2 --num-workers 8 --cache-dir ~/.cache/ganeval
+  torchrun --nproc_per_node 4 -m ganeval.app.score real/ fakes/ --cache-dir cache   # one GPU per rank
   ganeval-score real.npy fake.npy --runs 10 --sample-size 1000 --out results/mine   # + report.html
+  ganeval-score --save-ref cifar10_ref.npz --save-stats cifar10_stats.npz real_images/   # write references
+  ganeval-score fid_stats_cifar10_train.npz fakes/ --resize legacy_tensorflow   # FID vs published moments
 """
+
+
+def default_metrics(real: str) -> str:
+    """imd,fid,kid; fid alone when REAL is a moments-only reference file (the others need real rows)."""
+    from pathlib import Path
+
+    from ganeval.data.references import ReferenceError, read_reference
+
+    try:
+        ref = read_reference(Path(real).expanduser()) if Path(real).expanduser().is_file() else None
+    except ReferenceError:
+        ref = None  # reported when the input is loaded
+    return "fid" if ref is not None and ref.moments_only else "imd,fid,kid"
 
 
 def parse_metrics(text: str) -> dict[str, dict[str, Any]]:
@@ -79,10 +101,21 @@ def parser() -> argparse.ArgumentParser:
         description="Score generated sets (FAKE) against a real set (REAL) with IMD, FID and KID.",
         epilog=EPILOG.format(names=", ".join(data_names())))
     p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file or dataset name")
-    p.add_argument("fakes", metavar="FAKE", nargs="+", help="generated set(s), each scored against REAL")
-    p.add_argument("--features", choices=("inception", "pixels", "identity"), default=None,
-                   help="feature extractor (default: inception for images, identity for feature arrays)")
-    p.add_argument("--metrics", default="imd,fid,kid", help="comma-separated metrics (default: imd,fid,kid)")
+    p.add_argument("fakes", metavar="FAKE", nargs="*", help="generated set(s), each scored against REAL")
+    p.add_argument("--features", choices=("inception", "inception_spatial", "dinov2", "clip", "clip_l14_336", "pixels",
+                                          "identity"), default=None,
+                   help="feature extractor (default: inception for images, identity for feature arrays); dinov2 is "
+                   "ViT-L/14 (timm), clip ViT-L/14 OpenAI (open_clip); inception_spatial for --metrics sfid, "
+                   "clip_l14_336 (ViT-L/14 at 336 px) for cmmd")
+    p.add_argument("--resize", default=None, choices=("legacy_pytorch", "legacy_tensorflow", "clean", "pil", "torch"),
+                   help="preprocessing mode: inception legacy_pytorch (pytorch-fid's, default) | legacy_tensorflow "
+                   "(TF1 bilinear, torch-fidelity's) | clean (clean-fid's); dinov2 pil (default) | torch")
+    p.add_argument("--metrics", default=None, help="comma-separated metrics (default: imd,fid,kid; fid against a "
+                   "moments-only reference)")
+    p.add_argument("--save-ref", default=None, metavar="OUT.npz", help="write REAL's features, mu, sigma and "
+                   "provenance (extractor, weights SHA-256, mode, count, content hash) as ganeval's reference")
+    p.add_argument("--save-stats", default=None, metavar="OUT.npz", help="write REAL's mu, sigma as pytorch-fid's "
+                   "statistics .npz (pytorch-fid and clean-fid read it)")
     p.add_argument("--option", action="append", default=[], metavar="METRIC.NAME=VALUE",
                    help="a metric option, repeatable: kid.subset_size=500, kid.subsets=50, imd.k=5, imd.knn=approx")
     p.add_argument("--runs", type=int, default=1, help="1: one value on the full sets (default); N > 1: the "
@@ -92,15 +125,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available)")
     p.add_argument("--batch-size", type=int, default=250, help="feature-extraction batch size (default 250)")
-    p.add_argument("--weights", default=None, help="Inception weights file (pt_inception-2015-12-05-6726825d.pth); "
-                   "default: $GANEVAL_INCEPTION_WEIGHTS, the torch hub cache, then a download")
+    p.add_argument("--weights", default=None, help="weights file of --features inception "
+                   "(pt_inception-2015-12-05-6726825d.pth), dinov2 or clip; default: $GANEVAL_INCEPTION_WEIGHTS "
+                   "($GANEVAL_DINOV2_WEIGHTS, $GANEVAL_CLIP_WEIGHTS), the torch hub / Hugging Face cache, then a download")
+    p.add_argument("--num-workers", type=int, default=None, help="processes decoding image files (folders, zips, tars) "
+                   "(default: min(8, CPU cores), 0: in the main process)")
+    p.add_argument("--size", type=int, default=None, help="resize every image file to SIZE×SIZE (PIL bilinear, as "
+                   "ganeval.data.folder's size=) before the extractor's own preprocessing (--resize); without it, "
+                   "image files of one set must share one size")
     p.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048),
                    help="Inception feature block (default 2048, pool3)")
     p.add_argument("--no-download", action="store_true", help="never download Inception weights")
     p.add_argument("--cache-dir", default=None, help="cache features here, keyed by content (default: no cache)")
     p.add_argument("--out", default=None, metavar="DIR", help="write runs.csv, summary.csv/json, table.md/.tex, "
                    "summary.png and report.html here (as the ganeval app does; ganeval-collate reads it)")
-    p.add_argument("--overwrite", action="store_true", help="replace runs of other inputs or options in --out")
+    p.add_argument("--overwrite", action="store_true", help="replace runs of other inputs or options in --out, and "
+                   "existing --save-ref/--save-stats files")
     p.add_argument("--no-plots", action="store_true", help="no summary.png in --out")
     p.add_argument("--json", action="store_true", help="print the results as JSON on stdout (and nothing else)")
     p.add_argument("--quiet", action="store_true", help="no progress bars (on stderr)")
@@ -127,15 +167,24 @@ def as_json(result: Any) -> dict[str, Any]:
         rows.append(entry)
     cfg = result.record.config
     return {
-        "real": {"input": result.real.arg, "rows": len(result.real.array)},
-        "fakes": [{"model": f.name, "input": f.arg, "rows": len(f.array)} for f in result.fakes],
+        "real": {"input": result.real.arg, "rows": len(result.real)},
+        "fakes": [{"model": f.name, "input": f.arg, "rows": len(f)} for f in result.fakes],
         "mode": "full sets" if full else "subsample protocol",
         "runs": cfg["runs"], "sample_size": cfg["sample_size"], "confidence": None if full else cfg["confidence"],
         "seed": cfg["seed"], "device": cfg["device"], "features": cfg["features"], "metrics": cfg["metrics"],
         "interval_covers": result.record.interval_covers,
+        "reference": reference_json(result.real),
         "results": rows,
         "out": str(result.out) if result.out is not None else None,
     }
+
+
+def reference_json(real: Any) -> dict[str, Any] | None:
+    """What a reference REAL was: its layout, whether it held moments only, its preprocessing mode if stated."""
+    ref = getattr(real, "reference", None)
+    if ref is None:
+        return None
+    return {"path": ref.path, "layout": ref.layout, "moments_only": ref.moments_only, "mode": ref.mode}
 
 
 def plain_lines(result: Any) -> list[str]:
@@ -143,16 +192,22 @@ def plain_lines(result: Any) -> list[str]:
     from ganeval.results.tables import metric_label
 
     full = result.record.config["full_sets"]
+    ident = result.record.extractor or {}
+    network = ident if ident.get("name") in ("inception", "dinov2") else None  # FID (clean), FD_DINOv2; arrays: FID
     width = max(len(f.name) for f in result.fakes)
     lines = []
     for _, r in result.summary.iterrows():
-        label = metric_label(str(r["metric"]))[0].split("×")[0]  # the raw value, not the table's KID×10³
+        label = metric_label(str(r["metric"]), network)[0].split("×")[0]  # raw, not KID×10³
         if full:
             text = single_value_text(result, r)
         else:
             text = (f"{r['mean']:.6g} ± {r['half_width']:.3g}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} runs of "
                     f"{int(r['sample_size'])})")
         lines.append(f"{str(r['model']):<{width}}  {label:<4} {text}")
+    ref = getattr(result.real, "reference", None)
+    if ref is not None and ref.moments_only:
+        lines.append(f"(against the moments of {result.real.arg}, fixed: "
+                     + ("an interval covers generated subsamples only)" if not full else "one value, no interval)"))
     return lines
 
 
@@ -166,11 +221,21 @@ def single_value_text(result: Any, r: Any) -> str:
     text = f"{r['mean']:.6g}"
     if "std" in extra and r["metric"] == "kid":
         fake = next(f for f in result.fakes if f.name == str(r["model"]))
-        rows = {"real": len(result.real.array), "fake": len(fake.array)}
+        rows = {"real": len(result.real), "fake": len(fake)}
         text += kid_std_text(extra["std"], int(result.record.config["metrics"]["kid"]["subset_size"]), rows)
     elif "std" in extra:
         text += f"  (std over subsets {extra['std']:.3g})"
     return text
+
+
+def default_workers(given: int | None) -> int:
+    """--num-workers, or min(8, CPU cores) decoding processes (0 on a one-core machine)."""
+    if given is not None:
+        return given
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 0 if cores <= 1 else min(8, cores)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -181,30 +246,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ganeval.app.score_sets import ScoreRequest, score_sets
 
     try:
-        metrics = parse_metrics(args.metrics)
+        metrics = parse_metrics(args.metrics or default_metrics(args.real))
         for text in args.option:
             parse_option(text, metrics)
         request = ScoreRequest(
             real=args.real, fakes=args.fakes, features=args.features, metrics=metrics, runs=args.runs,
             sample_size=args.sample_size, confidence=args.confidence, seed=args.seed, device=args.device,
             batch_size=args.batch_size, weights=args.weights, dims=args.dims, download=not args.no_download,
-            cache_dir=args.cache_dir, out=args.out, overwrite=args.overwrite, plots=not args.no_plots,
+            cache_dir=args.cache_dir, num_workers=default_workers(args.num_workers), size=args.size, resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
+            out=args.out, overwrite=args.overwrite, plots=not args.no_plots,
             progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]))
         if request.batch_size < 1:
             raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
+        if request.num_workers < 0:
+            raise ValueError(f"--num-workers must be at least 0, got {request.num_workers}")
+        if request.size is not None and request.size < 1:
+            raise ValueError(f"--size must be at least 1, got {request.size}")
+        from ganeval.features.distributed import init_from_env, is_main
+
+        request.device = init_from_env(request.device)  # torchrun: join the group, one GPU per rank
+        if not is_main():
+            request.progress = False
         result = score_sets(request)
     except user_errors() as e:
         from ganeval.app.score_notes import refusal
 
         print(f"ganeval-score: {refusal(e, download=not args.no_download)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # Ctrl-C: one line saying what is stored (ganeval.stops)
+        print(f"ganeval-score: {e or 'stopped (Ctrl-C)'}", file=sys.stderr)
+        return 130
+    except OSError as e:
+        from ganeval.stops import no_space
+
+        if (message := no_space(e)) is None:
+            raise
+        print(f"ganeval-score: {message}", file=sys.stderr)
+        return 2
+    if result is None:  # a torchrun rank other than 0: its share of the features went to rank 0
+        return 0
+    for path in result.saved:
+        print(f"wrote {path}", file=sys.stderr)
+    if not result.fakes:
+        return 0
     if args.json:
-        print(json.dumps(as_json(result), indent=2, default=str))
+        from ganeval.results.files import json_dumps
+
+        print(json_dumps(as_json(result), indent=2))  # valid JSON: null for a non-finite number
     else:
         print("\n".join(plain_lines(result)))
         from ganeval.results.verdict import comparison_sentences
 
-        for sentence in comparison_sentences(result.comparison, (result.record.extractor or {}).get("name")):
+        for sentence in comparison_sentences(result.comparison, result.record.extractor or None):
             print(sentence)
         if result.record.config["full_sets"]:
             from ganeval.app.score_notes import RUNS_HINT

@@ -1,7 +1,8 @@
 """Score given sets against a real one (what `ganeval-score` runs): folders, arrays or dataset names -> features
 -> one value per metric on the full sets (runs=1) or the subsample protocol (runs > 1) -> the pipeline's files.
 
-Each input is resolved in this order: an existing folder (images, read by `ganeval.data.folder`), an existing
+Each input is resolved in this order: an existing folder, `.zip` or `.tar` (images, streamed batch by batch by
+`ganeval.data.sources.ImageSource`, decoded as `ganeval.data.folder` decodes them), an existing
 `.npy`/`.npz` file (`PATH.npz:KEY` picks one array of several; `ganeval.data.array`), else the name of a data
 config (`ganeval/configs/data/NAME.yaml`, loaded with its defaults as `data=NAME` would be). An array is
 features when it is 2-D (N×D) and images when it is 3-D or 4-D in an image layout (N×H×W, N×C×H×W, N×H×W×C with
@@ -22,11 +23,13 @@ import pandas as pd
 from ganeval.app import pipeline
 from ganeval.common import check_writable
 from ganeval.hashing import array_identity
+from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite
 
 log = logging.getLogger("ganeval")
-EXTRACTORS = ("inception", "pixels", "identity")
+EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip", "pixels", "identity")
+DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}
 NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
 
 
@@ -36,17 +39,31 @@ class InputSet:
 
     arg: str
     name: str
-    source: str  # "folder", "array" or "data config NAME"
-    array: np.ndarray
+    source: str  # "folder", "zip", "tar", "array" or "data config NAME"
+    array: np.ndarray | None  # None for a streamed image source
     images: bool
+    reference: Any = None  # the `ganeval.data.references.Reference` when the input is a reference file
+    stream: Any = None  # the ganeval.data.sources.ImageSource of a folder, zip or tar (never held in memory)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The set's shape (a streamed source's from its headers)."""
+        return tuple(self.stream.shape if self.stream is not None else self.array.shape)  # type: ignore[union-attr]
+
+    @property
+    def dtype(self) -> Any:
+        return np.dtype(np.uint8) if self.stream is not None else self.array.dtype  # type: ignore[union-attr]
+
+    def __len__(self) -> int:
+        return int(self.shape[0])
 
     def describe(self) -> str:
         """'ARG (N images of H×W with C channels)' or 'ARG (N×D features)' for messages."""
         from ganeval.data.images import describe
 
         if self.images:
-            return f"{self.arg} ({len(self.array)} {describe(self.array.shape)})"
-        return f"{self.arg} ({len(self.array)}×{self.array.shape[1]} features)"
+            return f"{self.arg} ({len(self)} {describe(self.shape)})"
+        return f"{self.arg} ({len(self)}×{self.shape[1]} features)"
 
 
 @dataclass
@@ -67,6 +84,11 @@ class ScoreRequest:
     dims: int = 2048  # Inception block
     download: bool = True  # may Inception weights be downloaded when found nowhere
     cache_dir: str | None = None  # feature cache (None: no cache)
+    num_workers: int = 0  # DataLoader worker processes decoding image files
+    size: int | None = None  # resize image files to size×size (PIL bilinear, as ganeval.data.folder's size=)
+    resize: str | None = None  # preprocessing mode (None: the extractor's default, legacy_pytorch / pil)
+    save_ref: str | None = None  # write REAL's features, moments and provenance here (ganeval's reference .npz)
+    save_stats: str | None = None  # write REAL's moments here as pytorch-fid's {mu, sigma} .npz
     out: str | None = None  # results directory (None: nothing written)
     overwrite: bool = False
     plots: bool = True
@@ -88,6 +110,7 @@ class ScoreResult:
     real: InputSet
     fakes: list[InputSet]
     out: Path | None
+    saved: list[Path] = field(default_factory=list)  # files written by --save-ref / --save-stats
 
 
 def data_names() -> list[str]:
@@ -97,15 +120,27 @@ def data_names() -> list[str]:
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
 
-def load_input(arg: str) -> InputSet:
-    """An input argument resolved and loaded (see the module doc for the order); ValueError when it is none."""
-    from ganeval.data import array, folder
+def load_input(arg: str, size: int | None = None) -> InputSet:
+    """An input argument resolved (see the module doc for the order): image files are checked from their headers and
+    streamed later, arrays loaded; `size` resizes images of files to size×size. ValueError when it is none."""
+    from ganeval.data import array
+    from ganeval.data.sources import ImageSource, is_streamable
 
     path = Path(arg).expanduser()
     file, _, key = arg.rpartition(":") if ":" in arg and not path.exists() else (arg, "", "")
-    if path.is_dir():
-        return classify(InputSet(arg, path.resolve().name, "folder", folder(path), True))
+    if is_streamable(arg):
+        src = ImageSource(path, size=size)
+        name = path.resolve().name if path.is_dir() else path.stem
+        return InputSet(arg, name, src.container.kind, None, True, stream=src)
+    if size is not None:
+        raise ValueError(f"--size resizes image files (folders, .zip, .tar), but {arg} is not one: resize arrays "
+                         "before saving them, or drop --size")
     if Path(file).expanduser().is_file():
+        from ganeval.app.score_reference import reference_input
+
+        ref = reference_input(arg, file, key)
+        if ref is not None:
+            return ref
         try:
             arr = array(Path(file).expanduser(), key or None)
         except ValueError as e:
@@ -194,11 +229,39 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     if name != "identity" and not images:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
                          f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
-    if request.weights is not None and name != "inception":
-        raise ValueError(f"--weights is for --features inception, not {name}")
+    if request.weights is not None and name not in ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip"):
+        raise ValueError(f"--weights is for --features inception, inception_spatial, dinov2, clip or clip_l14_336, "
+                         f"not {name}")
+    modes = {"inception": ("legacy_pytorch", "legacy_tensorflow", "clean"), "dinov2": ("pil", "torch")}
+    modes["inception_spatial"] = modes["inception"]
+    if request.resize is not None and request.resize not in modes.get(name, ()):
+        raise ValueError(f"--resize {request.resize} is not a preprocessing mode of --features {name}"
+                         + (f" (one of {', '.join(modes[name])})" if name in modes else " (it resizes nothing)"))
     if name == "inception":
-        return InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download)
-    return PixelsExtractor() if name == "pixels" else IdentityExtractor()
+        ex = InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download,
+                                resize=request.resize or True)
+    elif name == "inception_spatial":
+        ex = InceptionExtractor(weights=request.weights, download=request.download, resize=request.resize or True,
+                                output="spatial")
+    elif name == "clip_l14_336":
+        from ganeval.features import ClipExtractor
+
+        ex = ClipExtractor(arch="ViT-L-14-336", pretrained="openai", weights=request.weights, download=request.download)
+    elif name == "dinov2":
+        from ganeval.features import DinoV2Extractor
+
+        ex = DinoV2Extractor(weights=request.weights, download=request.download, resize=request.resize or "pil")
+    elif name == "clip":
+        from ganeval.features import ClipExtractor
+
+        ex = ClipExtractor(weights=request.weights, download=request.download)
+    else:
+        ex = PixelsExtractor() if name == "pixels" else IdentityExtractor()
+    if request.metrics is not None:
+        from ganeval.metrics.registry import Metrics
+
+        pipeline.check_extractor_feeds(Metrics({k: dict(v or {}) for k, v in request.metrics.items()}), ex, name)
+    return ex
 
 
 def feature_dim(extractor: Any, s: InputSet) -> int:
@@ -206,16 +269,43 @@ def feature_dim(extractor: Any, s: InputSet) -> int:
     from ganeval.data.images import to_nchw
 
     if extractor.name == "inception":
-        return int(extractor.dims)
+        return 17 * 17 * 7 if extractor.output == "spatial" else int(extractor.dims)
+    if extractor.name == "clip":
+        from ganeval.features.pretrained import import_extra
+
+        return int(import_extra("open_clip", "clip", "features=clip").get_model_config(extractor.arch)["embed_dim"])
+    if extractor.name == "dinov2":
+        return DINOV2_DIMS[extractor.arch]
     if extractor.name == "pixels":
-        return int(np.prod(to_nchw(s.array[:1]).shape[1:]))
-    return int(np.prod(s.array.shape[1:]))
+        return int(np.prod(to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]))
+    return int(np.prod(s.shape[1:]))
+
+
+def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int:
+    """Each generated set's shape for the extractor and one feature dimension for all; returns it."""
+    for s in fakes:
+        extractor.check_input(s.shape, s.dtype)
+    dims = {feature_dim(extractor, f) for f in fakes}
+    if len(dims) > 1:
+        raise ValueError(f"the generated sets give features of dimensions {sorted(dims)} through {extractor.name}: "
+                         "give sets of one shape")
+    return dims.pop()
 
 
 def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings: Settings) -> None:
     """Each input's shape for the extractor and the feature dimensions the metrics need, before extraction."""
+    from ganeval.app.score_reference import check_reference, precomputed
+
     for s in (real, *fakes):
-        extractor.check_input(tuple(s.array.shape), s.array.dtype)
+        if not precomputed(s):
+            extractor.check_input(s.shape, s.dtype)
+            if not s.images and s.array is not None:  # magnitudes the metrics cannot hold: refused
+                check_scale(s.arg, s.array, settings.metrics.reaches(), settings.sample_size)
+    if real.reference is not None:
+        dim = check_inputs_fakes(fakes, extractor)
+        check_reference(real.reference, real.arg, extractor, list(settings.metrics), dim)
+        if precomputed(real):
+            return
     same_dim = [m.name for m, _ in settings.metrics.ordered() if m.same_dim]
     d = feature_dim(extractor, real)
     for f in fakes:
@@ -241,7 +331,7 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
         raise ValueError("--sample-size applies to the subsample protocol (--runs > 1); --runs 1 scores the full sets")
     from ganeval.app.score_notes import default_kid_subset
 
-    sizes = {f"REAL {real.arg}": len(real.array), **{f"FAKE {f.arg}": len(f.array) for f in fakes}}
+    sizes = {f"REAL {real.arg}": len(real), **{f"FAKE {f.arg}": len(f) for f in fakes}}
     chosen = {k: dict(v or {}) for k, v in request.metrics.items()}
     note = default_kid_subset(chosen, sizes, request.runs, request.sample_size)
     if note:
@@ -251,7 +341,7 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
         from ganeval.protocol.full import check_full_sizes
 
         check_full_sizes(sizes, metrics)
-    settings = Settings(runs=request.runs, sample_size=request.sample_size or len(real.array), metrics=metrics,
+    settings = Settings(runs=request.runs, sample_size=request.sample_size or len(real), metrics=metrics,
                         seed=request.seed, confidence=request.confidence, device=request.device,
                         progress=request.progress)
     if request.runs > 1:
@@ -264,7 +354,7 @@ def make_context(request: ScoreRequest, real: InputSet, fakes: list[InputSet], e
     """The pipeline context of a score call: its config (inputs, extractor, protocol), hash, content and record."""
     config: dict[str, Any] = {
         "real": real.arg, "fakes": {f.name: f.arg for f in fakes},
-        "sets": {"real": len(real.array), **{f.name: len(f.array) for f in fakes}},
+        "sets": {"real": len(real), **{f.name: len(f) for f in fakes}},
         "features": extractor.identity(), "metrics": settings.metrics.as_dict(), "runs": settings.runs,
         "sample_size": settings.sample_size if settings.runs > 1 else None,
         "full_sets": settings.runs == 1, "confidence": settings.confidence, "seed": settings.seed,
@@ -275,9 +365,9 @@ def make_context(request: ScoreRequest, real: InputSet, fakes: list[InputSet], e
     cfg = {"overwrite": request.overwrite, "plots": request.plots}
     ctx = pipeline.Context(cfg=cfg, name="score", results_dir=Path(request.out or "."), device=str(settings.device),
                            config=config, settings=settings)
-    ctx.content["data"]["real"] = array_identity(real.array, 16)
+    ctx.content["data"]["real"] = content_identity(request, real)
     for f in fakes:
-        ctx.content["generators"][f.name] = array_identity(f.array, 16)
+        ctx.content["generators"][f.name] = content_identity(request, f)
     ctx.record.extractor = ctx.content["extractor"] = config["features"]
     ctx.record.generators = {f.name: {"input": f.arg, "source": f.source, **ctx.content["generators"][f.name]}
                              for f in fakes}
@@ -285,35 +375,65 @@ def make_context(request: ScoreRequest, real: InputSet, fakes: list[InputSet], e
     return ctx
 
 
-def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray:
-    """Features of one input through the extractor (cached in `cache_dir` when given)."""
+def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
+    """`array_identity` of an input's array (16 hex), for a streamed source from one decoding pass (on rank 0 under
+    torchrun, remembered in --cache-dir): the same value as for the array `ganeval.data.folder` would give."""
+    if s.stream is None:
+        return array_identity(s.array, 16)  # type: ignore[arg-type]
+    from ganeval.features.streaming import shared_content
+
+    c = shared_content(s.stream, request.batch_size, request.num_workers, request.cache_dir, request.progress)
+    return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"][:16]}
+
+
+def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray | None:
+    """Features of one input through the extractor (cached in `cache_dir` when given); a reference's as they are; a
+    streamed source is sharded over torchrun's ranks and its features returned on rank 0 only (None elsewhere)."""
+    from ganeval.app.score_reference import precomputed
     from ganeval.features import extract_with_info
 
+    if precomputed(s):
+        return np.asarray(s.array, np.float32)
+
     with ctx.stage("features"):
-        feats, _ = extract_with_info(s.array, extractor, batch_size=request.batch_size, device=ctx.device,
-                                     cache_dir=request.cache_dir, progress=request.progress)
+        feats, _ = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
+                                     batch_size=request.batch_size, device=ctx.device, cache_dir=request.cache_dir,
+                                     num_workers=request.num_workers, progress=request.progress)
     return feats
 
 
-def score_sets(request: ScoreRequest) -> ScoreResult:
+def score_sets(request: ScoreRequest) -> ScoreResult | None:
     """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
     pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
+    from ganeval.app import score_reference as sr
     from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask
     from ganeval.protocol.loop import run_loop
 
-    if not request.fakes:
-        raise ValueError("give at least one FAKE set to score against REAL")
+    if not request.fakes and request.save_ref is None and request.save_stats is None:
+        raise ValueError("give at least one FAKE set to score against REAL (or --save-ref/--save-stats to write REAL's)")
     if request.out is not None:
         check_writable(Path(request.out), "--out")
-    real = load_input(request.real)
-    fakes = [load_input(f) for f in request.fakes]
+    sr.check_save(request)
+    from ganeval.features.distributed import is_main
+
+    main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
+    real = load_input(request.real, request.size)
+    fakes = [load_input(f, request.size) for f in request.fakes]
+    sr.refuse_fake_references(fakes)
+    if real.reference is not None and real.reference.moments_only:
+        if request.save_ref is not None or request.save_stats is not None:
+            raise ValueError(f"--save-ref/--save-stats write REAL's features, but REAL {real.arg} holds moments only")
+        label_sets(fakes)
+        return sr.score_moments(request, real, fakes)
+    if not fakes:
+        return sr.save_only(request, real)
     label_sets(fakes)
     settings = make_settings(request, real, fakes)
-    extractor = make_extractor(request, [real, *fakes])
+    extractor = make_extractor(request, fakes if sr.precomputed(real) else [real, *fakes])
     check_inputs(real, fakes, extractor, settings)
     ctx = make_context(request, real, fakes, extractor, settings)
     full = settings.runs == 1
-    results_dir = ctx.results_dir if request.out is not None else None
+    results_dir = ctx.results_dir if request.out is not None and main else None
     if results_dir is not None:
         pipeline.open_results(ctx, protocol=not full)
     else:
@@ -322,7 +442,10 @@ def score_sets(request: ScoreRequest) -> ScoreResult:
         ctx.set_config_hash(ctx.identity() if full else store_identity(settings, ctx.identity()))
 
     real_f = extract(ctx, request, real, extractor)
+    saved = sr.save_outputs(request, real, real_f, extractor) if main else []
     fakes_f = [({"model": f.name}, extract(ctx, request, f, extractor)) for f in fakes]
+    if not main:
+        return None
     extras: dict[tuple[str, str], dict[str, float]] = {}
     with ctx.stage("runs"):
         if full:
@@ -340,4 +463,4 @@ def score_sets(request: ScoreRequest) -> ScoreResult:
     if results_dir is not None:
         title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
         pipeline.write(ctx, summary, comparison, title)
-    return ScoreResult(summary, rows, comparison, extras, ctx.record, real, fakes, results_dir)
+    return ScoreResult(summary, rows, comparison, extras, ctx.record, real, fakes, results_dir, saved)

@@ -22,13 +22,49 @@ def list_images(path: str | os.PathLike) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
+_NOTED: set[str] = set()  # the conversions said once per process (16-bit scaled, alpha dropped)
+
+
+def _note_once(kind: str, message: str, *args: object) -> None:
+    """Log `message` the first time a conversion of `kind` happens, so a folder of them says it once."""
+    if kind not in _NOTED:
+        _NOTED.add(kind)
+        log.warning(message, *args)
+
+
+def _grey_16bit(im):  # -> PIL.Image.Image
+    """A 16-bit (or 32-bit integer) grey image scaled to 8 bits by its bit depth (v / 257 for 16-bit, rounded), not
+    clipped at 255 as PIL's convert("L") would."""
+    from PIL import Image
+
+    a = np.asarray(im)
+    if a.dtype.kind == "i" and a.size and int(a.min()) < 0:
+        raise ValueError(f"mode {im.mode} holds negative pixel values")
+    top = 65535 if im.mode.startswith("I;16") or a.size == 0 or int(a.max()) <= 65535 else 2**32 - 1
+    return Image.fromarray(np.rint(a.astype(np.float64) * (255.0 / top)).astype(np.uint8), mode="L")
+
+
+def eight_bit(im, name: object):  # -> PIL.Image.Image
+    """`im` with 16-bit grey scaled to 8 bits (`_grey_16bit`); that, and an alpha channel that will be dropped,
+    said once per process (naming the first file, `name`)."""
+    if im.mode.startswith("I;16") or im.mode == "I":
+        _note_once("16bit", "%s is a %s (16-bit) image: scaled to 8 bits (value / 257), as every such image is",
+                   name, im.mode)
+        im = _grey_16bit(im)
+    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
+        _note_once("alpha", "%s has an alpha channel (%s): it is dropped (colours kept as stored, not composited), "
+                   "for every such image", name, im.mode)
+    return im
+
+
 def _read(p: Path, size: int | None):  # -> PIL.Image.Image
     from PIL import Image
 
     try:
         with Image.open(p) as im:
             im.load()
-            mode = "L" if im.mode in ("L", "1", "LA", "I;16", "I") else "RGB"
+            im = eight_bit(im, p)
+            mode = "L" if im.mode in ("L", "1", "LA") else "RGB"
             im = im.convert(mode)
             if size is not None and im.size != (size, size):
                 im = im.resize((size, size), Image.BILINEAR)
@@ -86,12 +122,36 @@ def _check_npy(p: Path) -> None:
                          f"{size - offset}; write or copy the file again")
 
 
-def array(path: str | os.PathLike, key: str | None = None, mmap: bool = False) -> np.ndarray:
+def array(path: str | os.PathLike, key: str | None = None, mmap: bool = False, layout: str | None = None) -> np.ndarray:
     """The array in a `.npy` file, or in a `.npz` file under `key` (default: its only array), loaded
     with `allow_pickle=False` (`mmap`: a `.npy` is memory-mapped, read-only); images or features, as stored.
 
-    A file that is not an array file, is truncated or holds pickled objects is refused, naming the file.
+    A file that is not an array file, is truncated or holds pickled objects is refused, naming the file. A 4-D
+    array that fits both N×C×H×W and N×H×W×C (axes 1 and 3 both of size 1 or 3) is refused as ambiguous unless
+    `layout` ("NCHW" or "NHWC") says which it is; an NHWC array is returned as an N×C×H×W view.
     """
+    out = _load_array(path, key, mmap)
+    return _with_layout(out, Path(path).expanduser(), layout)
+
+
+def _with_layout(a: np.ndarray, p: Path, layout: str | None) -> np.ndarray:
+    """`a` checked against `layout` (see `array`): an ambiguous 4-D shape needs it, NHWC becomes an NCHW view."""
+    if layout is not None:
+        if layout not in ("NCHW", "NHWC"):
+            raise ValueError(f"layout={layout!r} for {p}: use NCHW or NHWC")
+        if a.ndim != 4:
+            raise ValueError(f"layout={layout} given but {p} holds a {a.ndim}-D array of shape {a.shape}; drop layout")
+        return a.transpose(0, 3, 1, 2) if layout == "NHWC" else a
+    if a.ndim == 4 and a.shape[1] in (1, 3) and a.shape[3] in (1, 3):
+        raise ValueError(f"{p} holds images of shape {a.shape}, which fits both N×C×H×W ({a.shape[2]}×{a.shape[3]} "
+                         f"images, {a.shape[1]} channels) and N×H×W×C ({a.shape[1]}×{a.shape[2]} images, "
+                         f"{a.shape[3]} channels): say which with +data.layout=NCHW or +data.layout=NHWC (data=array; in Python "
+                         "ganeval.data.array(path, layout=...))")
+    return a
+
+
+def _load_array(path: str | os.PathLike, key: str | None, mmap: bool) -> np.ndarray:
+    """`array` without the layout rule."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise FileNotFoundError(f"array file {p} does not exist")

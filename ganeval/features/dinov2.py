@@ -18,7 +18,7 @@ import torch
 
 from ganeval.features.base import register
 from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
-from ganeval.features.resize import pil_resize_batch
+from ganeval.features.resize import pil_resize_batch, pixels_255, tf1_bilinear
 
 ARCHS = {
     "vits14": "vit_small_patch14_dinov2.lvd142m",
@@ -31,6 +31,11 @@ HUB_FILES = ("model.safetensors", "pytorch_model.bin")
 SIZE = 224
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
+RESIZE_MODES = {
+    "pil": f"PIL bicubic {SIZE}x{SIZE}, gray->rgb, x/255, ImageNet mean/std; class token",  # dgm-eval's (default)
+    "torch": f"gray->rgb, TF1 bilinear {SIZE}x{SIZE} on [0, 255] (torch-fidelity's), ImageNet mean/std ×255; "
+             "class token",
+}
 
 
 def timm_name(arch: str) -> str:
@@ -66,14 +71,27 @@ def preprocess(batch: torch.Tensor) -> torch.Tensor:
     return (x - mean) / std
 
 
+def preprocess_torch(batch: torch.Tensor) -> torch.Tensor:
+    """torch-fidelity's DINOv2 preprocessing, on the batch's device: TF1 bilinear to 224×224 on [0, 255] values,
+    then (x - 255·mean) / (255·std)."""
+    x = tf1_bilinear(pixels_255(batch), SIZE)
+    mean = torch.tensor([255 * m for m in MEAN], dtype=x.dtype, device=x.device).view(1, 3, 1, 1)
+    std = torch.tensor([255 * s for s in STD], dtype=x.dtype, device=x.device).view(1, 3, 1, 1)
+    return (x - mean) / std
+
+
 @register("dinov2")
 class DinoV2Extractor(PretrainedExtractor):
     """DINOv2 class-token features (ViT-L/14 by default: 1024-d), dgm-eval's preprocessing."""
 
     fd_name = "DINOv2"
 
-    def __init__(self, arch: str = "vitl14", weights: str | os.PathLike | None = None, download: bool = True) -> None:
+    def __init__(self, arch: str = "vitl14", weights: str | os.PathLike | None = None, download: bool = True,
+                 resize: str = "pil") -> None:
         timm_name(arch)
+        if resize not in RESIZE_MODES:
+            raise ValueError(f"resize must be one of {', '.join(RESIZE_MODES)} for DINOv2, got {resize!r}")
+        self.resize_mode = resize
         self.arch = arch
         self.weights = weights
         self.download = bool(download)
@@ -85,20 +103,28 @@ class DinoV2Extractor(PretrainedExtractor):
         return build(self.arch, self.weights_path())
 
     def identity(self) -> dict[str, Any]:
-        return {
+        ident = {
             "name": "dinov2",
             "model": timm_name(self.arch),
             "weights": weights_identity(self.weights_path()),
-            "preprocess": f"PIL bicubic {SIZE}x{SIZE}, gray->rgb, x/255, ImageNet mean/std; class token",
+            "preprocess": RESIZE_MODES[self.resize_mode],
         }
+        if self.resize_mode != "pil":  # the default keeps the identity (and cache keys) it always had
+            ident["resize_mode"] = self.resize_mode
+        return ident
 
     def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
-        """PIL resizing and normalisation on the host (overlapping the device's forward in extraction)."""
-        return preprocess(batch)
+        """pil: PIL resizing and normalisation on the host (overlapping the device's forward in extraction);
+        torch: nothing (it runs on the device)."""
+        return preprocess(batch) if self.resize_mode == "pil" else batch
+
+    def device_stage(self, x: torch.Tensor) -> torch.Tensor:
+        return super().device_stage(preprocess_torch(x) if self.resize_mode == "torch" else x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         assert self._model is not None
         return self._model(x)
 
 
-__all__ = ["DinoV2Extractor", "ARCHS", "build", "resolve_weights", "preprocess", "timm_name"]
+__all__ = ["DinoV2Extractor", "ARCHS", "RESIZE_MODES", "build", "resolve_weights", "preprocess", "preprocess_torch",
+           "timm_name"]

@@ -6,7 +6,7 @@ import collections
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,48 @@ def _to_device(batches: Iterator[torch.Tensor], device: torch.device) -> Iterato
         yield cur
 
 
+def run_batches(
+    batches: Iterator[torch.Tensor],
+    ex: Extractor,
+    device: torch.device,
+    emit: Callable[[np.ndarray], None],
+    host_stage: bool = True,
+) -> None:
+    """Run the extractor over host batches in order (host stage here unless `host_stage` is False: the batches
+    had it in DataLoader workers; device stage on `device`, results copied back asynchronously on CUDA, at most two
+    in flight) and hand each batch's N×D output to `emit`, in order."""
+    ex.setup(device)
+    pending: collections.deque[tuple[torch.Tensor, Any]] = collections.deque()
+
+    def raw() -> Iterator[torch.Tensor]:
+        # the host stage (e.g. PIL resizing) runs here, while the device still works on earlier batches
+        for b in batches:
+            yield ex.host_stage(b) if host_stage else b
+
+    def finish(item: tuple[torch.Tensor, Any]) -> None:
+        host, ev = item
+        if ev is not None:
+            ev.synchronize()
+        emit(host.numpy())
+
+    with torch.inference_mode():
+        for batch in _to_device(raw(), device):
+            y = ex.device_stage(batch)
+            if y.ndim != 2 or y.shape[0] != batch.shape[0]:
+                raise RuntimeError(f"extractor {ex.name} returned shape {tuple(y.shape)}")
+            if y.device.type == "cuda":
+                host = y.to("cpu", non_blocking=True)
+                ev = torch.cuda.Event()
+                ev.record(torch.cuda.current_stream(y.device))
+                pending.append((host, ev))
+                while len(pending) > 2:  # bounded in flight, honest progress
+                    finish(pending.popleft())
+            else:
+                finish((y.cpu(), None))
+        while pending:
+            finish(pending.popleft())
+
+
 def _compute(
     source: Source,
     ex: Extractor,
@@ -70,44 +112,23 @@ def _compute(
     """Run the extractor over every batch (hashing the raw batches with `hasher` if given)."""
     from tqdm.auto import tqdm
 
-    ex.setup(device)
     outputs: list[np.ndarray] = []
-    pending: collections.deque[tuple[torch.Tensor, Any, int]] = collections.deque()
     unit = "row" if ex.name == "identity" else "img"  # identity reads rows of a feature array, not images
     bar = tqdm(total=source.n, unit=unit, unit_scale=True, desc=f"features[{ex.name}]",
                disable=not progress, smoothing=0.1)
 
-    def raw() -> Iterator[torch.Tensor]:
-        # the host stage (e.g. PIL resizing) runs here, while the device still works on earlier batches
+    def hashed() -> Iterator[torch.Tensor]:
         for b in source.batches():
             if hasher is not None:
                 hasher.update(b)
-            yield ex.host_stage(b)
+            yield b
 
-    def finish(item: tuple[torch.Tensor, Any, int]) -> None:
-        host, ev, k = item
-        if ev is not None:
-            ev.synchronize()
-        outputs.append(host.numpy())
-        bar.update(k)
+    def emit(out: np.ndarray) -> None:
+        outputs.append(out)
+        bar.update(out.shape[0])
 
     try:
-        with torch.inference_mode():
-            for batch in _to_device(raw(), device):
-                y = ex.device_stage(batch)
-                if y.ndim != 2 or y.shape[0] != batch.shape[0]:
-                    raise RuntimeError(f"extractor {ex.name} returned shape {tuple(y.shape)}")
-                if y.device.type == "cuda":
-                    host = y.to("cpu", non_blocking=True)
-                    ev = torch.cuda.Event()
-                    ev.record(torch.cuda.current_stream(y.device))
-                    pending.append((host, ev, int(batch.shape[0])))
-                    while len(pending) > 2:  # bounded in flight, honest progress
-                        finish(pending.popleft())
-                else:
-                    finish((y.cpu(), None, int(batch.shape[0])))
-            while pending:
-                finish(pending.popleft())
+        run_batches(hashed(), ex, device, emit)
     finally:
         bar.close()
     if not outputs:
@@ -137,6 +158,13 @@ def extract_with_info(
     dev = resolve_device(device, images)
     if dev.type == "cuda" and dev.index is None:
         dev = torch.device("cuda", torch.cuda.current_device())
+    from ganeval.data.sources import ImageSource
+
+    if isinstance(images, ImageSource):  # streamed, chunk-cached, sharded over ranks (None off rank 0)
+        from ganeval.features.streaming import extract_source
+
+        return extract_source(images, ex, dev, batch_size=batch_size, num_workers=num_workers,  # type: ignore[return-value]
+                              cache_dir=cache_dir, progress=progress)
     source = make_source(images, batch_size, num_workers, pin_memory=dev.type == "cuda")
     if source.array is not None:
         ex.check_input(tuple(source.array.shape), source.array.dtype)
@@ -200,7 +228,8 @@ def extract(
     **options: Any,
 ) -> np.ndarray:
     """N×D float32 features of `images` (array/tensor N×H×W, N×H×W×C or N×C×H×W uint8 or [0, 1]
-    floats; a torch Dataset; or an iterable of batches) by a registered extractor name
+    floats; a torch Dataset; an iterable of batches; or a `ganeval.data.sources.ImageSource`, streamed and
+    cached per chunk, whose features only rank 0 of a torch.distributed run gets) by a registered extractor name
     ("inception", "pixels", "identity", with `options`) or an extractor instance.
 
     With `cache_dir`, features are stored under a hash of the image content and the extractor's

@@ -18,6 +18,7 @@ from torch import nn
 
 from ganeval.data.images import images_to_float, to_rgb
 from ganeval.features.base import Extractor, register
+from ganeval.features.resize import pil_float_bicubic, pixels_255, tf1_bilinear
 from ganeval.hashing import sha256_file
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,27 @@ WEIGHTS_ENV = "GANEVAL_INCEPTION_WEIGHTS"
 PUBLISHED_SHA256_PREFIX = "6726825d"
 BLOCK_BY_DIMS = {64: 0, 192: 1, 768: 2, 2048: 3}
 RESIZE = 299
-OUTPUTS = ("features", "logits", "logits_unbiased")  # pool features, or the 1008-way classifier's logits
+OUTPUTS = ("features", "logits", "logits_unbiased", "spatial")  # pool features, the 1008-way classifier's logits,
+# or the ADM evaluator's spatial features (sFID)
+# Preprocessing modes (the names are clean-fid's): how a uint8 image becomes the network's 299×299 input
+RESIZE_MODES = {
+    "legacy_pytorch": "x/255, gray->rgb, bilinear(align_corners=False), 2x-1",  # pytorch-fid's (the default)
+    "legacy_tensorflow": "gray->rgb, TF1 bilinear (torch-fidelity's) on [0, 255], (x-128)/128",
+    "clean": "gray->rgb, PIL float bicubic per channel (clean-fid's), clip [0, 255], (x-128)/128",
+}
+DEFAULT_RESIZE_MODE = "legacy_pytorch"
+
+
+def resize_mode(resize: bool | str) -> str | None:
+    """The preprocessing mode of a `resize` option: True -> the default (legacy_pytorch), False -> None (no
+    resize, images fed at their size), or one of RESIZE_MODES by name."""
+    if resize is True:
+        return DEFAULT_RESIZE_MODE
+    if resize is False:
+        return None
+    if isinstance(resize, str) and resize in RESIZE_MODES:
+        return resize
+    raise ValueError(f"resize must be one of {', '.join(RESIZE_MODES)} (or true/false), got {resize!r}")
 
 
 class WeightsNotFoundError(RuntimeError):
@@ -144,9 +165,8 @@ def load_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:
     return sd
 
 
-def inception_blocks(state_dict: dict[str, torch.Tensor], block: int = 3) -> nn.Sequential:
-    """The FID Inception cut after `block` (0: 64-d, 1: 192-d, 2: 768-d, 3: 2048-d pool3), loaded
-    with `state_dict`, in eval mode; the block layout is pytorch-fid's `InceptionV3`."""
+def loaded_architecture(state_dict: dict[str, torch.Tensor]) -> nn.Module:
+    """The FID Inception with every tensor taken from `state_dict` (no random initialisation)."""
     with torch.device("meta"):  # no random init: every tensor comes from the state dict
         net = fid_inception_architecture()
     try:
@@ -155,6 +175,13 @@ def inception_blocks(state_dict: dict[str, torch.Tensor], block: int = 3) -> nn.
         raise ValueError(f"weights are not a FID Inception state dict: {e}") from e
     if any(t.is_meta for t in (*net.parameters(), *net.buffers())):
         raise ValueError("weights are not a FID Inception state dict: some tensors are missing")
+    return net
+
+
+def inception_blocks(state_dict: dict[str, torch.Tensor], block: int = 3) -> nn.Sequential:
+    """The FID Inception cut after `block` (0: 64-d, 1: 192-d, 2: 768-d, 3: 2048-d pool3), loaded
+    with `state_dict`, in eval mode; the block layout is pytorch-fid's `InceptionV3`."""
+    net = loaded_architecture(state_dict)
     stages: list[nn.Module] = [
         net.Conv2d_1a_3x3, net.Conv2d_2a_3x3, net.Conv2d_2b_3x3, nn.MaxPool2d(kernel_size=3, stride=2)
     ]
@@ -166,6 +193,32 @@ def inception_blocks(state_dict: dict[str, torch.Tensor], block: int = 3) -> nn.
     if block >= 3:
         stages += [net.Mixed_7a, net.Mixed_7b, net.Mixed_7c, nn.AdaptiveAvgPool2d(output_size=(1, 1))]
     model = nn.Sequential(*stages).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+SPATIAL_CHANNELS = 7  # the ADM evaluator keeps mixed_6/conv[..., :7]
+
+
+class SpatialCut(nn.Module):
+    """N×C×17×17 -> N×(17·17·7): the first 7 channels, flattened in TensorFlow's (height, width, channel) order,
+    as the ADM evaluator reshapes `mixed_6/conv:0[..., :7]`."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, :SPATIAL_CHANNELS].permute(0, 2, 3, 1).reshape(x.shape[0], -1)
+
+
+def inception_spatial(state_dict: dict[str, torch.Tensor]) -> nn.Sequential:
+    """The FID Inception up to the ADM evaluator's spatial features (sFID): `Mixed_6d.branch1x1` (TF
+    `mixed_6/conv`, conv + batch norm + ReLU), its first 7 channels flattened (N×2023 at 299 px), eval mode."""
+    net = loaded_architecture(state_dict)
+    model = nn.Sequential(
+        net.Conv2d_1a_3x3, net.Conv2d_2a_3x3, net.Conv2d_2b_3x3, nn.MaxPool2d(kernel_size=3, stride=2),
+        net.Conv2d_3b_1x1, net.Conv2d_4a_3x3, nn.MaxPool2d(kernel_size=3, stride=2),
+        net.Mixed_5b, net.Mixed_5c, net.Mixed_5d, net.Mixed_6a, net.Mixed_6b, net.Mixed_6c,
+        net.Mixed_6d.branch1x1, SpatialCut(),
+    ).eval()
     for p in model.parameters():
         p.requires_grad_(False)
     return model
@@ -236,8 +289,9 @@ class InceptionExtractor(Extractor):
     bilinear resize to 299×299 (`align_corners=False`, no antialias), then 2x - 1. Lower blocks are
     average-pooled to one vector per image, as pytorch-fid does. `output="logits"` gives the network's
     1008-way class logits instead (from pool3, so `dims` must stay 2048), `"logits_unbiased"` the same
-    without the classifier's bias (what the Inception Score uses, as in torch-fidelity); `features=inception_logits`. `resize=False` feeds the image at
-    its own size (at least 75×75; for tests). `channels_last` and `autocast` ("float16" or
+    without the classifier's bias (what the Inception Score uses, as in torch-fidelity); `features=inception_logits`.
+    `output="spatial"` gives the ADM evaluator's 2023-d spatial features for sFID (`features=inception_spatial`).
+    `resize=False` feeds the image at its own size (at least 75×75; for tests). `channels_last` and `autocast` ("float16" or
     "bfloat16") speed up GPU runs; autocast changes the numbers and is recorded in the identity.
     """
 
@@ -247,7 +301,7 @@ class InceptionExtractor(Extractor):
         self,
         dims: int = 2048,
         weights: str | os.PathLike | None = None,
-        resize: bool = True,
+        resize: bool | str = True,
         channels_last: bool = False,
         autocast: str | None = None,
         download: bool = True,
@@ -258,15 +312,18 @@ class InceptionExtractor(Extractor):
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         if output != "features" and dims != 2048:
-            raise ValueError(f"output={output!r} comes from the 2048-d pool3 features: leave dims at 2048, got {dims}")
+            raise ValueError(f"output={output!r} is fixed by the network (pool3 logits or mixed_6/conv): leave dims at "
+                             f"2048, got {dims}")
         self.output = output
-        self.outputs = "logits" if output != "features" else "features"  # what metrics may take (Metric.input)
+        # what metrics may take (Metric.input)
+        self.outputs = {"features": "features", "spatial": "spatial"}.get(output, "logits")
         if autocast not in (None, "float16", "bfloat16"):
             raise ValueError(f"autocast must be None, 'float16' or 'bfloat16', got {autocast!r}")
         self.dims = dims
         self.block = BLOCK_BY_DIMS[dims]
         self.weights = weights
-        self.resize = bool(resize)
+        self.resize_mode = resize_mode(resize)
+        self.resize = self.resize_mode is not None
         self.channels_last = bool(channels_last)
         self.autocast = autocast
         self.download = download
@@ -293,10 +350,12 @@ class InceptionExtractor(Extractor):
             "dims": self.dims,
             "block": self.block,
             "resize": RESIZE if self.resize else None,
-            "preprocess": "x/255, gray->rgb, bilinear(align_corners=False), 2x-1",
+            "preprocess": RESIZE_MODES[self.resize_mode or DEFAULT_RESIZE_MODE],
             "weights": weights_sha256(self.weights_path())[:8],
             "autocast": self.autocast,
         }
+        if self.resize_mode not in (None, DEFAULT_RESIZE_MODE):  # the default keeps the identity it always had
+            ident["resize_mode"] = self.resize_mode
         if self.output != "features":  # pool features keep the identity (and cache keys) they always had
             ident["output"] = self.output
         return ident
@@ -306,6 +365,8 @@ class InceptionExtractor(Extractor):
             sd = load_state_dict(self.weights_path())
             if self.output == "features":
                 self._model = inception_blocks(sd, self.block)
+            elif self.output == "spatial":
+                self._model = inception_spatial(sd)
             else:
                 self._model = inception_logits(sd, bias=self.output == "logits")
         if self._device != device:
@@ -314,10 +375,21 @@ class InceptionExtractor(Extractor):
                 self._model = self._model.to(memory_format=torch.channels_last)
             self._device = device
 
-    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
-        if self._model is None or self._device != batch.device:
-            self.setup(batch.device)
-        assert self._model is not None
+    def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
+        """clean mode: clean-fid's PIL resize on the host (N×3×299×299 floats in [0, 255]); others: the batch."""
+        return pil_float_bicubic(batch, RESIZE) if self.resize_mode == "clean" else batch
+
+    def device_stage(self, batch: torch.Tensor) -> torch.Tensor:
+        if self.resize_mode == "clean":
+            return self.forward((batch - 128) / 128)
+        return self(batch)
+
+    def preprocess(self, batch: torch.Tensor) -> torch.Tensor:
+        """Images -> the network's 299×299 input in [-1, 1], by the preprocessing mode."""
+        if self.resize_mode == "clean":
+            return (pil_float_bicubic(batch, RESIZE).to(batch.device) - 128) / 128
+        if self.resize_mode == "legacy_tensorflow":
+            return (tf1_bilinear(pixels_255(batch), RESIZE) - 128) / 128
         x = to_rgb(images_to_float(batch))
         if self.resize:
             x = F.interpolate(x, size=(RESIZE, RESIZE), mode="bilinear", align_corners=False)
@@ -326,7 +398,16 @@ class InceptionExtractor(Extractor):
                 f"images of {x.shape[-2]}×{x.shape[-1]} are too small for Inception without resize; "
                 "use resize=True (the default) or images of at least 75×75"
             )
-        x = 2 * x - 1
+        return 2 * x - 1
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        return self.forward(self.preprocess(batch))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The network on a preprocessed input (pool features or logits), N×D float32."""
+        if self._model is None or self._device != x.device:
+            self.setup(x.device)
+        assert self._model is not None
         if self.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         if self.autocast is not None:
@@ -341,6 +422,7 @@ class InceptionExtractor(Extractor):
 
 __all__ = [
     "InceptionExtractor", "WeightsNotFoundError", "resolve_weights", "check_weights_available",
-    "hub_weights_path", "inception_blocks", "inception_logits", "fid_inception_architecture", "random_state_dict",
-    "save_random_weights", "load_state_dict", "weights_sha256", "WEIGHTS_URL", "WEIGHTS_FILENAME",
+    "hub_weights_path", "inception_blocks", "inception_logits", "inception_spatial", "fid_inception_architecture",
+    "random_state_dict", "save_random_weights", "load_state_dict", "weights_sha256", "WEIGHTS_URL", "WEIGHTS_FILENAME",
+    "RESIZE_MODES", "resize_mode",
 ]

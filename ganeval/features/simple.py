@@ -59,4 +59,10 @@ class IdentityExtractor(Extractor):
         if not (batch.dtype.is_floating_point or batch.dtype in (torch.uint8, torch.int8, torch.int16,
                                                                   torch.int32, torch.int64)):
             raise ValueError(f"features must be numeric, got dtype {batch.dtype}")
-        return batch.reshape(batch.shape[0], -1).float()
+        out = batch.reshape(batch.shape[0], -1).float()
+        if batch.dtype == torch.float64 and batch.numel() and not torch.isfinite(out).all() \
+                and torch.isfinite(batch).all():
+            raise ValueError(f"features have values up to {float(batch.abs().max()):.3g}, beyond float32's range "
+                             "(~3.4e38) that features are computed in; rescale them (e.g. divide by their standard "
+                             "deviation) before scoring")
+        return out

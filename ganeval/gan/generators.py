@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -23,7 +24,8 @@ from ganeval.common import resolve_device
 from ganeval.data.images import as_uint8_images, image_layout, to_uint8
 from ganeval.gan.architectures import build_generator
 from ganeval.gan.checkpoint import load_checkpoint
-from ganeval.gan.sampling import generate, latent
+from ganeval.gan.code import from_source, own_modules
+from ganeval.gan.sampling import generate, generate_batches, latent
 from ganeval.hashing import sha256_file, sha256_folder, state_dict_sha256
 
 
@@ -117,6 +119,16 @@ class CheckpointGenerator(_Base):
         z = latent(n, module.latent_shape, seed)  # type: ignore[arg-type]
         out_range = module.output_range  # type: ignore[assignment]
         return generate(module, z, output_range=out_range, batch_size=batch_size, device=dev)  # type: ignore[arg-type]
+
+    def sample_batches(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> Iterator[np.ndarray]:
+        """`sample(n, seed)`'s rows batch by batch (same values), for extraction without an N-image array."""
+        self._check_request(n, seed, batch_size)
+        module = self._load()
+        dev = resolve_device(device)
+        module.to(dev)
+        z = latent(n, module.latent_shape, seed)  # type: ignore[arg-type]
+        yield from generate_batches(module, z, output_range=module.output_range,  # type: ignore[arg-type]
+                                    batch_size=batch_size, device=dev)
 
     def identity(self) -> dict[str, Any]:
         if not self._meta and self.path.is_file():
@@ -254,6 +266,17 @@ class ModuleGenerator(_Base):
             return out
         return to_uint8(out, value_range=self.output_range)
 
+    def sample_batches(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> Iterator[np.ndarray]:
+        """`sample(n, seed)`'s rows batch by batch (same values), for extraction without an N-image array."""
+        self._check_request(n, seed, batch_size)
+        module = self._build()
+        z = latent(n, self.latent_shape, seed)
+        dev = resolve_device(device)
+        for start in range(0, n, batch_size):
+            part = z[start : start + batch_size]
+            out = self._check_output(self._forward(module, part, dev, batch_size), len(part))
+            yield out if self.output_range is None else to_uint8(out, value_range=self.output_range)
+
     def identity(self) -> dict[str, Any]:
         """Kind, name, target, latent shape, output range, the state dict file, and once built its class and weights."""
         ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "target": self._target(),
@@ -303,9 +326,13 @@ class CallableGenerator(_Base):
             return self.function
         mod_name, attr = str(self.function).split(":")
         try:
-            obj: Any = importlib.import_module(mod_name)
+            with from_source(mod_name):  # its own modules from source: a stale .pyc never runs (ganeval.gan.code)
+                obj: Any = importlib.import_module(mod_name)
         except ImportError as e:
             raise ValueError(f"{self.what}: cannot import module {mod_name!r} of {self.function!r}: {e}") from e
+        except Exception as e:  # noqa: BLE001 - a SyntaxError or any error raised while importing it: one line
+            raise ValueError(f"{self.what}: importing module {mod_name!r} of {self.function!r} failed: "
+                             f"{type(e).__name__}: {e}") from e
         for part in attr.split("."):
             if not hasattr(obj, part):
                 raise ValueError(f"{self.what}: module {mod_name!r} has no attribute {attr!r}")
@@ -322,7 +349,8 @@ class CallableGenerator(_Base):
         """Whatever `function(n, seed)` returns, checked and converted to uint8 N×C×H×W (or float N×D)."""
         self._check_request(n, seed, batch_size)
         fn = self._resolve()
-        out = fn(int(n), int(seed if self.seed is None else self.seed))
+        with from_source(self._module_name()):  # what it imports while it runs is its code too
+            out = fn(int(n), int(seed if self.seed is None else self.seed))
         if isinstance(out, torch.Tensor):
             out = out.detach().cpu().numpy()
         out = np.asarray(out)
@@ -343,7 +371,17 @@ class CallableGenerator(_Base):
             fn = self._resolve()
         except ValueError:  # not importable (validate() says why): nothing more to name
             return ident
-        return {**ident, **_code_identity(fn)}
+        ident = {**ident, **_code_identity(fn)}
+        modules = own_modules(self._module_name())  # the helper modules it loaded from its own folder
+        if modules:  # absent without helpers: identities (and results directories) of before stay valid
+            ident["modules"] = modules
+        return ident
+
+    def _module_name(self) -> str:
+        """The module the callable is defined in."""
+        if isinstance(self.function, str):
+            return self.function.split(":")[0]
+        return str(getattr(self.function, "__module__", "") or "__main__")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Sequence
 
 import numpy as np
@@ -48,3 +49,20 @@ def generate(
     if not out:
         return np.zeros((0,), dtype=np.uint8 if output_range is not None else np.float32)
     return np.concatenate(out)
+
+
+def generate_batches(
+    module: nn.Module,
+    z: torch.Tensor,
+    *,
+    output_range: Sequence[float] | None,
+    batch_size: int = 500,
+    device: torch.device | str = "cpu",
+) -> Iterator[np.ndarray]:
+    """`generate`'s output batch by batch (the same rows, in order), so a consumer such as feature extraction never
+    holds all N images: only `z` (N × latent) is drawn up front, exactly as `generate` is given it."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    for start in range(0, len(z), batch_size):
+        yield generate(module, z[start : start + batch_size], output_range=output_range, batch_size=batch_size,
+                       device=device)

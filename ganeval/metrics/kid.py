@@ -131,9 +131,9 @@ def reach(
 ) -> tuple[float, float]:
     """The largest numbers KID forms (see `validation.Reach`): kernel entries (γ·x·y + c)^degree ≤
     (|γ|·D·peak² + |c|)^degree, summed over ≤ N columns in the working precision, then over ≤ N rows
-    in float64."""
+    in float64, where the spread over subsets squares estimates of the kernel's size too."""
     kernel = power(abs(1.0 / d if gamma is None else gamma) * d * peak * peak + abs(coef0), degree)
-    return n * kernel, n * n * kernel
+    return n * kernel, max(n * n * kernel, power(kernel, 2))
 
 
 def all_pairs_cheaper(nx: int, ny: int, subsets: int, subset_size: int) -> bool:

@@ -49,6 +49,21 @@ def _normalize_async(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return w, torch.where(alive, b, torch.zeros_like(b))
 
 
+def _first_step(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torch.Tensor, ...]:
+    """Lanczos' start: the unit probes (probe-major) as the first basis rows, alpha's first column, the zero
+    beta, and the first residual L q − a q (to be normalised into the second basis rows)."""
+    n, nv = probes.shape
+    q = (probes / torch.linalg.vector_norm(probes, dim=0, keepdim=True)).T.contiguous()
+    basis = torch.empty((nv, m, n), dtype=q.dtype, device=q.device)  # rows are read only once written
+    alpha = torch.zeros((nv, m), dtype=q.dtype, device=q.device)
+    beta = torch.zeros((nv, max(m - 1, 0)), dtype=q.dtype, device=q.device)
+    basis[:, 0] = q
+    w = _apply_l(adjacency, q)
+    a = (w * q).sum(dim=1)
+    alpha[:, 0] = a
+    return basis, alpha, beta, w - a[:, None] * q
+
+
 def _lanczos_queued(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor] | None:
     """`lanczos` as one queue of device work (for a GPU), or None where its result could differ.
 
@@ -56,20 +71,12 @@ def _lanczos_queued(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tu
     where the loop stops with zeros, and one re-orthogonalisation pass is applied only where the loop would
     apply it (`torch.where` on the loop's own test). The one value read back, at the end, says whether any step
     would have needed a second pass; then None, and the caller runs the loop."""
-    n, nv = probes.shape
-    q = (probes / torch.linalg.vector_norm(probes, dim=0, keepdim=True)).T.contiguous()
-    basis = torch.empty((nv, m, n), dtype=q.dtype, device=q.device)
-    alpha = torch.zeros((nv, m), dtype=q.dtype, device=q.device)
-    beta = torch.zeros((nv, max(m - 1, 0)), dtype=q.dtype, device=q.device)
-    basis[:, 0] = q
-    w = _apply_l(adjacency, q)
-    a = (w * q).sum(dim=1)
-    alpha[:, 0] = a
+    basis, alpha, beta, w = _first_step(adjacency, probes, m)
     if m == 1:
         return alpha, beta
-    w, beta[:, 0] = _normalize_async(w - a[:, None] * q)
+    w, beta[:, 0] = _normalize_async(w)
     basis[:, 1] = w
-    more = torch.zeros((), dtype=torch.bool, device=q.device)
+    more = torch.zeros((), dtype=torch.bool, device=probes.device)
     for i in range(1, m):
         qi = basis[:, i]
         w = _apply_l(adjacency, qi) - beta[:, i - 1, None] * basis[:, i - 1]
@@ -100,18 +107,10 @@ def lanczos(adjacency: torch.Tensor, probes: torch.Tensor, m: int) -> tuple[torc
         queued = _lanczos_queued(adjacency, probes, m)
         if queued is not None:
             return queued
-    n, nv = probes.shape
-    q = (probes / torch.linalg.vector_norm(probes, dim=0, keepdim=True)).T.contiguous()
-    basis = torch.empty((nv, m, n), dtype=q.dtype, device=q.device)  # rows are read only once written
-    alpha = torch.zeros((nv, m), dtype=q.dtype, device=q.device)
-    beta = torch.zeros((nv, max(m - 1, 0)), dtype=q.dtype, device=q.device)
-    basis[:, 0] = q
-    w = _apply_l(adjacency, q)
-    a = (w * q).sum(dim=1)
-    alpha[:, 0] = a
+    basis, alpha, beta, w = _first_step(adjacency, probes, m)
     if m == 1:
         return alpha, beta
-    w, beta[:, 0] = _normalize(w - a[:, None] * q)
+    w, beta[:, 0] = _normalize(w)
     basis[:, 1] = w
     for i in range(1, m):
         qi = basis[:, i]

@@ -147,6 +147,25 @@ def load_features(a: ArrayLike, name: str, device: torch.device, min_rows: int =
     return as_tensor(detached(a), device, working_dtype(info, name, reaches))
 
 
+def check_scale(name: str, a: ArrayLike, reaches: Sequence[tuple[str, Reach]] = (), n: int | None = None) -> None:
+    """Refuse float features (finite, N×D or more axes) whose magnitude the metrics cannot hold: beyond float32
+    (features are passed on as float32) or so large that a metric's numbers overflow float64 (`working_dtype`);
+    the message names `name` (a file or config key) and says to rescale. Integer and empty inputs pass."""
+    arr = detached(a)
+    kind_float = arr.is_floating_point() if isinstance(arr, torch.Tensor) else np.asarray(arr).dtype.kind == "f"
+    if not kind_float or arr.ndim < 2 or len(arr) == 0:
+        return
+    lo, hi = extremes(arr)
+    peak = max(-lo, hi)
+    if not math.isfinite(peak):
+        return  # NaN or inf: the finiteness check names the rows
+    if peak > FLOAT32_MAX:
+        raise ValueError(f"{name} has values up to {peak:.3g}, beyond float32's range (~3.4e38) that features are "
+                         f"computed in; {RESCALE}")
+    d = int(np.prod(arr.shape[1:]))
+    working_dtype(FeatureInfo(n or len(arr), d, peak, torch.float64), name, reaches)
+
+
 def power(base: float, exponent: int) -> float:
     """base**exponent for a magnitude bound, inf on overflow (Python's ** raises instead)."""
     try:

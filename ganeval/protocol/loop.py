@@ -27,6 +27,7 @@ import pandas as pd
 from ganeval.protocol import store
 from ganeval.protocol.settings import Settings
 from ganeval.protocol.task import Task
+from ganeval.stops import stopped
 
 log = logging.getLogger("ganeval")
 SCRATCH_PREFIX = "ganeval-shared-"
@@ -174,6 +175,8 @@ def _run(task: Task, settings: Settings, layout: store.Layout, opened: store.Sto
                             keep(pending.pop(fut), fut.result())
                 finally:
                     ex.shutdown(wait=True, cancel_futures=True)
+    except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: say what is stored (every write is whole)
+        raise stopped(e, len(chunks), runs, opened.directory if opened is not None else None) from None
     finally:
         bar.close()
     if not chunks:

@@ -24,8 +24,10 @@ from typing import Any, Iterator
 import pandas as pd
 
 from ganeval.common import atomic_write_text
+from ganeval.safety import open_own_file
 from ganeval.hashing import stable_hash
 from ganeval.protocol.task import RowSpec
+from ganeval.results.outputs import clear_outputs
 
 try:
     import fcntl
@@ -203,6 +205,7 @@ def open_store(
     for tmp in (*d.glob(f".{RUNS_FILE}.*.tmp"), *d.glob(f".{META_FILE}.*.tmp")):
         tmp.unlink(missing_ok=True)  # left by a killed writer (we hold the lock: no writer is running)
     if overwrite:
+        clear_outputs(d)  # the previous run's outputs (never a file ganeval did not write)
         for p in (runs_path, meta_path):
             p.unlink(missing_ok=True)
     if not meta_path.exists():
@@ -246,6 +249,7 @@ def check_store(results_dir: str | Path, config_hash: str, overwrite: bool = Fal
         pass
     meta_path, runs_path = d / META_FILE, d / RUNS_FILE
     if overwrite:
+        clear_outputs(d)  # a fresh start: no output of the previous run survives into this one's report
         return
     if meta_path.exists():
         stored = _read_meta(meta_path)["config_hash"]
@@ -270,6 +274,22 @@ def try_lock(fd: int) -> bool:
     return True
 
 
+def lock_holder(fd: int) -> str | None:
+    """The pid holding a flock on `fd`'s file, from /proc/locks (Linux); None where that cannot be told."""
+    try:
+        st = os.fstat(fd)
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == inode and fields[4].isdigit() \
+                and int(fields[4]) != os.getpid():
+            return fields[4]
+    return None
+
+
 @contextlib.contextmanager
 def locked(results_dir: str | Path) -> Iterator[None]:
     """Hold `results_dir`'s exclusive lock (its pid and start time in the lock file); ResultsDirBusyError if taken.
@@ -281,10 +301,13 @@ def locked(results_dir: str | Path) -> Iterator[None]:
     d.mkdir(parents=True, exist_ok=True)
     path = d / LOCK_FILE
     for _ in range(20):  # a lock file removed by its clean holder between our open and flock: open the new one
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_own_file(path, "results_dir's lock file")
         if not try_lock(fd):
             pid, _, since = os.read(fd, 200).decode(errors="replace").strip().partition(" ")
+            holder = lock_holder(fd)
             os.close(fd)
+            if holder is not None and holder != pid:  # the file names a writer, the kernel another: trust the kernel
+                pid, since = holder, "unknown"
             raise ResultsDirBusyError(f"results_dir {d} is being written by process {pid or '(unknown)'} (since "
                                       f"{since.splitlines()[0] if since else 'unknown'}); wait for it or choose "
                                       "another results_dir")

@@ -1,6 +1,8 @@
 """What becomes of the per-run numbers: intervals, summaries, tables, the run record, result files, plots.
 
-- `intervals`: Student-t interval of a mean, paired-t difference, what an interval covers.
+- `intervals`: Student-t interval of a mean, paired-t difference and its minimum detectable effect, what an
+  interval covers.
+- `verdicts`: the paper experiments' verdict vocabulary (holds / contradicted / not testable here), Holm.
 - `summary`: per-run rows -> summary per group and metric, paired comparisons of models.
 - `seeds`: training seeds as a level: per-(model, seed) -> per-model summaries, seed-paired comparisons,
   the variance shares (seeds, subsampling, probes).
@@ -15,7 +17,7 @@
 from __future__ import annotations
 
 from ganeval.results.files import json_text, write_csv, write_json
-from ganeval.results.intervals import COVERAGE_NOTE, check_confidence, paired_comparison, t_interval
+from ganeval.results.intervals import COVERAGE_NOTE, check_confidence, paired_comparison, paired_t_mde, t_interval
 from ganeval.results.plots import plot_blur, plot_heat_traces, plot_points_3d, plot_summary
 from ganeval.results.record import RunRecord, package_versions, write_results
 from ganeval.results.seeds import (
@@ -52,6 +54,7 @@ __all__ = [
     "json_text",
     "package_versions",
     "paired_comparison",
+    "paired_t_mde",
     "plot_blur",
     "plot_heat_traces",
     "plot_points_3d",

@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     written = [write_csv(levels.summary, out / "summary.csv")]
     if several_seeds(levels.seeds):
         written += [write_csv(levels.seeds, out / SEEDS_FILE), write_csv(levels.comparison, out / "comparison.csv")]
-    extractor = (RunRecord.read(find_jobs(args.dir)[0] / "summary.json").extractor or {}).get("name")  # one for all
+    extractor = RunRecord.read(find_jobs(args.dir)[0] / "summary.json").extractor or None  # one for all
     written += write_tables(levels.summary, out, levels.comparison, title=f"Collated from {args.dir}", extractor=extractor)
     print(f"collated {levels.seeds.shape[0]} rows from {args.dir} into {out}: {', '.join(p.name for p in written)}")
     return 0

@@ -61,10 +61,24 @@ def t_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.99) -
     }
 
 
+def paired_t_mde(std: float, n: int, confidence: float = 0.99, power: float = 0.8) -> float:
+    """Minimum detectable effect of the two-sided paired t test: (t_{(1+c)/2} + t_{power}) · std / √n, df = n − 1.
+
+    The true mean difference that the test at `confidence` finds significant with probability `power`, given the
+    measured std of the paired differences over `n` pairs (runs or training seeds); NaN with fewer than 2 pairs.
+    It says how far an undecided comparison is from decidable: a difference below it was never likely to show.
+    """
+    check_confidence(confidence)
+    if n < 2 or not math.isfinite(float(std)):
+        return float("nan")
+    return (_t_quantile(confidence, n - 1) + _t_quantile(2.0 * power - 1.0, n - 1)) * float(std) / math.sqrt(n)
+
+
 def paired_comparison(
     a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, confidence: float = 0.99
 ) -> dict[str, float]:
-    """Paired-t interval of mean(a - b) over runs that share their real subsample, with its two-sided p-value.
+    """Paired-t interval of mean(a - b) over runs that share their real subsample, with its two-sided p-value and
+    its minimum detectable effect (`mde`, see `paired_t_mde`).
 
     `a[i]` and `b[i]` must come from the same run; the interval excludes 0 when the models differ
     at this confidence level.
@@ -95,5 +109,6 @@ def paired_comparison(
         "ci_high": out["ci_high"],
         "half_width": out["half_width"],
         "p_value": p,
+        "mde": paired_t_mde(out["std"], n, confidence),
         "n_runs": n,
     }

@@ -4,6 +4,7 @@ the per-seed summary) or per run (from runs.csv), drawn by `plots.plot_differenc
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -13,7 +14,7 @@ DIFFERENCES_FILE = "differences.png"
 
 
 def plot_paired(out_dir: str | Path, comparison: pd.DataFrame, seeds: pd.DataFrame | None = None,
-                extractor: str | None = None, title: str = "") -> Path:
+                extractor: Any = None, title: str = "") -> Path:
     """Write out_dir/differences.png: with several training seeds their per-seed differences (and each seed joined
     across the models), else the per-run differences of runs.csv (runs share their real subsample)."""
     out = Path(out_dir)

@@ -41,7 +41,7 @@ def _seed_means(seeds: pd.DataFrame, columns: list[str], group: tuple, metric: s
 
 
 def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame | None = None,
-                   extractor: str | None = None) -> Any:
+                   extractor: str | Mapping[str, Any] | None = None) -> Any:
     """The figure of `plot_summary`: one panel per metric, in the table's units (the registry's label and scale,
     e.g. KID×10³), panels laid out so that no label reaches into a neighbour (constrained layout)."""
     from ganeval.metrics.registry import REGISTRY
@@ -77,7 +77,7 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
 
 
 def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None,
-                 extractor: str | None = None) -> Path:
+                 extractor: str | Mapping[str, Any] | None = None) -> Path:
     """One panel per metric: each group's mean with its confidence interval as an error bar, in the table's units.
 
     With `seeds` (the per-(model, seed) summary) each training seed's mean is a small point beside its model's
@@ -174,7 +174,7 @@ def pair_points(comparison_row: pd.Series, frame: pd.DataFrame, pair_by: str, va
 
 
 def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = None, pair_by: str = "train_seed",
-                       value: str = "mean", extractor: str | None = None, title: str = "") -> Any:
+                       value: str = "mean", extractor: Any = None, title: str = "") -> Any:
     """The figure of `plot_differences`: per metric, each compared pair's difference a − b (dot) and its paired
     interval (bar) against 0 (dashed), in the table's units, with the per-pair differences behind it (seeds labelled
     s0, s1, ...); with training seeds a second row joins each seed's value across the models (one line per seed)."""
@@ -233,7 +233,7 @@ def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = No
 
 
 def plot_differences(comparison: pd.DataFrame, path: str | Path, frame: pd.DataFrame | None = None,
-                     pair_by: str = "train_seed", value: str = "mean", extractor: str | None = None,
+                     pair_by: str = "train_seed", value: str = "mean", extractor: Any = None,
                      title: str = "") -> Path:
     """Write differences.png: the paired differences with their intervals against 0 (see `differences_figure`)."""
     return _save(differences_figure(comparison, frame, pair_by, value, extractor, title), path)

@@ -55,6 +55,13 @@ class RunRecord:
     seconds_per_run: float | None = None
     hole_fraction: dict[str, float] | None = None  # torus: fraction of each set's points in the hole
     verdict: list[dict[str, Any]] | None = None  # torus: per metric, do the models separate
+    # torus with several training seeds: each model's hole fraction per training seed, in the seeds' order
+    hole_fraction_per_seed: dict[str, list[float]] | None = None
+    # the paper's claims as decided (`ganeval.results.verdicts.Claim.record`): verdict, rule, threshold, vs the paper
+    claims: list[dict[str, Any]] | None = None
+    # what a verdict's text takes from the run's inputs and machine (stability: pools, machine line), so the verdict
+    # can be written again from the stored runs
+    context: dict[str, Any] | None = None
     # per model and metric: the shares of one run's variance due to training seeds, subsampling and probes
     # (`seeds.variance_record`)
     variance_shares: list[dict[str, Any]] | None = None
@@ -146,5 +153,5 @@ def write_results(
     if seeds is not None and SEED in seeds.columns:
         paths.append(write_csv(seeds, out / SEEDS_FILE))
     if tables:
-        paths += write_tables(summary, out, comparison, title, extractor=(record.extractor or {}).get("name"))
+        paths += write_tables(summary, out, comparison, title, extractor=record.extractor or None)
     return paths

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ganeval.common import atomic_write_text
+from ganeval.results.outputs import this_run, write_manifest
 
 if TYPE_CHECKING:
     from ganeval.results.record import RunRecord
@@ -213,7 +214,13 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
              f"<h1>{esc(name)}</h1>"]
     from ganeval.results.verdict import VERDICT_FILE, sentences_for_dir, verdict_markdown
 
-    sentences = sentences_for_dir(out)  # the result in words first, as the terminal and verdict.md say it
+    shown = this_run(out)  # only files this run wrote: a previous run's comparison.csv is never shown as this one's
+
+    def ours(p: Path) -> bool:
+        return p.exists() and (shown is None or p.name in shown)
+
+    # the result in words first, as the terminal and verdict.md say it
+    sentences = sentences_for_dir(out) if ours(out / "comparison.csv") else []
     if sentences:
         parts.append('<section id="summary-verdict">' + "".join(f'<p class="verdict">{esc(t)}</p>' for t in sentences)
                      + "</section>")
@@ -228,13 +235,14 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
     parts.append(f'<h2 id="covers">What each interval covers</h2><p class="note" id="coverage">'
                  f"{esc(record.interval_covers)}</p>")
     table_md = out / "table.md"
-    if table_md.exists():
+    if ours(table_md):
         parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text(), [record.interval_covers]))
     verdict = out / VERDICT_FILE
-    if verdict.exists() and verdict.read_text() != verdict_markdown(sentences):  # a study's own verdict
+    if ours(verdict) and verdict.read_text() != verdict_markdown(sentences):  # a study's own verdict
         parts.append('<h2 id="verdict">Verdict (verdict.md)</h2>' + markdown_table(verdict.read_text(), headings=True))
     wide = ("summary.png", "differences.png")
-    pngs = sorted(out.glob("*.png"), key=lambda p: (p.name not in wide, wide.index(p.name) if p.name in wide else 0, p.name))
+    pngs = sorted(filter(ours, out.glob("*.png")),
+                  key=lambda p: (p.name not in wide, wide.index(p.name) if p.name in wide else 0, p.name))
     if pngs:  # summary and paired differences full width first, the others (experiment figures, grids) side by side
         main_fig = [p for p in pngs if p.name in wide]
         rest = [p for p in pngs if p.name not in wide]
@@ -244,11 +252,12 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
     if samples:  # what the trained generators draw, per model and training seed
         parts.append('<h2 id="samples">Generated samples</h2><div class="gallery samples">' + "\n".join(samples)
                      + "</div>")
-    csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV), key=lambda p: (p.name != "summary.csv", p.name))
+    csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV and ours(p)),
+                  key=lambda p: (p.name != "summary.csv", p.name))
     if csvs:
         from ganeval.results.report_tables import rounded_table
 
-        extractor = (record.extractor or {}).get("name") if isinstance(record.extractor, dict) else None
+        extractor = record.extractor or None
         parts.append('<h2 id="data">Results</h2>')
         for p in csvs:
             if p.name in ROUNDED_CSV:
@@ -286,6 +295,7 @@ def write_report(out_dir: str | Path, record: RunRecord, title: str = "") -> Pat
     """Write report.html into `out_dir` atomically (see `render_report`)."""
     path = Path(out_dir) / REPORT_FILE
     atomic_write_text(path, render_report(out_dir, record, title))
+    write_manifest(out_dir)  # which files are this run's, for a fresh start (overwrite=true) to clear
     return path
 
 

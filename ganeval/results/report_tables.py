@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -24,7 +25,7 @@ def significant(v: float, digits: int = 3) -> str:
     return f"{v:.{digits}g}"
 
 
-def rounded_frame(frame: pd.DataFrame, extractor: str | None = None) -> tuple[pd.DataFrame, bool]:
+def rounded_frame(frame: pd.DataFrame, extractor: str | Mapping[str, Any] | None = None) -> tuple[pd.DataFrame, bool]:
     """`frame` (summary, per-seed summary or comparison) as display text: interval columns scaled to the table's
     unit and rounded by the row's half-width, metric names as the table labels them, other floats to 3 significant
     digits, integers as they are. Returns (text frame, whether some row was rescaled)."""
@@ -51,7 +52,7 @@ def rounded_frame(frame: pd.DataFrame, extractor: str | None = None) -> tuple[pd
     return out, scaled
 
 
-def rounded_table(path: Path, css_id: str, extractor: str | None = None) -> str:
+def rounded_table(path: Path, css_id: str, extractor: str | Mapping[str, Any] | None = None) -> str:
     """A result CSV rounded for reading (see `rounded_frame`) as an HTML table in a scrolling box, with its note."""
     from ganeval.results.report import esc
 

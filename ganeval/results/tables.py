@@ -8,7 +8,7 @@ dataset: the paired comparison (by run, or by training seed) against every other
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -20,11 +20,13 @@ from ganeval.results.summary import PROTOCOL_COLUMNS, summary_group_columns
 METRIC_ORDER = ("imd", "kid", "fid")  # the paper's rows; other metrics follow by name
 
 
-def fd_name(extractor: str | None) -> str | None:
+def fd_name(extractor: str | Mapping[str, Any] | None) -> str | None:
     """The feature space's name in FD_<name> (e.g. DINOv2), or None for Inception pool3 (FID itself) and
-    when the extractor is not known."""
+    when the extractor is not known (`extractor`: a registered name or an extractor identity)."""
     from ganeval.features.base import REGISTRY as EXTRACTORS
 
+    if isinstance(extractor, Mapping):
+        extractor = extractor.get("name")
     if extractor is None:
         return None
     cls = EXTRACTORS.get(extractor)
@@ -32,17 +34,27 @@ def fd_name(extractor: str | None) -> str | None:
     return None if name == "Inception" else name
 
 
-def metric_label(name: str, extractor: str | None = None) -> tuple[str, float, str]:
+def preprocess_mode(extractor: str | Mapping[str, Any] | None) -> str | None:
+    """The non-default preprocessing mode of an extractor identity (e.g. 'clean'), shown in FID/FD labels."""
+    return extractor.get("resize_mode") if isinstance(extractor, Mapping) else None
+
+
+def metric_label(name: str, extractor: str | Mapping[str, Any] | None = None) -> tuple[str, float, str]:
     """(label, scale, LaTeX label) of a metric, as its registry entry gives them (KID shows as KID×10³);
-    FID on features other than Inception's is named by them (FD_DINOv2, FD_pixels, ...); a name the
+    FID on features other than Inception's is named by them (FD_DINOv2, FD_pixels, ...), and a non-default
+    preprocessing mode of the extractor (given as its identity) follows it: `FID (clean)`; a name the
     registry does not know shows as itself."""
     from ganeval.metrics.registry import REGISTRY
 
     space = fd_name(extractor) if name == "fid" else None
+    mode = preprocess_mode(extractor) if name == "fid" else None
+    tail, tail_tex = (f" ({mode})", f" ({_tex_escape(mode)})") if mode else ("", "")
     if space is not None:
-        return f"FD_{space}", 1.0, rf"FD$_\text{{{_tex_escape(space)}}}$"
+        return f"FD_{space}{tail}", 1.0, rf"FD$_\text{{{_tex_escape(space)}}}${tail_tex}"
     m = REGISTRY.get(name)
-    return (m.label, m.scale, m.label_tex) if m is not None else (name, 1.0, _tex_escape(name))
+    if m is None:
+        return name, 1.0, _tex_escape(name)
+    return m.label + tail, m.scale, m.label_tex + tail_tex
 
 
 def direction_sentence(metrics: Any) -> str:
@@ -188,9 +200,36 @@ def _bold_sentence(summary: pd.DataFrame, comparison: pd.DataFrame | None) -> st
             "and their intervals: comparison.csv).")
 
 
+def comparison_markdown(comparison: pd.DataFrame | None,
+                        extractor: str | Mapping[str, Any] | None = None) -> list[str]:
+    """The paired comparisons as Markdown lines: each difference a − b with its interval, the minimum detectable
+    effect (paired t at the comparison's confidence, 80 % power, the measured std of the differences) and the
+    pair count, so an undecided difference says how far it is from decidable; no lines without a comparison."""
+    if comparison is None or comparison.empty or "mde" not in comparison.columns:
+        return []
+    count = "n_seeds" if "n_seeds" in comparison.columns else "n_runs"
+    skip = {"a", "b", "metric", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "mde",
+            "n_runs", "n_seeds", "better", "confidence"}
+    groups = [c for c in comparison.columns if c not in skip]
+    conf = float(comparison["confidence"].iloc[0])
+    pairs = "training seeds" if count == "n_seeds" else "runs"
+    lines = ["", f"Paired differences a − b, {conf:.0%} interval; *smallest detectable*: the true difference a paired "
+             f"t at {conf:.0%} finds with 80 % power, from the measured spread of the differences over the {pairs} "
+             "paired:", ""]
+    for _, r in comparison.iterrows():
+        label, scale, _ = metric_label(str(r["metric"]), extractor)
+        where = ", ".join(_fmt(r[c]) for c in groups)
+        mde = "–" if not np.isfinite(r["mde"]) else f"{r['mde'] * scale:.3g}"
+        better = r["better"] if isinstance(r["better"], str) and r["better"] else ""
+        lines.append(f"- {where + ', ' if where else ''}{label}: {r['a']} − {r['b']} = {r['diff_mean'] * scale:.3g} "
+                     f"[{r['ci_low'] * scale:.3g}, {r['ci_high'] * scale:.3g}], smallest detectable {mde} "
+                     f"({int(r[count])} {pairs}): {better + ' better' if better else 'undecided'}")
+    return lines
+
+
 def table_markdown(
     summary: pd.DataFrame, comparison: pd.DataFrame | None = None, title: str = "", digits: int = 2,
-    extractor: str | None = None,
+    extractor: str | Mapping[str, Any] | None = None,
 ) -> str:
     """The paper-style table in Markdown; bold marks a model significantly best in its dataset by `comparison`."""
     t = table_cells(summary, comparison, digits=digits)
@@ -207,6 +246,7 @@ def table_markdown(
     lines += [
         "",
         f"Columns: {' / '.join(names) or 'value'}. {_interval_sentence(summary)} {_bold_sentence(summary, comparison)}",
+        *comparison_markdown(comparison, extractor),
         "",
         coverage_note(summary),
         "",
@@ -222,7 +262,7 @@ def _tex_escape(s: str) -> str:
 
 def table_latex(
     summary: pd.DataFrame, comparison: pd.DataFrame | None = None, caption: str = "", digits: int = 2,
-    extractor: str | None = None,
+    extractor: str | Mapping[str, Any] | None = None,
 ) -> str:
     """The paper-style table as a booktabs LaTeX tabular (first group level as multicolumn headers), bold as in Markdown."""
     t = table_cells(summary, comparison, digits=digits)
@@ -267,7 +307,7 @@ def table_latex(
 
 def write_tables(
     summary: pd.DataFrame, out_dir: str | Path, comparison: pd.DataFrame | None = None, title: str = "",
-    extractor: str | None = None,
+    extractor: str | Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write table.md and table.tex for `summary` (bold by `comparison`) into `out_dir`; `extractor` names FD."""
     out = Path(out_dir)

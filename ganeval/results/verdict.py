@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -43,7 +43,7 @@ def percent(confidence: float) -> str:
     return f"{confidence * 100:g} %"
 
 
-def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | None = None) -> list[str]:
+def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mapping[str, Any] | None = None) -> list[str]:
     """One sentence per (group, a, b) of a comparison frame (compare_runs / compare_seeds), in its row order."""
     from ganeval.results.tables import metric_label
 
@@ -106,7 +106,7 @@ def sentences_for_dir(out_dir: str | Path) -> list[str]:
     extractor = None
     try:
         record: Any = json.loads((out / "summary.json").read_text())
-        extractor = (record.get("extractor") or {}).get("name")
+        extractor = record.get("extractor") or None
     except (OSError, ValueError, AttributeError):
         pass
     return comparison_sentences(comparison, extractor)
@@ -117,7 +117,7 @@ def verdict_markdown(sentences: list[str]) -> str:
     return VERDICT_HEADING + "\n\n" + "\n\n".join(sentences) + "\n"
 
 
-def write_verdict(out_dir: str | Path, comparison: pd.DataFrame | None, extractor: str | None = None) -> Path | None:
+def write_verdict(out_dir: str | Path, comparison: pd.DataFrame | None, extractor: str | Mapping[str, Any] | None = None) -> Path | None:
     """Write verdict.md (atomically) when `comparison` pairs models; None (nothing written) otherwise."""
     from ganeval.common import atomic_write_text
 
@@ -131,12 +131,19 @@ def write_verdict(out_dir: str | Path, comparison: pd.DataFrame | None, extracto
 
 def terminal_summary(out_dir: str | Path) -> str:
     """What a run prints last: table.md (without its notes) and the verdict sentences; '' when there is neither."""
+    from ganeval.results.outputs import this_run
+
     out = Path(out_dir)
+    shown = this_run(out)  # only what this run wrote: never a previous run's table or comparison
+
+    def ours(p: Path) -> bool:
+        return p.is_file() and (shown is None or p.name in shown)
+
     lines: list[str] = []
     table = out / "table.md"
-    if table.is_file():
+    if ours(table):
         lines += [ln for ln in table.read_text().splitlines() if ln.startswith("|") or ln.startswith("#")]
-    sentences = sentences_for_dir(out)
+    sentences = sentences_for_dir(out) if ours(out / "comparison.csv") else []
     if sentences:
         lines += ["", *sentences]
     return "\n".join(lines).strip("\n")

@@ -142,4 +142,30 @@ def write_beside_paper(ctx: pipeline.Context, summary: pd.DataFrame, comparison:
         from ganeval.results import plots
 
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=(ctx.record.extractor or {}).get("name"))
+                           extractor=ctx.record.extractor or None)
+
+
+def regenerate(src: Any, out: Any, scratch: str | None = None) -> None:
+    """Make a stored paper_table result's derived files again from its runs.csv and summary.json (no new runs):
+    summaries, comparison, summary.json, table.md/.tex, verdict.md/.csv and paper_cells.csv into `out`; `scratch`
+    names a temporary folder the run was made in, cut from the record's paths."""
+    from ganeval.results import write_results
+    from ganeval.results.record import RunRecord
+    from ganeval.studies import paper_table
+    from ganeval.studies.stored import read_record, read_runs, relative_paths, summarize_stored
+
+    record, rows = read_record(src), read_runs(src)
+    if scratch:
+        record = RunRecord.from_dict(relative_paths(record.to_dict(), scratch), "summary.json")
+    summary, comparison, seeds = summarize_stored(rows, record)
+    cfg = record.config
+    differences = paper_table.protocol_differences(int(cfg["sample_size"]), int(cfg["runs"]), float(cfg["confidence"]),
+                                                   record.extractor, cfg.get("train_epochs"))
+    orderings = paper_table.orderings(comparison, sorted(set(summary["data"].astype(str))))
+    record.verdict = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+                      for r in orderings.to_dict(orient="records")]
+    record.set_results(summary, record.stage_seconds)
+    title = str(cfg.get("title") or "")
+    write_results(out, summary, comparison, record, title=title, tables=False,
+                  seeds=seeds if seeds is not None and "train_seed" in seeds.columns else None)
+    paper_table.write(out, summary, comparison, title, differences, str(cfg.get("note") or ""))

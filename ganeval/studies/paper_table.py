@@ -3,8 +3,10 @@ ordering hold in ours, decided from the interval of the paired difference (`expe
 
 Plain functions of the summary and the model comparison (`ganeval.results`): `cells` and `orderings` build the
 frames, `table_markdown` / `table_latex` / `verdict_markdown` render them. An ordering "holds" only when the
-interval of our paired difference WGAN − WGAN-GP excludes 0 in the paper's direction, is "reversed" when it excludes
-0 the other way, "undecided" otherwise, and "not run" for a dataset this run did not score.
+Holm-corrected p-value of our paired difference WGAN − WGAN-GP (all dataset × metric pairs of the run corrected
+together) is within 1 − confidence and the difference lies in the paper's direction, is "contradicted" when it lies
+the other way, "not testable here" otherwise (with the smallest difference the paired t could have detected), and
+"not run" for a dataset this run did not score (the common vocabulary: `ganeval.results.verdicts`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from ganeval.studies.paper_numbers import (
 from ganeval.results.seeds import coverage_note
 from ganeval.results.tables import metric_label, table_cells
 
-HOLDS, REVERSED, UNDECIDED, NOT_RUN = "holds", "reversed", "undecided", "not run"
+from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, holm_adjust  # noqa: E402
+
+REVERSED, UNDECIDED, NOT_RUN = CONTRADICTED, NOT_TESTABLE, "not run"
 A, B = PAPER_MODELS  # the paper's pair, in its order: the difference is always A − B (WGAN − WGAN-GP)
 PUBLISHED_WEIGHTS = "6726825d"  # SHA-256 prefix of pytorch-fid's FID Inception weights (the paper's features)
 
@@ -90,8 +94,9 @@ def decide(low: float, high: float, paper_sign: float) -> str:
 
 
 def orderings(comparison: pd.DataFrame | None, datasets_run: Sequence[str]) -> pd.DataFrame:
-    """One row per paper dataset × metric: the paper's difference WGAN − WGAN-GP, ours (mean and the interval of the
-    paired difference, in the paper's units) and the verdict (holds / reversed / undecided / not run)."""
+    """One row per paper dataset × metric: the paper's difference WGAN − WGAN-GP, ours (mean, the interval of the
+    paired difference and its minimum detectable effect, in the paper's units), its p-value, the Holm-corrected one
+    over every pair run, and the verdict (holds / contradicted / not testable here / not run)."""
     if comparison is None or comparison.empty:
         comparison = pd.DataFrame(columns=["data", "metric", "a", "b"])
     out = []
@@ -100,7 +105,8 @@ def orderings(comparison: pd.DataFrame | None, datasets_run: Sequence[str]) -> p
             pa, pb = PAPER_TABLE[(data, A, metric)].mean, PAPER_TABLE[(data, B, metric)].mean
             row: dict[str, Any] = {"data": data, "metric": metric, "paper_better": paper_better(data, metric),
                                    "paper_diff": pa - pb, "diff_mean": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-                                   "n_pairs": np.nan, "paired_by": "", "verdict": NOT_RUN}
+                                   "n_pairs": np.nan, "paired_by": "", "mde": np.nan, "p_value": np.nan,
+                                   "p_holm": np.nan, "verdict": NOT_RUN}
             pair = comparison["a"].astype(str) + "|" + comparison["b"].astype(str)
             hit = comparison[(comparison["data"].astype(str) == data) & (comparison["metric"] == metric)
                              & pair.isin([f"{A}|{B}", f"{B}|{A}"])]
@@ -112,9 +118,17 @@ def orderings(comparison: pd.DataFrame | None, datasets_run: Sequence[str]) -> p
                 row.update(diff_mean=sign * c["diff_mean"] * scale, ci_low=lo, ci_high=hi,
                            n_pairs=int(c["n_seeds"] if seeds else c["n_runs"]),
                            paired_by="training seed" if seeds else "run",
+                           mde=float(c["mde"]) * scale if "mde" in c.index else np.nan,
+                           p_value=float(c["p_value"]), confidence=float(c["confidence"]),
                            verdict=decide(lo, hi, float(np.sign(pa - pb))))
             out.append(row)
-    return pd.DataFrame(out)
+    frame = pd.DataFrame(out)
+    run = frame.verdict != NOT_RUN
+    if run.any():  # Holm over every pair run: a decision whose corrected p misses the level is not testable here
+        alpha = 1.0 - float(frame.loc[run, "confidence"].iloc[0])
+        frame.loc[run, "p_holm"] = holm_adjust(frame.loc[run, "p_value"].to_numpy())
+        frame.loc[run & (frame.p_holm > alpha), "verdict"] = NOT_TESTABLE
+    return frame.drop(columns=["confidence"], errors="ignore")
 
 
 def protocol_differences(sample_size: int, runs: int, confidence: float, extractor: Mapping[str, Any] | None,
@@ -185,18 +199,22 @@ def table_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, title
     diff = f"{_model(A)} − {_model(B)}"
     lines += ["", f"Ordering: the paper ranks {_model(B)} better (lower) than {_model(A)} on every dataset and "
               f"metric. Ours: the {conf} interval of the paired difference {diff}.", "",
-              f"| dataset | metric | paper {diff} | ours {diff} [{conf} interval] | paired by | verdict |",
-              "|---|---|---|---|---|---|"]
+              f"| dataset | metric | paper {diff} | ours {diff} [{conf} interval] | paired by | verdict (Holm) | "
+              "smallest detectable |",
+              "|---|---|---|---|---|---|---|"]
     for r in o.itertuples(index=False):
         interval = _interval(r.ci_low, r.ci_high, digits)
         ours_diff = "–" if r.verdict == NOT_RUN else f"{r.diff_mean:.{digits}f} {interval}"
         by = "–" if r.verdict == NOT_RUN else f"{r.paired_by} (n = {int(r.n_pairs)})"
+        mde = "–" if r.verdict == NOT_RUN or not np.isfinite(r.mde) else f"{r.mde:.{digits}f}"
         lines.append(f"| {_label(r.data)} | {metric_label(r.metric)[0]} | {r.paper_diff:.2f} | {ours_diff} | {by} | "
-                     f"{r.verdict} |")
+                     f"{r.verdict} | {mde} |")
     lines += ["", f"Cells: mean ± half-width of the {conf} interval (the paper's: 99 % over 100 runs of 10k vs 10k). "
               "Bold (ours only): significantly best in its dataset by the paired difference. Overlap: whether our "
-              "interval and the paper's share a point. Verdict: holds when the interval of our paired difference "
-              "excludes 0 in the paper's direction, reversed when it excludes 0 the other way, undecided otherwise.",
+              "interval and the paper's share a point. Verdict: holds when the Holm-corrected p-value of our paired "
+              "difference (all pairs run corrected together) is within the level and the difference lies in the "
+              "paper's direction, contradicted when it lies the other way, not testable here otherwise. Smallest "
+              f"detectable: the difference a paired t at {conf} finds with 80 % power, from the measured spread.",
               "", _not_comparable(differences), "", coverage_note(summary), ""]
     return "\n".join(lines)
 
@@ -271,28 +289,34 @@ def overall(o: pd.DataFrame) -> str:
         return f"Overall: no dataset of the paper's table was run, so the claim is untested.{untested}"
     n, counts = len(run), run.verdict.value_counts()
     h, rv, u = (int(counts.get(v, 0)) for v in (HOLDS, REVERSED, UNDECIDED))
-    what = f"{h} of {n} dataset × metric pairs hold, {rv} reversed, {u} undecided"
+    what = f"{h} of {n} dataset × metric pairs hold, {rv} contradicted, {u} not testable here"
     if h == n:
         status = "holds on every dataset and metric run"
     elif rv:
-        status = "does not hold: the ordering is reversed where listed above"
+        status = "does not hold: the ordering is reversed (contradicted) where listed above"
     else:
-        status = "is not confirmed: some differences' intervals contain 0"
+        status = "is not confirmed: some differences are not testable here"
     return f"Overall: the paper's ordering ({_model(B)} better) {status} ({what}).{untested}"
 
 
 def agreement(o: pd.DataFrame) -> list[str]:
-    """Per dataset run: does IMD's verdict agree with KID's and FID's (the paper's caption: IMD agrees with both)?"""
+    """Per dataset run: does IMD's verdict agree with KID's and FID's (the paper's caption: IMD agrees with both)?
+    Only decided verdicts (holds / contradicted) can agree or disagree; the line names which metrics were decided."""
     out = []
     for data, g in o[o.verdict != NOT_RUN].groupby("data", sort=False):
         v = dict(zip(g.metric, g.verdict))
         decided = {m: x for m, x in v.items() if x in (HOLDS, REVERSED)}
+        names = lambda ms: " and ".join(metric_label(m)[0] for m in ms)  # noqa: E731
+        open_ = [m for m in v if m not in decided]
         if len(decided) == len(v) and len(set(decided.values())) == 1:
-            state = "agree (all three decided the same way)"
+            state = f"agree (all three: {next(iter(decided.values()))})"
         elif "imd" in decided and any(x != decided["imd"] for m, x in decided.items() if m != "imd"):
             state = "disagree (IMD decided against a decided KID or FID)"
+        elif "imd" not in decided:
+            state = ("agreement not testable here (IMD not testable here"
+                     + (f"; decided: {names(decided)}" if decided else "") + ")")
         else:
-            state = "undecided (some interval contains 0)"
+            state = f"agreement not testable here ({names(open_)} not testable here)"
         out.append(f"- {_label(str(data))}: IMD, KID and FID " + state + ": "
                    + ", ".join(f"{metric_label(m)[0]} {x}" for m, x in v.items()))
     return out
@@ -309,15 +333,21 @@ def verdict_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, dif
         lines += [f"**{note}**", ""]
     lines += [f"The paper's claim: {_model(B)} is better (lower) than {_model(A)} on IMD, KID and FID for every "
               f"dataset, and IMD agrees with KID and FID. Decided here from the {conf} interval of our paired "
-              f"difference {_model(A)} − {_model(B)}: holds when it excludes 0 above (paper's direction), reversed "
-              "when it excludes 0 below, undecided when it contains 0.", ""]
+              f"difference {_model(A)} − {_model(B)}, every dataset × metric pair run corrected together (Holm): "
+              "**holds** when the corrected p-value is within the level and the difference lies in the paper's "
+              "direction, **contradicted** when it lies the other way, **not testable here** otherwise (the test "
+              "had no power: the smallest difference a paired t at this level finds with 80 % power, from the "
+              "measured spread, is given). Practical threshold: any difference (the paper states no size); our "
+              "protocol differs from the paper's (below), so no cell says whether the effect is better or worse "
+              "than the paper's.", ""]
     for r in o.itertuples(index=False):
         head = f"- {_label(r.data)}, {metric_label(r.metric)[0]}: "
         if r.verdict == NOT_RUN:
             lines.append(head + NOT_RUN)
             continue
         lines.append(head + f"{r.verdict} ({_model(A)} − {_model(B)} = {r.diff_mean:.4g}, {conf} interval "
-                     f"{_interval(r.ci_low, r.ci_high, 4)}, paired by {r.paired_by}, n = {int(r.n_pairs)}; "
+                     f"{_interval(r.ci_low, r.ci_high, 4)}, paired by {r.paired_by}, n = {int(r.n_pairs)}, "
+                     f"p = {r.p_value:.2g}, Holm {r.p_holm:.2g}, smallest detectable {r.mde:.4g}; "
                      f"paper {r.paper_diff:.2f})")
     agree = agreement(o)
     if agree:

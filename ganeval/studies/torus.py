@@ -100,7 +100,8 @@ def paper_table(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str) -> 
     return "\n".join(lines) + "\n"
 
 
-def per_seed_lines(seeds: pd.DataFrame, v: pd.DataFrame, good: str, bad: str) -> list[str]:
+def per_seed_lines(seeds: pd.DataFrame, v: pd.DataFrame, good: str, bad: str,
+                   labels: list[Any] | None = None) -> list[str]:
     """verdict.md's per-training-seed reading: each seed pair with intervals over subsamples only (what one trained
     model per GAN, as in the paper's table, would show), and whether the model level's overlaps come from the
     variation between seeds."""
@@ -114,7 +115,7 @@ def per_seed_lines(seeds: pd.DataFrame, v: pd.DataFrame, good: str, bad: str) ->
             a, b = cell.loc[(good, i, m)], cell.loc[(bad, i, m)]
             sep = a.ci_high < b.ci_low or b.ci_high < a.ci_low
             separated[m] = separated.get(m, 0) + int(sep)
-            parts.append(f"seed {i}: {_pm(a['mean'], a['half_width'])} vs {_pm(b['mean'], b['half_width'])}"
+            parts.append(f"seed {labels[int(i)] if labels is not None else i}: {_pm(a['mean'], a['half_width'])} vs {_pm(b['mean'], b['half_width'])}"
                          f"{' (separate)' if sep else ' (overlap)'}")
         out.append(f"- {m.upper()}: " + "; ".join(parts) + ".")
     row = v.set_index("metric")
@@ -127,17 +128,169 @@ def per_seed_lines(seeds: pd.DataFrame, v: pd.DataFrame, good: str, bad: str) ->
     return out
 
 
+def seed_labels(config: Any, n: int) -> list[Any]:
+    """The training seeds' own values (config `train_seeds`) for seed indices 0..n−1, else the indices themselves."""
+    seeds = list(config.get("train_seeds") or []) if hasattr(config, "get") else []
+    return seeds if len(seeds) == n else list(range(n))
+
+
+def per_seed_comparison(rows: pd.DataFrame, confidence: float) -> pd.DataFrame | None:
+    """Paired good − bad differences over runs within each training-seed pair (the paper's kind of interval: one
+    trained model per GAN, subsamples only); None without a train_seed column."""
+    from ganeval.results import compare_runs
+
+    return compare_runs(rows, confidence) if SEED in rows.columns else None
+
+
+def _pattern(seeds: pd.DataFrame, good: str, bad: str, i: Any) -> bool:
+    """Does training-seed pair i show the paper's pattern by subsample intervals: FID and KID overlap, IMD separate
+    with the bad GAN higher?"""
+    cell = seeds.set_index(["model", SEED, "metric"])
+
+    def sep(m: str) -> bool:
+        a, b = cell.loc[(good, i, m)], cell.loc[(bad, i, m)]
+        return bool(a.ci_high < b.ci_low or b.ci_high < a.ci_low)
+
+    imd_up = cell.loc[(bad, i, "imd"), "mean"] > cell.loc[(good, i, "imd"), "mean"]
+    return (not sep("fid")) and (not sep("kid")) and sep("imd") and bool(imd_up)
+
+
+def claims(summary: pd.DataFrame, comparison: pd.DataFrame, seeds: pd.DataFrame | None,
+           seed_cmp: pd.DataFrame | None, v: pd.DataFrame, good: str, bad: str) -> list[Any]:
+    """The paper's torus claim split into what each kind of interval can decide, in the common vocabulary
+    (`ganeval.results.verdicts`), Holm-corrected together."""
+    from ganeval.results.verdicts import (BETTER, CONTRADICTED, HOLDS, NOT_TESTABLE, AS_STATED, Claim, holm,
+                                          NO_COMPARISON)
+
+    conf = float(summary["confidence"].iloc[0])
+    row = v.set_index("metric")
+    cmp_ = comparison.set_index("metric")
+    n_seeds = int(summary["n_seeds"].max()) if "n_seeds" in summary.columns else 1
+    across = f"across {n_seeds} training seeds" if n_seeds > 1 else "over runs"
+    out = []
+    c = cmp_.loc["imd"]
+    imd_verdict = (HOLDS if c["better"] == good and not row.loc["imd", "intervals_overlap"] else
+                   CONTRADICTED if c["better"] == bad else NOT_TESTABLE)
+    out.append(Claim(
+        f"IMD separates ({across})", "IMD's intervals of the good and the bad GAN are distinct, the bad GAN's higher",
+        imd_verdict, f"paired t {across} on good − bad, with the paper's rule (intervals do not overlap)",
+        "any difference (the paper states no size)", AS_STATED if imd_verdict == HOLDS else NO_COMPARISON,
+        f"good − bad = {c['diff_mean']:.3g} [{c['ci_low']:.3g}, {c['ci_high']:.3g}]", float(c["p_value"]),
+        detectable=f"{c['mde']:.3g}"))
+    if seeds is not None and seed_cmp is not None and n_seeds > 1:
+        sc = seed_cmp.set_index(["metric", SEED])
+        idx = sorted(seeds[SEED].unique())
+        for m in ("imd", "fid", "kid"):
+            better = [sc.loc[(m, i), "better"] for i in idx]
+            p = max(float(sc.loc[(m, i), "p_value"]) for i in idx)  # intersection-union: every pair must show it
+            mde = max(float(sc.loc[(m, i), "mde"]) for i in idx)
+            n_sep = sum(b == good for b in better)
+            rule = (f"paired t over runs within each of the {len(idx)} training-seed pairs (intersection–union: the "
+                    "largest p); the paper's rule (subsample intervals overlap) read per pair")
+            if m == "imd":
+                verdict_ = HOLDS if n_sep == len(idx) else CONTRADICTED if all(b == bad for b in better) else NOT_TESTABLE
+                out.append(Claim("IMD separates (per trained pair)", "IMD's intervals are distinct, the bad GAN's higher",
+                                 verdict_, rule, "any difference", AS_STATED if verdict_ == HOLDS else NO_COMPARISON,
+                                 f"good better in {n_sep} of {len(idx)} pairs", p, detectable=f"{mde:.3g}"))
+                continue
+            if n_sep == len(idx):
+                verdict_, vs, ev = CONTRADICTED, BETTER, (f"{m.upper()} tells good from bad in {n_sep} of {len(idx)} "
+                                                          "pairs: better than the paper says")
+            elif n_sep == 0 and not any(better):
+                verdict_, vs, ev = HOLDS, AS_STATED, f"no pair separated; could detect {mde:.3g}"
+                p = float("nan")
+            else:
+                verdict_, vs, ev = NOT_TESTABLE, NO_COMPARISON, f"good better in {n_sep} of {len(idx)} pairs"
+                p = float("nan")
+            out.append(Claim(f"{m.upper()} does not separate (per trained pair, the paper's kind of interval)",
+                             f"{m.upper()}'s intervals of the good and the bad GAN overlap", verdict_, rule,
+                             "any difference", vs, ev, p, detectable=f"{mde:.3g}"))
+    for m in ("fid", "kid"):
+        c = cmp_.loc[m]
+        overlap = bool(row.loc[m, "intervals_overlap"])
+        if not overlap:
+            verdict_, vs, ev = CONTRADICTED, BETTER, "intervals separate"
+        elif float(c["mde"]) > abs(float(c["diff_mean"])):
+            verdict_, vs = NOT_TESTABLE, NO_COMPARISON
+            ev = (f"intervals overlap, but the test could not have found the measured difference "
+                  f"{c['diff_mean']:.3g}: it needed {c['mde']:.3g}")
+        else:
+            verdict_, vs, ev = HOLDS, AS_STATED, "intervals overlap, with power to see the measured difference"
+        out.append(Claim(f"{m.upper()} does not separate ({across})", f"{m.upper()}'s intervals of the good and the "
+                         "bad GAN overlap", verdict_, f"the paper's rule (the two t intervals {across} overlap), "
+                         "with the paired t's minimum detectable effect as its power", "any difference", vs, ev,
+                         detectable=f"{c['mde']:.3g} (measured difference {abs(c['diff_mean']):.3g})"))
+    return holm(out, conf)
+
+
+def headline(summary: pd.DataFrame, v: pd.DataFrame, seeds: pd.DataFrame | None, comparison: pd.DataFrame,
+             good: str, bad: str, labels: list[Any]) -> list[str]:
+    """What was and was not reproduced, by the paper's kind of interval (per trained pair) and across seeds."""
+    from ganeval.results.intervals import _t_quantile
+
+    conf = float(summary["confidence"].iloc[0])
+    row = v.set_index("metric")
+    cmp_ = comparison.set_index("metric")
+    n_seeds = int(summary["n_seeds"].max()) if "n_seeds" in summary.columns else 1
+    lines = []
+    if seeds is not None and SEED in seeds.columns and n_seeds > 1:
+        idx = sorted(seeds[SEED].unique())
+        cell = seeds.set_index(["model", SEED, "metric"])
+        sep = {m: sum(bool(cell.loc[(good, i, m)].ci_high < cell.loc[(bad, i, m)].ci_low
+                           or cell.loc[(bad, i, m)].ci_high < cell.loc[(good, i, m)].ci_low) for i in idx)
+               for m in ("fid", "kid", "imd")}
+        pattern = [labels[int(i)] for i in idx if _pattern(seeds, good, bad, i)]
+        lines.append(f"**With the paper's kind of interval (one trained pair, {conf:.0%} intervals over subsamples): "
+                     f"{'reproduced' if len(pattern) == len(idx) else 'not reproduced'}.** FID separates the good "
+                     f"from the bad GAN in {sep['fid']} of {len(idx)} training-seed pairs, KID in {sep['kid']} of "
+                     f"{len(idx)}, IMD in {sep['imd']} of {len(idx)}; the paper's pattern (FID and KID overlap, IMD "
+                     f"separate, bad higher) appears in {len(pattern)} of {len(idx)} pairs"
+                     + (f" (training seed {', '.join(str(x) for x in pattern)})" if pattern else "") + ".")
+        tq = _t_quantile(conf, n_seeds - 1)
+        paper_pattern = (row.loc["fid", "intervals_overlap"] and row.loc["kid", "intervals_overlap"]
+                         and not row.loc["imd", "intervals_overlap"])
+        lines += ["", f"**Across the {n_seeds} training seeds ({conf:.0%} t interval, {n_seeds - 1} degrees of freedom, "
+                  f"t = {tq:.2f}): the paper's pattern {'appears' if paper_pattern else 'does not appear'}** — FID's "
+                  f"intervals {'overlap' if row.loc['fid', 'intervals_overlap'] else 'separate'}, KID's "
+                  f"{'overlap' if row.loc['kid', 'intervals_overlap'] else 'separate'}, IMD's "
+                  f"{'overlap' if row.loc['imd', 'intervals_overlap'] else 'separate'}"
+                  + (f"; but an overlap there is a test without power: the smallest good − bad difference the "
+                     f"paired t across seeds could detect is {cmp_.loc['fid', 'mde']:.3g} for FID (measured "
+                     f"{abs(cmp_.loc['fid', 'diff_mean']):.3g}) and {cmp_.loc['kid', 'mde']:.3g} for KID (measured "
+                     f"{abs(cmp_.loc['kid', 'diff_mean']):.3g}), and the overlap comes from the spread between training "
+                     "runs (see the per-seed lines), not from FID or KID missing the difference in a trained pair"
+                     if paper_pattern else "") + "."]
+    else:
+        c = claim(v, good, bad)
+        lines.append(f"**By the paper's rule (overlapping {conf:.0%} intervals over subsamples): "
+                     f"{'reproduced' if c['paper'] else 'not reproduced'}** — {_claim_detail(v, good, bad)}")
+    return lines
+
+
 def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str, fractions: dict[str, float],
                      per_seed: dict[str, list[float]], R: float, r: float, about: str = "",
-                     seeds: pd.DataFrame | None = None) -> str:
-    """verdict.md: hole fractions, each metric's intervals and paired difference, and whether the paper's claim held."""
-    c = claim(v, good, bad)
+                     seeds: pd.DataFrame | None = None, comparison: pd.DataFrame | None = None,
+                     seed_cmp: pd.DataFrame | None = None, labels: list[Any] | None = None) -> str:
+    """verdict.md: the headline (what was and was not reproduced, by each kind of interval), the claims in the
+    common vocabulary, hole fractions, each metric's intervals and paired difference, the per-seed reading and how
+    the default setting was chosen."""
+    from ganeval.results.verdicts import claims_table
+
+    n = max((len(xs) for xs in per_seed.values()), default=1)
+    labels = labels if labels is not None else list(range(n))
     lines = ["# Vanilla GANs on a torus: verdict", "",
-             f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
-             + ", ".join(f"{k} {f:.3f}" for k, f in fractions.items())
-             + (" (models: mean over training seeds; per seed "
-                + "; ".join(f"{k} " + ", ".join(f"{x:.3f}" for x in xs) for k, xs in per_seed.items()) + ")"
-                if any(len(xs) > 1 for xs in per_seed.values()) else "") + ".", ""]
+             "The paper's claim (appendix, figure \"torus\"): FID's and KID's intervals of the good and the bad GAN "
+             "overlap while IMD's are distinct, the bad GAN's higher.", ""]
+    if comparison is not None:
+        lines += [*headline(summary, v, seeds, comparison, good, bad, labels), "",
+                  claims_table(claims(summary, comparison, seeds, seed_cmp, v, good, bad),
+                               float(summary["confidence"].iloc[0])).rstrip("\n"), ""]
+    lines += [f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
+              + ", ".join(f"{k} {f:.3f}" for k, f in fractions.items())
+              + (" (models: mean over training seeds; per training seed "
+                 + ", ".join(str(x) for x in labels) + ": "
+                 + "; ".join(f"{k} " + ", ".join(f"{x:.3f}" for x in xs) for k, xs in per_seed.items()) + ")"
+                 if any(len(xs) > 1 for xs in per_seed.values()) else "") + ".", ""]
     cell = summary.set_index(["model", "metric"])
     for _, row in v.iterrows():
         g, b_ = cell.loc[(good, row.metric)], cell.loc[(bad, row.metric)]
@@ -146,17 +299,15 @@ def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str
                      f"{'overlap' if row.intervals_overlap else 'do not overlap'}; paired difference "
                      f"{'significant, ' + row.paired_better + ' better' if row.paired_better else 'not significant'} "
                      f"(p = {row.paired_p_value:.2g}).")
-    lines += ["", "The paper's claim (appendix, figure \"torus\"): FID's and KID's intervals of the good and the bad GAN "
-              "overlap while IMD's are distinct, the bad GAN's higher. "
-              + (f"**It holds here**: {_claim_detail(v, good, bad)}" if c["paper"]
-                 else f"**It does not hold here**: {_claim_detail(v, good, bad)}"),
+    c = claim(v, good, bad)
+    lines += ["", "By these intervals the paper's rule reads: " + _claim_detail(v, good, bad),
               "", "Read by the paired good − bad differences instead (a stricter test than overlapping intervals): "
               + ("FID and KID find no significant difference while IMD does." if c["strict"] else
                  "not the same picture: " + "; ".join(
                      f"{m.upper()} {'significant' if row_.paired_better else 'not significant'}"
                      for m, row_ in v.set_index("metric").iterrows()) + ".")]
     if seeds is not None and SEED in seeds.columns and seeds[SEED].nunique() > 1:
-        lines += ["", *per_seed_lines(seeds, v, good, bad)]
+        lines += ["", *per_seed_lines(seeds, v, good, bad, labels)]
     if about:
         lines += ["", f"About the default setting: {about.strip()}"]
     return "\n".join(lines) + "\n"
@@ -200,25 +351,68 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     summary, comparison, seeds = pipeline.summarize(ctx, rows)
     assert comparison is not None  # two models
     pools = {k: v[0] for k, v in seed_pools.items()}  # the first training seed's samples are plotted
-    fractions = {"real": hole_fraction(real, R, r),  # with several training seeds: the mean over seeds
-                 **{k: float(np.mean([hole_fraction(p, R, r) for p in v])) for k, v in seed_pools.items()}}
-    a, b = list(pools)
-    v = verdict(summary, comparison, a, b)
+    ctx.record.hole_fraction = {"real": hole_fraction(real, R, r),  # with several training seeds: the mean over seeds
+                                **{k: float(np.mean([hole_fraction(p, R, r) for p in v])) for k, v in seed_pools.items()}}
     per_seed = {k: [hole_fraction(p, R, r) for p in v_] for k, v_ in seed_pools.items()}
-    ctx.record.hole_fraction = fractions
-    ctx.record.verdict = v.to_dict(orient="records")
+    if any(len(x) > 1 for x in per_seed.values()):
+        ctx.record.hole_fraction_per_seed = per_seed
+    files = verdict_files(ctx.record, rows, summary, comparison, seeds)
     pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name), tables=False, seeds=seeds)
-    write_csv(v, ctx.results_dir / "verdict.csv")
-    from ganeval.common import atomic_write_text
-
-    atomic_write_text(ctx.results_dir / "table.md", paper_table(summary, v, a, b))
-    text = verdict_markdown(summary, v, a, b, fractions, per_seed, R, r, str(cfg.get("about_default") or ""), seeds)
-    atomic_write_text(ctx.results_dir / "verdict.md", text)
-    log.info(text)
+    write_verdict_files(ctx.results_dir, files)
+    log.info(files["verdict.md"])
     if pipeline.strict_bool(cfg, "plots"):
         from ganeval.results import plots
 
-        plots.plot_points_3d({"real": real, **{f"{k} ({fractions[k]:.1%} in hole)": p for k, p in pools.items()}},
-                             ctx.results_dir / "torus.png")
+        first = seed_labels(ctx.record.config, len(next(iter(per_seed.values()))))[0]
+        seed_note = f"training seed {first}, " if len(next(iter(per_seed.values()))) > 1 else ""
+        plots.plot_points_3d({"real": real, **{f"{k} ({seed_note}{per_seed[k][0]:.1%} in hole)": p
+                                               for k, p in pools.items()}}, ctx.results_dir / "torus.png")
     return summary
 
+
+def verdict_files(record: Any, rows: pd.DataFrame, summary: pd.DataFrame, comparison: pd.DataFrame,
+                  seeds: pd.DataFrame | None) -> dict[str, Any]:
+    """verdict.csv (a frame), table.md and verdict.md (texts) of a torus run, from its rows and summaries and its
+    record (hole fractions, config); fills the record's verdict and claims. The first model plays the good GAN."""
+    good, bad = list(dict.fromkeys(summary.model))
+    cfg = record.config
+    R, r = float(cfg["data"]["R"]), float(cfg["data"]["r"])
+    v = verdict(summary, comparison, good, bad)
+    seed_cmp = per_seed_comparison(rows, float(summary["confidence"].iloc[0]))
+    per_seed = record.hole_fraction_per_seed or {k: [f] for k, f in record.hole_fraction.items() if k != "real"}
+    labels = seed_labels(cfg, int(seeds[SEED].nunique()) if seeds is not None and SEED in seeds.columns else 1)
+    found = claims(summary, comparison, seeds, seed_cmp, v, good, bad)
+    record.verdict = v.to_dict(orient="records")
+    record.claims = [c.record() for c in found]
+    fractions = {k: record.hole_fraction[k] for k in ("real", good, bad) if k in record.hole_fraction}
+    per_seed = {k: per_seed[k] for k in (good, bad) if k in per_seed}
+    text = verdict_markdown(summary, v, good, bad, fractions, per_seed, R, r,
+                            str(cfg.get("about_default") or ""), seeds, comparison, seed_cmp, labels)
+    return {"verdict.csv": v, "table.md": paper_table(summary, v, good, bad), "verdict.md": text}
+
+
+def write_verdict_files(out_dir: Any, files: dict[str, Any]) -> None:
+    """Write `verdict_files`' output atomically into `out_dir`."""
+    from pathlib import Path
+
+    from ganeval.common import atomic_write_text
+
+    write_csv(files["verdict.csv"], Path(out_dir) / "verdict.csv")
+    atomic_write_text(Path(out_dir) / "table.md", files["table.md"])
+    atomic_write_text(Path(out_dir) / "verdict.md", files["verdict.md"])
+
+
+def regenerate(src: Any, out: Any) -> None:
+    """Make a stored torus result's derived files again from its runs.csv and summary.json (no new runs): summary,
+    comparison, summary_seeds, summary.json, verdict.csv, table.md, verdict.md into `out`."""
+    from ganeval.results import write_results
+    from ganeval.studies.stored import read_record, read_runs, summarize_stored
+
+    record, rows = read_record(src), read_runs(src)
+    summary, comparison, seeds = summarize_stored(rows, record)
+    assert comparison is not None
+    files = verdict_files(record, rows, summary, comparison, seeds)
+    record.set_results(summary, record.stage_seconds)
+    write_results(out, summary, comparison, record, title=str(record.config.get("title") or ""), tables=False,
+                  seeds=seeds if seeds is not None and SEED in seeds.columns else None)
+    write_verdict_files(out, files)

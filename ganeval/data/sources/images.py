@@ -1,0 +1,246 @@
+"""`ImageSource`: the images of a folder, `.zip` or `.tar`, checked from their headers and streamed in batches.
+
+Decoding follows `ganeval.data.folder` exactly (same order, same pixels): each file is opened with PIL,
+converted to grey ('L') when its mode is grey-like and to RGB otherwise, resized to size×size with PIL's
+bilinear filter when `size` is given, and the whole set is grey (C=1) only when every image is. Unlike
+`folder`, nothing but a few batches is ever in memory: a `torch.utils.data.DataLoader` with worker
+processes decodes batch by batch. The set's shape (count, channels, size) comes from the headers alone, so a
+source with mixed sizes (no `size`) or an unreadable header is refused, naming the file, before any decoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from ganeval.data.files import eight_bit
+from ganeval.data.sources.containers import Container, open_container
+
+log = logging.getLogger(__name__)
+GRAY_MODES = ("L", "1", "LA", "I;16", "I")  # read as one grey channel, as `ganeval.data.folder` does
+RESIZE = "PIL bilinear"  # the filter `size` resizes with (`ganeval.data.folder`'s)
+MAX_PIXELS = 1 << 28  # an image header declaring more pixels than this is refused (decompression bomb)
+IDENTITY_FORMAT = 1
+
+
+def _open(data: bytes):  # -> PIL.Image.Image
+    from PIL import Image
+
+    return Image.open(io.BytesIO(data))
+
+
+def _why(e: Exception) -> str:
+    """A decoding error in one line, without PIL's '<_io.BytesIO object at ...>'."""
+    from PIL import UnidentifiedImageError
+
+    if isinstance(e, UnidentifiedImageError):
+        return "not an image format PIL can read"
+    return f"{type(e).__name__}: {' '.join(str(e).split())}"
+
+
+class DecodedImages(Dataset):
+    """Item i: member i decoded to uint8 C×H×W, or the one-line error naming it (workers never raise, so the
+    message reaches the user without a worker traceback)."""
+
+    def __init__(self, container: Container, channels: int, size: int | None, shape: tuple[int, int]) -> None:
+        self.container = container
+        self.channels = channels
+        self.size = size
+        self.shape = shape  # (H, W) every decoded image must have
+
+    def __len__(self) -> int:
+        return len(self.container.names)
+
+    def decode(self, i: int) -> np.ndarray:
+        from PIL import Image
+
+        name = self.container.names[i]
+        data = self.container.read(name)
+        try:
+            with _open(data) as im:
+                im.load()
+                im = eight_bit(im, self.container.describe(name))  # 16-bit scaled, not clipped at 255
+                im = im.convert("L" if im.mode in GRAY_MODES else "RGB")
+                if self.size is not None and im.size != (self.size, self.size):
+                    im = im.resize((self.size, self.size), Image.BILINEAR)
+                if self.channels == 3 and im.mode != "RGB":
+                    im = im.convert("RGB")
+                a = np.asarray(im, dtype=np.uint8)
+        except Exception as e:  # PIL.UnidentifiedImageError, truncated data, OSError
+            raise ValueError(f"cannot read image file {self.container.describe(name)}: {_why(e)}") from None
+        if a.shape[:2] != self.shape:
+            raise ValueError(f"{self.container.describe(name)} decodes to {a.shape[1]}×{a.shape[0]}, but its header "
+                             f"said {self.shape[1]}×{self.shape[0]}: the file is inconsistent; write it again")
+        return a  # H×W or H×W×3: transposed once, into the batch (`Collate`)
+
+    def __getitem__(self, i: int) -> tuple[np.ndarray | None, str | None]:
+        try:
+            return self.decode(i), None
+        except ValueError as e:
+            return None, str(e)
+
+
+class Collate:
+    """Stack decoded images into one uint8 N×C×H×W tensor (then `transform` it, in the worker: e.g. an extractor's
+    host stage), or pass the first error on."""
+
+    def __init__(self, transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
+        self.transform = transform
+
+    def __call__(self, items: list[tuple[np.ndarray | None, str | None]]) -> tuple[torch.Tensor | None, str | None]:
+        for _, err in items:
+            if err is not None:
+                return None, err
+        first = items[0][0]
+        assert first is not None
+        h, w = first.shape[:2]
+        c = 1 if first.ndim == 2 else first.shape[2]
+        batch = torch.empty((len(items), c, h, w), dtype=torch.uint8)
+        if self.transform is None and torch.utils.data.get_worker_info() is not None:
+            batch.share_memory_()  # filled in place: the batch reaches the main process without another copy
+        out = batch.numpy()
+        for k, (a, _) in enumerate(items):
+            out[k] = a[None] if a.ndim == 2 else a.transpose(2, 0, 1)  # type: ignore[union-attr]
+        return (batch if self.transform is None else self.transform(batch)), None
+
+
+class ImageSource:
+    """The images of a folder, `.zip` or `.tar` as uint8 N×C×H×W batches, without holding them all.
+
+    `shape` is known from the headers at construction; `batches(...)` streams; `content()` is the content
+    identity of the decoded set (the same digests `ganeval.hashing` gives the array `folder()` returns), kept
+    per source file set in `cache_dir/sources/` so a second run does not decode twice.
+    """
+
+    def __init__(self, path: str | os.PathLike, size: int | None = None) -> None:
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+            raise ValueError(f"size must be a positive int or None, got {size!r}")
+        self.path = Path(path).expanduser()
+        self.size = size
+        self.container = open_container(self.path)
+        if not self.container.names:
+            raise ValueError(f"no image files under {self.path}")
+        self.channels, (h, w) = self._scan()
+        self.shape = (len(self.container.names), self.channels, h, w)
+        self.dataset = DecodedImages(self.container, self.channels, size, (h, w))
+        self._content: dict[str, Any] | None = None
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def describe(self) -> str:
+        return f"{self.path} ({self.shape[0]} images of {self.shape[2]}×{self.shape[3]}, {self.channels} channel(s))"
+
+    def _scan(self) -> tuple[int, tuple[int, int]]:
+        """Channels and decoded H×W from every header (no pixel decoding); refuse mixed sizes and bad headers."""
+        c = self.container
+        first: tuple[str, tuple[int, int]] | None = None
+        colour: list[str] = []
+        for name in c.names:
+            try:
+                with _open(c.read(name)) as im:
+                    mode, wh = im.mode, im.size
+            except ValueError:
+                raise
+            except Exception as e:  # PIL.UnidentifiedImageError, OSError
+                raise ValueError(f"cannot read image file {c.describe(name)}: {_why(e)}") from None
+            if wh[0] * wh[1] > MAX_PIXELS:
+                raise ValueError(f"{c.describe(name)} declares {wh[0]}×{wh[1]} pixels: refusing a possible decompression "
+                                 "bomb; resize the image")
+            if mode not in GRAY_MODES:
+                colour.append(name)
+            if first is None:
+                first = (name, wh)
+            elif self.size is None and wh != first[1]:
+                raise ValueError(f"images under {self.path} differ in size ({c.describe(first[0])} is {first[1][0]}×"
+                                 f"{first[1][1]}, {c.describe(name)} is {wh[0]}×{wh[1]}); pass --size (size=) to "
+                                 "resize them all")
+        assert first is not None
+        if colour and len(colour) < len(c.names):
+            log.warning("%d of the %d images under %s are in colour (first: %s), so all are read as RGB (3 channels)",
+                        len(colour), len(c.names), self.path, c.describe(colour[0]))
+        w, h = (self.size, self.size) if self.size is not None else first[1]
+        return (3 if colour else 1), (h, w)
+
+    def loader(self, batch_sampler: Sequence[Sequence[int]], num_workers: int = 0, pin_memory: bool = False,
+               transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> DataLoader:
+        """A DataLoader yielding (uint8 batch, error) for the given lists of indices, in that order."""
+        return DataLoader(self.dataset, batch_sampler=batch_sampler, num_workers=num_workers,
+                          collate_fn=Collate(transform),
+                          pin_memory=pin_memory and torch.cuda.is_available(),
+                          multiprocessing_context="fork" if num_workers and os.name == "posix" else None)
+
+    def batches(self, batch_size: int, num_workers: int = 0, pin_memory: bool = False,
+                batch_sampler: Sequence[Sequence[int]] | None = None,
+                transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> Iterator[torch.Tensor]:
+        """uint8 N×C×H×W batches in source order (or of `batch_sampler`'s index lists), each passed through
+        `transform` in the decoding process when given; a file that cannot be decoded raises `ValueError` naming it."""
+        if batch_sampler is None:
+            batch_sampler = [range(i, min(i + batch_size, len(self))) for i in range(0, len(self), batch_size)]
+        for batch, err in self.loader(batch_sampler, num_workers, pin_memory, transform):
+            if err is not None:
+                raise ValueError(err)
+            yield batch
+
+    def read_all(self, batch_size: int = 256, num_workers: int = 0) -> np.ndarray:
+        """Every image in one uint8 N×C×H×W array (what `ganeval.data.folder` returns; small sets only)."""
+        return np.concatenate([b.numpy() for b in self.batches(batch_size, num_workers)])
+
+    def files_key(self) -> dict[str, Any]:
+        """What the decoded content is a function of: the files (names and bytes), the resize and the decoder."""
+        import PIL
+
+        return {"files": self.container.file_hash(), "kind": self.container.kind, "size": self.size,
+                "resize": RESIZE if self.size is not None else None, "pillow": PIL.__version__,
+                "format": IDENTITY_FORMAT}
+
+    def content(self, batch_size: int = 256, num_workers: int = 0, cache_dir: str | os.PathLike | None = None,
+                progress: bool = False) -> dict[str, Any]:
+        """{"stream": StreamHasher digest (the feature-cache content key), "sha256", "shape", "dtype" (the
+        `array_identity` of the decoded array)}: one decoding pass, remembered in `cache_dir/sources/`."""
+        if self._content is not None:
+            return self._content
+        from ganeval.common import atomic_write_text
+        from ganeval.hashing import StreamHasher, stable_hash
+
+        memo = None
+        if cache_dir is not None:
+            memo = Path(cache_dir) / "sources" / f"{stable_hash(self.files_key(), 32)}.json"
+            if memo.is_file() and not memo.is_symlink():
+                try:
+                    found = json.loads(memo.read_text())
+                    if found.get("shape") == list(self.shape):
+                        self._content = found
+                        return found
+                except (OSError, ValueError):
+                    pass  # unreadable memo: decode again and rewrite it
+        from tqdm.auto import tqdm
+
+        stream, raw = StreamHasher(), hashlib.sha256()
+        with tqdm(total=len(self), unit="img", unit_scale=True, desc=f"hashing {self.path.name}",
+                  disable=not progress) as bar:
+            for b in self.batches(batch_size, num_workers):
+                stream.update(b)
+                raw.update(memoryview(b.numpy()).cast("B"))
+                bar.update(len(b))
+        self._content = {"stream": stream.hexdigest(), "sha256": raw.hexdigest(), "shape": list(self.shape),
+                         "dtype": "uint8"}
+        if memo is not None:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(memo, json.dumps(self._content, sort_keys=True))
+        return self._content
+
+    def array_identity(self, length: int | None = 16, **kw: Any) -> dict[str, Any]:
+        """`ganeval.hashing.array_identity` of the decoded array, without holding it."""
+        c = self.content(**kw)
+        return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"][:length] if length else c["sha256"]}

@@ -1,0 +1,64 @@
+"""`save_reference`: a real set's features, moments and provenance as ganeval's reference file (and its
+moments as pytorch-fid's `{mu, sigma}` .npz) from the Python API, as `ganeval-score --save-ref/--save-stats` does."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ganeval.data.references import Moments, check_file_writable, moments_of, stats_meta, write_reference, write_stats
+from ganeval.features.base import Extractor, get_extractor
+
+
+def reference_meta(extractor: Extractor, n: int, content_hash: str | None, source: str | None = None) -> dict[str, Any]:
+    """The provenance of a reference: extractor identity, full weights SHA-256, preprocessing mode, count, content."""
+    from ganeval.features.inception import weights_sha256
+
+    weights = extractor.weights_path() if hasattr(extractor, "weights_path") else None
+    meta = stats_meta(extractor.identity(), weights_sha256(weights) if weights is not None else None, n, content_hash)
+    if source is not None:
+        meta["source"] = source
+    return meta
+
+
+def write_outputs(features: np.ndarray, meta: dict[str, Any], path: str | os.PathLike | None,
+                  stats: str | os.PathLike | None) -> Moments:
+    """Write ganeval's reference to `path` and pytorch-fid's statistics to `stats` (either may be None)."""
+    mom = moments_of(features)
+    if path is not None:
+        write_reference(Path(path).expanduser(), features, meta)
+    if stats is not None:
+        write_stats(Path(stats).expanduser(), mom)
+    return mom
+
+
+def save_reference(images: Any, path: str | os.PathLike | None = None, *, stats: str | os.PathLike | None = None,
+                   extractor: str | Extractor = "inception", overwrite: bool = False, batch_size: int = 50,
+                   device: Any = None, cache_dir: str | os.PathLike | None = None, progress: bool = True,
+                   **options: Any) -> Moments:
+    """Extract `images`' features and write them with their moments and provenance to `path` (ganeval's reference
+    .npz: `features`, `mu`, `sigma`, `meta`), and/or the moments alone to `stats` (pytorch-fid's .npz); returns the
+    moments. Existing files are replaced only with `overwrite`; links never."""
+    from ganeval.features.extraction import extract_with_info
+    from ganeval.hashing import StreamHasher
+
+    if path is None and stats is None:
+        raise ValueError("save_reference: give path= (ganeval's reference) and/or stats= (pytorch-fid's {mu, sigma})")
+    for p, what in ((path, "path"), (stats, "stats")):
+        if p is not None:
+            check_file_writable(p, what, overwrite)
+    ex = get_extractor(extractor, **options)
+    feats, info = extract_with_info(images, ex, batch_size=batch_size, device=device, cache_dir=cache_dir,
+                                    progress=progress)
+    content = info.get("content_hash")
+    if content is None and isinstance(images, np.ndarray):
+        h = StreamHasher()
+        h.update(images)
+        content = h.hexdigest()
+    return write_outputs(feats, reference_meta(ex, len(feats), content), path, stats)
+
+
+__all__ = ["save_reference", "reference_meta", "write_outputs"]

@@ -1,0 +1,127 @@
+"""One verdict vocabulary for every paper experiment: holds / contradicted / not testable here.
+
+Each claim carries the named rule that decided it, the practical-significance threshold it used, whether
+the result is better or worse than the paper's statement, and (when the test had no power) the smallest
+effect it could have detected. The claims of one experiment are corrected together (Holm) before they are
+decided, so a table of verdicts never rests on many uncorrected 99 % tests.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ganeval.results.intervals import paired_t_mde  # noqa: F401  (the detectable effect of a paired comparison)
+
+HOLDS = "holds"
+CONTRADICTED = "contradicted"
+NOT_TESTABLE = "not testable here"
+VERDICTS = (HOLDS, CONTRADICTED, NOT_TESTABLE)
+
+AS_STATED = "as stated"
+BETTER = "better than stated"
+WORSE = "worse than stated"
+NO_COMPARISON = "–"
+DIRECTIONS = (AS_STATED, BETTER, WORSE, NO_COMPARISON)
+
+POWER = 0.8  # the power at which a minimum detectable effect is stated
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One of the paper's statements and how this experiment answered it.
+
+    `p_value` is the p-value of the significance test the decision rests on (NaN when the rule is not a
+    test, e.g. a bound or a recomputed number); `holm` fills `p_holm` and turns a decision whose corrected
+    p-value misses the level into `not testable here`, naming `detectable` (the smallest effect the test
+    could have found).
+    """
+
+    name: str
+    statement: str
+    verdict: str
+    rule: str
+    threshold: str
+    vs_paper: str = NO_COMPARISON
+    evidence: str = ""
+    p_value: float = float("nan")
+    p_holm: float = float("nan")
+    detectable: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.vs_paper not in DIRECTIONS:
+            raise ValueError(f"vs_paper must be one of {DIRECTIONS}, got {self.vs_paper!r}")
+        if self.verdict == NOT_TESTABLE and not self.detectable:
+            raise ValueError(f"claim {self.name!r} is not testable here: say the smallest effect it could detect "
+                             "(detectable=...)")
+
+    def record(self) -> dict[str, object]:
+        """The claim as a JSON-ready dict (NaN p-values as None)."""
+        out: dict[str, object] = {}
+        for k, v in self.__dict__.items():
+            out[k] = None if isinstance(v, float) and not math.isfinite(v) else v
+        return out
+
+
+def holm_adjust(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values (monotone, capped at 1); NaN entries stay NaN and do not count."""
+    p = np.asarray(p_values, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    idx = np.flatnonzero(np.isfinite(p))
+    m = idx.size
+    if m == 0:
+        return out
+    order = idx[np.argsort(p[idx], kind="stable")]
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out
+
+
+def holm(claims: Sequence[Claim], confidence: float) -> list[Claim]:
+    """The claims with Holm-corrected p-values over every claim that rests on a test; a decision whose corrected
+    p-value exceeds 1 − confidence becomes `not testable here` (its `detectable` must already be set)."""
+    alpha = 1.0 - float(confidence)
+    adj = holm_adjust([c.p_value for c in claims])
+    out = []
+    for c, q in zip(claims, adj):
+        if not math.isfinite(q):
+            out.append(c)
+            continue
+        c = replace(c, p_holm=float(q))
+        if q > alpha and c.verdict != NOT_TESTABLE:
+            if not c.detectable:
+                raise ValueError(f"claim {c.name!r}: its corrected p-value {q:.3g} misses the level and it has no "
+                                 "detectable effect to state")
+            c = replace(c, verdict=NOT_TESTABLE, vs_paper=NO_COMPARISON)
+        out.append(c)
+    return out
+
+
+def _p(x: float) -> str:
+    return "–" if not math.isfinite(x) else (f"{x:.2g}" if x >= 1e-4 else "<1e-4")
+
+
+def claims_table(claims: Iterable[Claim], confidence: float) -> str:
+    """Markdown table of the claims: verdict, rule, threshold, vs the paper, p and Holm-corrected p, detectable."""
+    claims = list(claims)
+    tests = sum(math.isfinite(c.p_value) for c in claims)
+    lines = ["| claim | verdict | rule | practical threshold | vs the paper | p (Holm) | smallest detectable |",
+             "|---|---|---|---|---|---|---|"]
+    for c in claims:
+        p = "–" if not math.isfinite(c.p_value) else f"{_p(c.p_value)} ({_p(c.p_holm)})"
+        lines.append(f"| {c.name} | **{c.verdict}** | {c.rule} | {c.threshold} | {c.vs_paper} | {p} | "
+                     f"{c.detectable or '–'} |")
+    lines += ["", f"Verdicts: *holds*, *contradicted*, *not testable here* (the test had no power; the last column says "
+              f"the smallest effect it could have detected, a paired t at {confidence:.0%} with {POWER:.0%} power "
+              f"where a t test decided). The {tests} p-values of this experiment are corrected together by Holm's "
+              f"step-down method before being compared with {1 - confidence:.2g}; a claim whose corrected p-value "
+              "misses it is *not testable here*. *vs the paper*: whether the measured effect is better or worse "
+              "than the paper's statement says."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,101 @@
+"""A committed reference's stored runs read back, so its derived files (summary, tables, verdicts) can be made
+again by today's code: `scripts/regenerate_references.py` writes them, tests/test_committed_references.py checks them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ganeval.results.record import RunRecord
+from ganeval.results.seeds import PROBE, SEED
+
+
+def read_record(src: str | Path) -> RunRecord:
+    """The reference's summary.json, keyed by the hash its runs.csv is stored under (runs.meta.json), when it has
+    one: the record then names the store its numbers come from, not an older hash of its config."""
+    src = Path(src)
+    rec = RunRecord.read(src / "summary.json")
+    meta = src / "runs.meta.json"
+    if meta.exists():
+        rec.config_hash = str(json.loads(meta.read_text())["config_hash"])
+    return rec
+
+
+def read_runs(src: str | Path) -> pd.DataFrame:
+    """The reference's runs.csv (every measurement, read as written)."""
+    return pd.read_csv(Path(src) / "runs.csv", keep_default_na=False, na_values=[""])
+
+
+def summarize_stored(rows: pd.DataFrame, record: RunRecord) -> tuple[pd.DataFrame, pd.DataFrame | None,
+                                                                       pd.DataFrame | None]:
+    """(summary, comparison or None, per-(model, seed) summary or None) of stored rows, as `app.pipeline.summarize`
+    makes them during the run (the record's interval_covers and variance_shares filled the same way)."""
+    from ganeval.results import compare_runs, summarize_runs
+    from ganeval.results.seeds import coverage_note, summarize_levels, variance_record
+
+    conf, n = float(record.config["confidence"]), int(record.config["sample_size"])
+    if SEED not in rows.columns and PROBE not in rows.columns:
+        comparison = compare_runs(rows, conf) if rows["model"].nunique() > 1 else None
+        return summarize_runs(rows, conf, n), comparison, None
+    levels = summarize_levels(rows, conf, n)
+    record.interval_covers = coverage_note(levels.summary)
+    record.variance_shares = variance_record(levels.variance)
+    return levels.summary, levels.comparison if len(levels.comparison) else None, levels.seeds
+
+
+def relative_paths(value: Any, root: str) -> Any:
+    """`value` (a record's JSON) with the temporary folder `root` the reference was made in cut from every string,
+    so the record names paths relative to where its command ran (COMMAND.md) and no machine's scratch folder."""
+    root = root.rstrip("/") + "/"
+    if isinstance(value, str):
+        return value.replace(root, "") if root in value else (".") if value == root.rstrip("/") else value
+    if isinstance(value, list):
+        return [relative_paths(v, root) for v in value]
+    if isinstance(value, dict):
+        return {k: relative_paths(v, root) for k, v in value.items()}
+    return value
+
+
+def _torus(src: Path, out: Path) -> None:
+    from ganeval.studies.torus import regenerate
+
+    regenerate(src, out)
+
+
+def _paper_table(src: Path, out: Path) -> None:
+    from ganeval.studies.gan_table import regenerate
+
+    regenerate(src, out, scratch="/tmp/pt_ref")  # where it was made (COMMAND.md)
+
+
+def _blur_sweep(src: Path, out: Path) -> None:
+    from ganeval.studies.blur_sweep import regenerate
+
+    regenerate(src, out)
+
+
+def _slq_accuracy(src: Path, out: Path) -> None:
+    from ganeval.studies.slq_accuracy import regenerate
+
+    regenerate(src, out, scratch="/tmp/heat")  # where it was made (its summary.json's command)
+
+
+def _stability(src: Path, out: Path) -> None:
+    from ganeval.studies.stability import regenerate
+
+    regenerate(src, out)
+
+
+def _heat_traces(src: Path, out: Path) -> None:
+    from ganeval.studies.heat_traces import regenerate
+
+    regenerate(src, out, scratch="/tmp/heat")  # where it was made (its summary.json's command)
+
+
+# reference name -> function(src, out) writing its derived files from its stored runs
+REGENERATORS = {"torus": _torus, "paper_table": _paper_table, "blur_sweep": _blur_sweep,
+                "slq_accuracy": _slq_accuracy, "stability": _stability,
+                "heat_traces": _heat_traces}
