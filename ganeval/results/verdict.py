@@ -18,7 +18,7 @@ import pandas as pd
 from ganeval.results.power import MOST, pairs_needed
 
 PAIR_COLUMNS = {"metric", "a", "b", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "n_seeds",
-                "n_runs", "better", "confidence"}
+                "n_runs", "better", "confidence", "mde", "p_holm"}
 VERDICT_FILE = "verdict.md"
 VERDICT_HEADING = "# Verdict"
 
@@ -52,7 +52,8 @@ def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mappi
     seeds = "n_seeds" in comparison.columns
     count_col = "n_seeds" if seeds else "n_runs"
     unit = "training seeds" if seeds else "runs"
-    groups = [c for c in comparison.columns if c not in PAIR_COLUMNS]
+    groups = [c for c in comparison.columns  # what is compared within (data, ...): never a number column
+              if c not in PAIR_COLUMNS and not pd.api.types.is_float_dtype(comparison[c])]
     comparison = comparison[comparison[count_col] >= 2]  # one pair has no interval: nothing to say in words
     if comparison.empty:
         return []
