@@ -15,6 +15,7 @@ import pytest
 
 from apphelp import run_inprocess
 from ganeval.metrics import fid, imd, kid
+from ganeval.app.score_notes import significant_decimals
 from ganeval.app.score import main
 
 OPTS = ["--option", "imd.nv=20", "--option", "kid.subsets=10", "--option", "kid.subset_size=100", "--quiet"]
@@ -144,7 +145,11 @@ def test_plain_output_one_line_per_fake_and_metric(sets, capsys) -> None:  # typ
     lines = capsys.readouterr().out.strip().splitlines()
     assert [ln.split()[:2] for ln in lines] == [[m, label] for m in ("fake", "other") for label in ("IMD", "FID", "KID")]
     for line, r in zip(lines, doc["results"]):
-        assert float(line.split()[2]) == pytest.approx(r["value"], rel=1e-5)  # printed to 6 significant digits
+        if r["metric"] == "imd":  # to the decimal of its probe noise's first significant digit
+            decimals = significant_decimals(r["probe_std"], r["value"])
+            assert line.split()[2] == f"{r['value']:.{decimals}f}" and "probe noise" in line
+        else:
+            assert float(line.split()[2]) == pytest.approx(r["value"], rel=1e-5)  # printed to 6 significant digits
     assert "std over subsets" in lines[2]
     args = [str(sets["real"]), str(sets["fake"]), *OPTS, "--runs", "3", "--sample-size", "100"]
     assert main(args) == 0
@@ -195,7 +200,7 @@ def _error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     (("w.npy", lambda: np.zeros((300, 16), np.float32)), [], "need features of one dimension.*8.*16"),
     (("s.npy", lambda: np.ones((50, 8), np.float32)), [], "FAKE .*s.npy has 50 rows, fewer than KID's subset_size=100"),
     (None, ["--runs", "3"], "--sample-size"),
-    (None, ["--runs", "3", "--sample-size", "260"], "sample_size=260 is larger than FAKE .*fake.npy"),
+    (None, ["--runs", "3", "--sample-size", "260"], "--sample-size 260 is larger than FAKE .*fake.npy"),
     (None, ["--features", "pixels"], "--features pixels extracts features from images"),
     (("img.npy", lambda: np.zeros((300, 1, 8, 8), np.uint8)), [], "holds images but .* holds features"),
     (("amb.npy", lambda: np.full((300, 3, 4, 4), 7.0, np.float32)), [], "neither images .* nor N×D features"),

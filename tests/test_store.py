@@ -286,3 +286,24 @@ def test_probe_repeat_rows_are_expected_only_in_the_first_runs(tmp_path) -> None
         layout.check_new(1, second + [{**first[-1], "run": 1}])
     with pytest.raises(ValueError, match="run 0 is incomplete"):
         layout.check_new(0, first[:-1])
+
+
+def test_lock_file_removed_on_clean_exit_kept_and_explained_after_a_crash(tmp_path: Path) -> None:
+    from ganeval.protocol.store import LOCK_FILE, STALE_NOTE, locked
+
+    d = tmp_path / "res"
+    with locked(d):
+        assert (d / LOCK_FILE).read_text().startswith(f"{os.getpid()} ")
+    assert not (d / LOCK_FILE).exists()  # clean exit
+    with pytest.raises(ValueError), locked(d):
+        raise ValueError("a refusal")
+    assert not (d / LOCK_FILE).exists()  # a refusal is no crash
+    with pytest.raises(RuntimeError), locked(d):
+        raise RuntimeError("crash")
+    text = (d / LOCK_FILE).read_text()
+    assert text.startswith(f"{os.getpid()} ") and text.endswith(STALE_NOTE) and "takes it over" in text
+    with locked(d):  # taken over, rewritten, removed again
+        assert STALE_NOTE not in (d / LOCK_FILE).read_text()
+    assert not (d / LOCK_FILE).exists()
+    ev = evaluate_detailed(*_sets(), runs=2, sample_size=60, metrics=("fid",), progress=False, results_dir=d)
+    assert len(ev.runs) and not (d / LOCK_FILE).exists()

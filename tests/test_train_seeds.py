@@ -108,7 +108,7 @@ def test_two_training_seeds_train_and_resume_per_seed(tmp_path: Path) -> None:
     ckpts = sorted((tmp_path / "models" / "digits").glob("*/checkpoint.pt"))
     assert len(ckpts) == 4
     for model in ("wgan", "wgan_gp"):
-        pair = [load_checkpoint(p) for p in ckpts if p.parent.name.startswith(model + "-")]
+        pair = [load_checkpoint(p) for p in ckpts if p.parent.name.startswith(f"digits-{model}-seed")]
         assert sorted(checkpoint_config(c)["seed"] for c in pair) == [0, 1]
         assert not all(torch.equal(pair[0]["generator"][k], pair[1]["generator"][k]) for k in pair[0]["generator"])
     runs = pd.read_csv(res / "runs.csv")

@@ -10,7 +10,6 @@ from typing import Any, Mapping
 import numpy as np
 
 from ganeval.app.pipeline import Context, data_hash, instantiate, n_generated
-from ganeval.hashing import stable_hash
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Block
 from ganeval.protocol.settings import check_value
@@ -59,11 +58,11 @@ def train_generator(ctx: Context, real: np.ndarray, spec: Mapping[str, Any], dat
     """Train (or resume, or reuse) a generator on `real` as the resolved `spec` says; return a generator object.
 
     Its checkpoint directory is keyed by the spec (its seed included), so each training seed has its own."""
+    from ganeval.app.model_dirs import model_dir
     from ganeval.gan import train
 
-    key = stable_hash({"data": data, "model": model, **spec}, 10)
-    out_dir = Path(str(ctx.cfg.models_dir)) / data / f"{model}-{key}"
-    with ctx.stage(f"train {data}/{model}"):
+    out_dir = model_dir(str(ctx.cfg.models_dir), data, model, spec)
+    with ctx.stage(f"train {data}/{model}", f"seed {spec.get('seed', 0)} in {out_dir}"):
         path = train(real, out_dir=out_dir, device=ctx.device, progress=ctx.settings.progress, **spec)
     return checkpoint_generator(path)
 

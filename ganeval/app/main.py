@@ -53,6 +53,11 @@ def run_app(cfg: Any) -> Any:
     log.info("experiment %s (%s) -> %s on %s", ctx.name, cfg.run_experiment._target_, ctx.results_dir, ctx.device)
     summary = run(ctx)
     write_report(ctx)  # again: with the figures an experiment writes after its tables (blur.png, torus.png, ...)
+    from ganeval.results.verdict import terminal_summary
+
+    end = terminal_summary(ctx.results_dir)  # the run ends with its table and its result in words
+    if end:
+        print(end, flush=True)
     return summary
 
 

@@ -84,16 +84,17 @@ class Context:
         return h
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        """Time a stage (summed if entered again) and log its start and end."""
-        log.info("%s ...", name)
+    def stage(self, name: str, detail: str = "") -> Iterator[None]:
+        """Time a stage (summed under `name` if entered again) and log its start and end (`name` and `detail`)."""
+        shown = f"{name} {detail}".strip()
+        log.info("%s ...", shown)
         t0 = time.perf_counter()
         try:
             yield
         finally:
             dt = time.perf_counter() - t0
             self.stage_seconds[name] = self.stage_seconds.get(name, 0.0) + dt
-            log.info("%s done in %.1f s", name, dt)
+            log.info("%s done in %.1f s", shown, dt)
 
 
 def import_plugins(modules: Any) -> None:
@@ -403,9 +404,16 @@ def write(ctx: Context, summary: pd.DataFrame, comparison: pd.DataFrame | None, 
     seeds = seeds if seeds is not None and SEED in seeds.columns else None
     ctx.record.set_results(summary, ctx.stage_seconds)
     write_results(ctx.results_dir, summary, comparison, ctx.record, title=title, tables=tables, seeds=seeds)
+    from ganeval.results.verdict import write_verdict
+
+    write_verdict(ctx.results_dir, comparison, ctx.record.extractor or None)
     if ctx.cfg["plots"] and tables:
         plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
                            extractor=ctx.record.extractor or None)
+        if comparison is not None and len(comparison) and {"a", "b", "diff_mean"} <= set(comparison.columns):
+            from ganeval.results.paired import plot_paired
+
+            plot_paired(ctx.results_dir, comparison, seeds, ctx.record.extractor or None, title)
     ctx.report_title = title
     write_report(ctx)
     log.info("results in %s", ctx.results_dir)

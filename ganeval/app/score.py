@@ -199,10 +199,7 @@ def plain_lines(result: Any) -> list[str]:
     for _, r in result.summary.iterrows():
         label = metric_label(str(r["metric"]), network)[0].split("×")[0]  # raw, not KID×10³
         if full:
-            text = f"{r['mean']:.6g}"
-            std = result.extras.get((str(r["model"]), str(r["metric"])), {}).get("std")
-            if std is not None:
-                text += f"  (std over subsets {std:.3g})"
+            text = single_value_text(result, r)
         else:
             text = (f"{r['mean']:.6g} ± {r['half_width']:.3g}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} runs of "
                     f"{int(r['sample_size'])})")
@@ -212,6 +209,23 @@ def plain_lines(result: Any) -> list[str]:
         lines.append(f"(against the moments of {result.real.arg}, fixed: "
                      + ("an interval covers generated subsamples only)" if not full else "one value, no interval)"))
     return lines
+
+
+def single_value_text(result: Any, r: Any) -> str:
+    """A full-set value as printed: IMD to the digits its probe noise supports, KID with its std over subsets."""
+    from ganeval.app.score_notes import imd_text, kid_std_text
+
+    extra = result.extras.get((str(r["model"]), str(r["metric"])), {})
+    if r["metric"] == "imd":
+        return imd_text(float(r["mean"]), extra.get("probe_std"))
+    text = f"{r['mean']:.6g}"
+    if "std" in extra and r["metric"] == "kid":
+        fake = next(f for f in result.fakes if f.name == str(r["model"]))
+        rows = {"real": len(result.real), "fake": len(fake)}
+        text += kid_std_text(extra["std"], int(result.record.config["metrics"]["kid"]["subset_size"]), rows)
+    elif "std" in extra:
+        text += f"  (std over subsets {extra['std']:.3g})"
+    return text
 
 
 def default_workers(given: int | None) -> int:
@@ -255,7 +269,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             request.progress = False
         result = score_sets(request)
     except user_errors() as e:
-        print(f"ganeval-score: {e}", file=sys.stderr)
+        from ganeval.app.score_notes import refusal
+
+        print(f"ganeval-score: {refusal(e, download=not args.no_download)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C: one line saying what is stored (ganeval.stops)
         print(f"ganeval-score: {e or 'stopped (Ctrl-C)'}", file=sys.stderr)
@@ -279,6 +295,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json_dumps(as_json(result), indent=2))  # valid JSON: null for a non-finite number
     else:
         print("\n".join(plain_lines(result)))
+        from ganeval.results.verdict import comparison_sentences
+
+        for sentence in comparison_sentences(result.comparison, result.record.extractor or None):
+            print(sentence)
+        if result.record.config["full_sets"]:
+            from ganeval.app.score_notes import RUNS_HINT
+
+            print(RUNS_HINT, file=sys.stderr)
         if result.out is not None:
             print(f"results in {result.out} (report.html)", file=sys.stderr)
     return 0

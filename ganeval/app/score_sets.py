@@ -329,8 +329,14 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
                          "smallest set's rows), or --runs 1 to score the full sets")
     if request.runs == 1 and request.sample_size is not None:
         raise ValueError("--sample-size applies to the subsample protocol (--runs > 1); --runs 1 scores the full sets")
-    metrics = Metrics({k: dict(v or {}) for k, v in request.metrics.items()})
+    from ganeval.app.score_notes import default_kid_subset
+
     sizes = {f"REAL {real.arg}": len(real), **{f"FAKE {f.arg}": len(f) for f in fakes}}
+    chosen = {k: dict(v or {}) for k, v in request.metrics.items()}
+    note = default_kid_subset(chosen, sizes, request.runs, request.sample_size)
+    if note:
+        log.warning("%s", note)
+    metrics = Metrics(chosen)
     if request.runs == 1:
         from ganeval.protocol.full import check_full_sizes
 

@@ -113,7 +113,8 @@ def _compute(
     from tqdm.auto import tqdm
 
     outputs: list[np.ndarray] = []
-    bar = tqdm(total=source.n, unit="img", unit_scale=True, desc=f"features[{ex.name}]",
+    unit = "row" if ex.name == "identity" else "img"  # identity reads rows of a feature array, not images
+    bar = tqdm(total=source.n, unit=unit, unit_scale=True, desc=f"features[{ex.name}]",
                disable=not progress, smoothing=0.1)
 
     def hashed() -> Iterator[torch.Tensor]:

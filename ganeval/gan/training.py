@@ -162,7 +162,7 @@ def train(
         total = epochs * n_batches
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, initial=state["critic_step"], disable=not progress, unit="it", desc=f"{arch}/{cfg.name}")
+        bar = tqdm(total=total, initial=state["critic_step"], disable=not progress, unit="it", desc=f"{arch}/{cfg.name} seed {seed}")
         gen.train()
         critic.train()
         try:

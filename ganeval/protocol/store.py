@@ -294,21 +294,57 @@ def lock_holder(fd: int) -> str | None:
 def locked(results_dir: str | Path) -> Iterator[None]:
     """Hold `results_dir`'s exclusive lock (its pid and start time in the lock file); ResultsDirBusyError if taken.
 
-    The kernel drops a flock when its holder dies, so the lock of a killed process is taken over.
+    The kernel drops a flock when its holder dies, so the lock of a killed process is taken over. The file is
+    removed on a clean exit (or a refusal); after a crash or an interrupt it stays, saying so (STALE_NOTE).
     """
     d = Path(results_dir)
     d.mkdir(parents=True, exist_ok=True)
-    fd = open_own_file(d / LOCK_FILE, "results_dir's lock file")
-    try:
+    path = d / LOCK_FILE
+    for _ in range(20):  # a lock file removed by its clean holder between our open and flock: open the new one
+        fd = open_own_file(path, "results_dir's lock file")
         if not try_lock(fd):
             pid, _, since = os.read(fd, 200).decode(errors="replace").strip().partition(" ")
             holder = lock_holder(fd)
+            os.close(fd)
             if holder is not None and holder != pid:  # the file names a writer, the kernel another: trust the kernel
                 pid, since = holder, "unknown"
             raise ResultsDirBusyError(f"results_dir {d} is being written by process {pid or '(unknown)'} (since "
-                                      f"{since or 'unknown'}); wait for it or choose another results_dir")
+                                      f"{since.splitlines()[0] if since else 'unknown'}); wait for it or choose "
+                                      "another results_dir")
+        if _same_file(fd, path):
+            break
+        os.close(fd)
+    else:  # pragma: no cover - only under a storm of lock holders
+        raise ResultsDirBusyError(f"results_dir {d}: its lock file keeps changing; retry")
+    clean = False
+    try:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()} {datetime.datetime.now().isoformat(timespec='seconds')}\n".encode())
-        yield
+        try:
+            yield
+        except ValueError:  # a refusal (bad input, another config's runs): nothing crashed, nothing to explain
+            clean = True
+            raise
+        clean = True
     finally:
+        if clean:  # nothing left behind after a clean exit (removed while still held: no one else can take it)
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        else:
+            with contextlib.suppress(OSError):
+                os.write(fd, STALE_NOTE.encode())
         os.close(fd)
+
+
+STALE_NOTE = ("# left by the process above, which stopped before finishing (error, interrupt or kill). It is not held:\n"
+              "# the next ganeval run on this directory takes it over and resumes the runs stored here.\n")
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the open `fd` is still the file at `path` (not one its holder removed after a clean exit)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    own = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino)

@@ -21,7 +21,7 @@ MANIFEST = ".ganeval-outputs.json"
 RUN_RECORDS = ("runs.meta.json", "summary.json")
 # the files every experiment may leave (an old results directory without a manifest is cleared of these)
 STANDARD = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "comparison.csv", "summary_seeds.csv",
-            "table.md", "table.tex", "table.html", "summary.png", "verdict.md", "verdict.csv", "report.html")
+            "table.md", "table.tex", "table.html", "summary.png", "differences.png", "verdict.md", "verdict.csv", "report.html")
 NOT_OUTPUTS = (".hydra", "ganeval.log", ".ganeval.lock", MANIFEST, "multirun.yaml")
 
 

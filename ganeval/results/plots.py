@@ -157,3 +157,83 @@ def plot_points_3d(sets: Mapping[str, np.ndarray], path: str | Path, max_points:
         ax.set_ylabel("y")
         ax.set_zlabel("z")
     return _save(fig, path)
+
+
+def pair_points(comparison_row: pd.Series, frame: pd.DataFrame, pair_by: str, value: str) -> pd.Series:
+    """The per-pair differences a − b behind one comparison row: per training seed (pair_by train_seed, value
+    mean of the per-seed summary) or per run (pair_by run, value of runs.csv), indexed by the pair."""
+    mask = frame["metric"] == comparison_row["metric"]
+    for c in frame.columns:
+        if c in comparison_row.index and c not in ("metric", "a", "b", "model") and c in ("data",) and pd.notna(
+                comparison_row[c]):
+            mask &= frame[c].astype(str) == str(comparison_row[c])
+    g = frame[mask]
+    a = g[g["model"].astype(str) == str(comparison_row["a"])].groupby(pair_by)[value].first()
+    b = g[g["model"].astype(str) == str(comparison_row["b"])].groupby(pair_by)[value].first()
+    return (a - b).dropna()
+
+
+def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = None, pair_by: str = "train_seed",
+                       value: str = "mean", extractor: Any = None, title: str = "") -> Any:
+    """The figure of `plot_differences`: per metric, each compared pair's difference a − b (dot) and its paired
+    interval (bar) against 0 (dashed), in the table's units, with the per-pair differences behind it (seeds labelled
+    s0, s1, ...); with training seeds a second row joins each seed's value across the models (one line per seed)."""
+    from ganeval.results.tables import metric_label
+
+    plt = _plt()
+    metrics = list(dict.fromkeys(comparison["metric"]))
+    seeds = frame is not None and pair_by == "train_seed"
+    rows = 2 if seeds else 1
+    fig, axes = plt.subplots(rows, len(metrics), figsize=(4.2 * len(metrics), 1.2 + 1.0 * rows
+                                                          + 0.55 * comparison.groupby("metric").size().max()),
+                             squeeze=False, constrained_layout=True)
+    for j, metric in enumerate(metrics):
+        label, scale, _ = metric_label(str(metric), extractor)
+        ax = axes[0][j]
+        part = comparison[comparison["metric"] == metric].reset_index(drop=True)
+        names = []
+        for i, r in part.iterrows():
+            y = -i
+            where = f"{r['data']}: " if "data" in part.columns and isinstance(r.get("data"), str) else ""
+            names.append(f"{where}{r['a']} − {r['b']}")
+            sig = bool(isinstance(r.get("better"), str) and r.get("better"))
+            color = "#0969da" if sig else "#57606a"
+            ax.errorbar([r["diff_mean"] * scale], [y],
+                        xerr=[[(r["diff_mean"] - r["ci_low"]) * scale], [(r["ci_high"] - r["diff_mean"]) * scale]],
+                        fmt="o", color=color, capsize=4, lw=2, zorder=3)
+            if frame is not None:
+                pts = pair_points(r, frame, pair_by, value)
+                jitter = np.linspace(-0.18, 0.18, len(pts)) if len(pts) > 1 else np.zeros(len(pts))
+                ax.scatter(pts.to_numpy(float) * scale, y + 0.3 + jitter * 0.5, s=14, color="#bf8700", zorder=2,
+                           alpha=0.9 if seeds else 0.4)
+                if seeds:
+                    for k, (seed, v) in enumerate(pts.items()):
+                        ax.annotate(f"s{seed}", (v * scale, y + 0.3 + jitter[k] * 0.5), fontsize=7,
+                                    xytext=(2, 2), textcoords="offset points")
+        ax.axvline(0.0, color="#cf222e", ls="--", lw=1)
+        ax.set_yticks([-i for i in range(len(part))], names, fontsize=8)
+        ax.set_ylim(-len(part) + 0.4, 0.8)
+        ax.set_title(f"{label}: difference a − b", fontsize=9)
+        if seeds and frame is not None:
+            ax2 = axes[1][j]
+            g = frame[frame["metric"] == metric]
+            models = list(dict.fromkeys(g["model"].astype(str)))
+            keys = [c for c in ("data",) if c in g.columns]
+            for _, sub in (g.groupby(keys) if keys else [((), g)]):
+                for seed, line in sub.groupby(pair_by):
+                    line = line.set_index(line["model"].astype(str)).reindex(models)
+                    ax2.plot(range(len(models)), line[value].to_numpy(float) * scale, "-o", ms=4, lw=1,
+                             label=f"s{seed}")
+            ax2.set_xticks(range(len(models)), models, fontsize=8)
+            ax2.set_title(f"{label}: each training seed across the models", fontsize=9)
+            ax2.legend(fontsize=7, title="seed", title_fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_differences(comparison: pd.DataFrame, path: str | Path, frame: pd.DataFrame | None = None,
+                     pair_by: str = "train_seed", value: str = "mean", extractor: Any = None,
+                     title: str = "") -> Path:
+    """Write differences.png: the paired differences with their intervals against 0 (see `differences_figure`)."""
+    return _save(differences_figure(comparison, frame, pair_by, value, extractor, title), path)

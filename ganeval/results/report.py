@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from ganeval.results.record import RunRecord
 
 REPORT_FILE = "report.html"
-SKIP_CSV = ("runs.csv",)  # the per-run rows: long, and summarised by summary.csv
+SKIP_CSV = ("runs.csv",)
+ROUNDED_CSV = ("summary.csv", "summary_seeds.csv", "comparison.csv")  # shown rounded, in the table's units  # the per-run rows: long, and summarised by summary.csv
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0 auto; max-width: 1480px;
        padding: 1.5em 2em 3em; color: #1f2328; line-height: 1.45; }
@@ -51,7 +52,13 @@ figure img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
 pre.config { column-count: 2; column-gap: 2em; }
 pre.command { white-space: pre-wrap; overflow-wrap: anywhere; }
 figcaption { font-size: .85em; color: #57606a; }
+.samples figure img { width: 180px; image-rendering: pixelated; }
+details { margin: .6em 0; }
+details > summary { cursor: pointer; color: #0969da; }
+p.small { font-size: .82em; color: #57606a; margin: .2em 0; }
 .note { background: #fff8c5; border: 1px solid #eed888; padding: .6em 1em; border-radius: 6px; }
+.verdict { font-size: 1.05em; background: #ddf4ff; border: 1px solid #54aeff; padding: .6em 1em;
+           border-radius: 6px; margin: .5em 0; }
 .meta td:first-child { font-weight: 600; white-space: nowrap; }
 """
 
@@ -164,6 +171,22 @@ def meta_table(items: Iterable[tuple[str, Any]]) -> str:
     return '<table class="meta">' + "".join(rows) + "</table>"
 
 
+def sample_grids(record: RunRecord, most: int = 24) -> list[str]:
+    """Figures of the sample grids (samples_final.png) beside the checkpoints of the run's trained generators,
+    captioned with their key (data/model, and the training seed with several); at most `most`."""
+    out = []
+    for key, ident in sorted((record.generators or {}).items()):
+        path = ident.get("path") if isinstance(ident, dict) else None
+        grid = Path(str(path)).parent / "samples_final.png" if path else None
+        if grid is not None and grid.is_file() and not grid.is_symlink():
+            data = base64.b64encode(grid.read_bytes()).decode("ascii")
+            out.append(f'<figure><img src="data:image/png;base64,{data}" alt="samples of {esc(key)}">'
+                       f"<figcaption>{esc(key)}</figcaption></figure>")
+        if len(out) >= most:
+            break
+    return out
+
+
 def git_commit() -> str | None:
     """The commit of the ganeval source tree when it is a git checkout (informational), else None."""
     import subprocess
@@ -189,6 +212,18 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
              f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
              f"<title>{esc(name)}</title><style>{CSS}</style></head><body>",
              f"<h1>{esc(name)}</h1>"]
+    from ganeval.results.verdict import VERDICT_FILE, sentences_for_dir, verdict_markdown
+
+    shown = this_run(out)  # only files this run wrote: a previous run's comparison.csv is never shown as this one's
+
+    def ours(p: Path) -> bool:
+        return p.exists() and (shown is None or p.name in shown)
+
+    # the result in words first, as the terminal and verdict.md say it
+    sentences = sentences_for_dir(out) if ours(out / "comparison.csv") else []
+    if sentences:
+        parts.append('<section id="summary-verdict">' + "".join(f'<p class="verdict">{esc(t)}</p>' for t in sentences)
+                     + "</section>")
     facts = [("experiment", record.experiment), ("results directory", str(out)), ("runs", record.runs),
              ("sample size", record.config.get("sample_size")), ("confidence", record.config.get("confidence")),
              ("seed", record.seed), ("device", record.device), ("config hash", record.config_hash),
@@ -199,28 +234,36 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
                  "</code></pre>")
     parts.append(f'<h2 id="covers">What each interval covers</h2><p class="note" id="coverage">'
                  f"{esc(record.interval_covers)}</p>")
-    shown = this_run(out)  # only files this run wrote: a previous run's comparison.csv is never shown as this one's
-
-    def ours(p: Path) -> bool:
-        return p.exists() and (shown is None or p.name in shown)
-
     table_md = out / "table.md"
     if ours(table_md):
         parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text(), [record.interval_covers]))
-    verdict = out / "verdict.md"
-    if ours(verdict):
+    verdict = out / VERDICT_FILE
+    if ours(verdict) and verdict.read_text() != verdict_markdown(sentences):  # a study's own verdict
         parts.append('<h2 id="verdict">Verdict (verdict.md)</h2>' + markdown_table(verdict.read_text(), headings=True))
-    pngs = sorted(filter(ours, out.glob("*.png")), key=lambda p: (p.name != "summary.png", p.name))
-    if pngs:  # the summary figure full width first, the others (experiment figures, sample grids) side by side
-        main_fig = [p for p in pngs if p.name == "summary.png"]
-        rest = [p for p in pngs if p.name != "summary.png"]
+    wide = ("summary.png", "differences.png")
+    pngs = sorted(filter(ours, out.glob("*.png")),
+                  key=lambda p: (p.name not in wide, wide.index(p.name) if p.name in wide else 0, p.name))
+    if pngs:  # summary and paired differences full width first, the others (experiment figures, grids) side by side
+        main_fig = [p for p in pngs if p.name in wide]
+        rest = [p for p in pngs if p.name not in wide]
         parts.append('<h2 id="figures">Figures</h2>' + "".join(figure(p) for p in main_fig)
                      + ('<div class="gallery">' + "\n".join(figure(p) for p in rest) + "</div>" if rest else ""))
-    csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV and ours(p)), key=lambda p: (p.name != "summary.csv", p.name))
+    samples = sample_grids(record)
+    if samples:  # what the trained generators draw, per model and training seed
+        parts.append('<h2 id="samples">Generated samples</h2><div class="gallery samples">' + "\n".join(samples)
+                     + "</div>")
+    csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV and ours(p)),
+                  key=lambda p: (p.name != "summary.csv", p.name))
     if csvs:
-        parts.append('<h2 id="data">Result files</h2>')
+        from ganeval.results.report_tables import rounded_table
+
+        extractor = record.extractor or None
+        parts.append('<h2 id="data">Results</h2>')
         for p in csvs:
-            parts.append(f"<h3>{esc(p.name)}</h3>" + csv_table(p, p.stem))
+            if p.name in ROUNDED_CSV:
+                parts.append(f"<h3>{esc(p.name)}</h3>" + rounded_table(p, f"{p.stem}-rounded", extractor))
+        parts.append('<details id="raw-files"><summary>Result files as written (every digit)</summary>'
+                     + "".join(f"<h3>{esc(p.name)}</h3>" + csv_table(p, p.stem) for p in csvs) + "</details>")
     for extra in ("verdict", "variance_shares", "hole_fraction"):
         value = getattr(record, extra, None)
         if value and isinstance(value, list) and all(isinstance(r, dict) for r in value):
@@ -239,9 +282,10 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
                                ("seconds per run", None if record.seconds_per_run is None
                                 else round(record.seconds_per_run, 3))]))
     config = json.dumps(record.config, indent=2, sort_keys=True, default=str, ensure_ascii=False)
-    parts.append(f'<h2 id="config">Resolved config</h2><pre class="config"><code id="config-json">{esc(config)}'
-                 "</code></pre>")
-    files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name != REPORT_FILE) if out.is_dir() else []
+    parts.append(f'<h2 id="config">Resolved config</h2><details><summary>the config as resolved (JSON)</summary>'
+                 f'<pre class="config"><code id="config-json">{esc(config)}</code></pre></details>')
+    hidden = (REPORT_FILE, ".ganeval.lock")  # the lock is held while the report is written, removed at a clean exit
+    files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in hidden) if out.is_dir() else []
     parts.append('<h2 id="files">Files in this directory</h2><p>' + esc(", ".join(files)) + "</p>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -1,0 +1,150 @@
+"""The result in words: one sentence per pair of compared models, from comparison.csv's paired intervals.
+
+"wgan vs wgan_gp: no significant difference on any metric at 99 % (3 training seeds); the largest effect,
+FD_pixels +4, would need about 9 training seeds to resolve (an estimate from the measured spread)". The seed (or run)
+count comes from a power calculation for the paired t-test on the measured differences (`ganeval.results.power`).
+The same sentences head report.html, verdict.md and the terminal's last lines.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from ganeval.results.power import MOST, pairs_needed
+
+PAIR_COLUMNS = {"metric", "a", "b", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "n_seeds",
+                "n_runs", "better", "confidence", "mde", "p_holm"}
+VERDICT_FILE = "verdict.md"
+VERDICT_HEADING = "# Verdict"
+
+
+def decimals_for(half_width: float) -> int:
+    """Decimals that show an interval's half-width to two significant digits (the precision a value has)."""
+    if not math.isfinite(half_width) or half_width <= 0:
+        return 3
+    return max(0, 1 - math.floor(math.log10(half_width)))
+
+
+def signed(value: float, decimals: int) -> str:
+    """'+4.1' / '−4.1' (a true minus sign), rounded to `decimals`."""
+    text = f"{abs(value):.{decimals}f}"
+    if float(text) == 0:
+        return text
+    return ("−" if value < 0 else "+") + text
+
+
+def percent(confidence: float) -> str:
+    """0.99 -> '99 %'."""
+    return f"{confidence * 100:g} %"
+
+
+def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mapping[str, Any] | None = None) -> list[str]:
+    """One sentence per (group, a, b) of a comparison frame (compare_runs / compare_seeds), in its row order."""
+    from ganeval.results.tables import metric_label
+
+    if comparison is None or comparison.empty or not {"a", "b", "metric", "diff_mean", "diff_std"} <= set(comparison):
+        return []  # no pairs of models (a study's own comparison has its own verdict)
+    seeds = "n_seeds" in comparison.columns
+    count_col = "n_seeds" if seeds else "n_runs"
+    unit = "training seeds" if seeds else "runs"
+    groups = [c for c in comparison.columns  # what is compared within (data, ...): never a number column
+              if c not in PAIR_COLUMNS and not pd.api.types.is_float_dtype(comparison[c])]
+    comparison = comparison[comparison[count_col] >= 2]  # one pair has no interval: nothing to say in words
+    if comparison.empty:
+        return []
+    sentences = []
+    for key, g in comparison.groupby([*groups, "a", "b"], sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        a, b = key[-2], key[-1]
+        where = ", ".join(f"{v}" for v in key[:-2] if isinstance(v, str) or pd.notna(v))
+        head = f"{where}: {a} vs {b}" if where else f"{a} vs {b}"
+        conf = percent(float(g["confidence"].iloc[0]))
+        n = int(g[count_col].min())
+        better: dict[str, list[str]] = {}
+        open_rows = []
+        for _, r in g.iterrows():
+            label, scale, _ = metric_label(str(r["metric"]), extractor)
+            d = decimals_for(float(r["half_width"]) * scale)
+            diff = signed(float(r["diff_mean"]) * scale, d)
+            winner = r["better"] if isinstance(r["better"], str) else ""
+            if winner:
+                better.setdefault(winner, []).append(f"{label} ({diff} ± {float(r['half_width']) * scale:.{d}f})")
+            else:
+                need = pairs_needed(float(r["diff_mean"]), float(r["diff_std"]), float(r["confidence"]))
+                open_rows.append((need if need is not None else MOST + 1, label, diff, need))
+        counted = f"({n} {unit})"
+        if better:
+            wins = "; ".join(f"{w} better on {' and '.join(ms)}" for w, ms in better.items())
+            text = f"{head}: {wins} ({a} − {b}, {conf} intervals, {n} {unit})"
+            if open_rows:
+                text += f"; no significant difference on {', '.join(o[1] for o in open_rows)}"
+        else:
+            text = f"{head}: no significant difference on any metric at {conf} {counted}"
+        if open_rows:
+            _, label, diff, need = min(open_rows)
+            if need is None:
+                text += (f"; the largest effect, {label} {diff}, is too small for any practical number of {unit} "
+                         "to resolve")
+            else:
+                text += (f"; the largest effect, {label} {diff}, would need about {need} {unit} to resolve "
+                         "(an estimate from the measured spread)")
+        sentences.append(text)
+    return sentences
+
+
+def sentences_for_dir(out_dir: str | Path) -> list[str]:
+    """The sentences of a results directory, from its comparison.csv and the extractor in summary.json."""
+    out = Path(out_dir)
+    path = out / "comparison.csv"
+    if not path.is_file():
+        return []
+    comparison = pd.read_csv(path)
+    extractor = None
+    try:
+        record: Any = json.loads((out / "summary.json").read_text())
+        extractor = record.get("extractor") or None
+    except (OSError, ValueError, AttributeError):
+        pass
+    return comparison_sentences(comparison, extractor)
+
+
+def verdict_markdown(sentences: list[str]) -> str:
+    """verdict.md of a comparison: the heading and one paragraph per sentence."""
+    return VERDICT_HEADING + "\n\n" + "\n\n".join(sentences) + "\n"
+
+
+def write_verdict(out_dir: str | Path, comparison: pd.DataFrame | None, extractor: str | Mapping[str, Any] | None = None) -> Path | None:
+    """Write verdict.md (atomically) when `comparison` pairs models; None (nothing written) otherwise."""
+    from ganeval.common import atomic_write_text
+
+    sentences = comparison_sentences(comparison, extractor)
+    if not sentences:
+        return None
+    path = Path(out_dir) / VERDICT_FILE
+    atomic_write_text(path, verdict_markdown(sentences))
+    return path
+
+
+def terminal_summary(out_dir: str | Path) -> str:
+    """What a run prints last: table.md (without its notes) and the verdict sentences; '' when there is neither."""
+    from ganeval.results.outputs import this_run
+
+    out = Path(out_dir)
+    shown = this_run(out)  # only what this run wrote: never a previous run's table or comparison
+
+    def ours(p: Path) -> bool:
+        return p.is_file() and (shown is None or p.name in shown)
+
+    lines: list[str] = []
+    table = out / "table.md"
+    if ours(table):
+        lines += [ln for ln in table.read_text().splitlines() if ln.startswith("|") or ln.startswith("#")]
+    sentences = sentences_for_dir(out) if ours(out / "comparison.csv") else []
+    if sentences:
+        lines += ["", *sentences]
+    return "\n".join(lines).strip("\n")

@@ -1,0 +1,134 @@
+"""ganeval-score on a new user's first try: KID's subset size adapts to small sets (with a note), refusals name the
+command's flags, single values say what they are (IMD's probe noise, KID subsets that are the whole sets)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from ganeval.app.score import main
+from ganeval.app.score_notes import (
+    KID_SUBSET_DEFAULT, PROBE_SEEDS, default_kid_subset, in_flags, kid_std_text, significant_decimals,
+)
+from ganeval.data import folder
+from ganeval.metrics import imd, kid
+from ganeval.metrics.registry import Metrics
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two folders of 500 8×8 RGB PNGs (a real and a brighter generated set)."""
+    root = tmp_path_factory.mktemp("imgs")
+    rng = np.random.default_rng(0)
+    for name, shift in (("real", 0), ("fake", 40)):
+        (root / name).mkdir()
+        for i in range(500):
+            img = np.clip(rng.integers(0, 200, (8, 8, 3)) + shift, 0, 255).astype(np.uint8)
+            Image.fromarray(img).save(root / name / f"{i:03d}.png")
+    return {"real": root / "real", "fake": root / "fake"}
+
+
+def test_kid_default_is_its_option_table_default() -> None:
+    assert Metrics({"kid": {}})["kid"]["subset_size"] == KID_SUBSET_DEFAULT
+
+
+def test_default_kid_subset_rules() -> None:
+    m = {"kid": {}, "fid": {}}
+    note = default_kid_subset(m, {"REAL a": 500, "FAKE b": 700}, runs=1, sample_size=None)
+    assert m["kid"] == {"subset_size": 500} and "500" in note and "--option kid.subset_size" in note
+    m = {"kid": {"subset_size": 100}}
+    assert default_kid_subset(m, {"a": 500}, 1, None) is None and m["kid"] == {"subset_size": 100}  # user's choice
+    m = {"kid": {}}
+    assert default_kid_subset(m, {"a": 5000, "b": 1000}, 1, None) is None and m["kid"] == {}  # default fits
+    m = {"kid": {}}
+    assert "--sample-size" in default_kid_subset(m, {"a": 5000}, runs=10, sample_size=300)
+    assert m["kid"] == {"subset_size": 300}
+    assert default_kid_subset({"fid": {}}, {"a": 10}, 1, None) is None
+
+
+def test_two_folders_of_500_score_in_one_try(folders, capsys, caplog) -> None:  # type: ignore[no-untyped-def]
+    """Offline, no options but --features pixels: exit 0, the note (a warning: stderr on the command line), KID on
+    subsets of 500 equal to kid() on the extractor's features."""
+    from ganeval.features import PixelsExtractor, extract_with_info
+
+    assert main([str(folders["real"]), str(folders["fake"]), "--features", "pixels", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "KID's subsets hold 500 rows" in caplog.text and "--runs 10 --sample-size" in err
+    kid_line = next(ln for ln in out.splitlines() if " KID " in ln)
+
+    ex = PixelsExtractor()
+    fr, _ = extract_with_info(folder(folders["real"]), ex, progress=False)
+    ff, _ = extract_with_info(folder(folders["fake"]), ex, progress=False)
+    want = kid(fr, ff, subsets=100, subset_size=500, seed=0)[0]
+    assert float(kid_line.split()[2]) == pytest.approx(want, rel=1e-5)
+    assert "whole sets of 500" in kid_line
+    # the README's protocol example works on the same folders
+    assert main([str(folders["real"]), str(folders["fake"]), "--features", "pixels", "--runs", "3",
+                 "--sample-size", "500", "--metrics", "fid,kid", "--quiet"]) == 0
+
+
+def test_missing_weights_names_every_way_out(folders, tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("GANEVAL_INCEPTION_WEIGHTS", raising=False)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "hub"))
+    assert main([str(folders["real"]), str(folders["fake"]), "--no-download", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    line = err[-1]
+    assert line.startswith("ganeval-score: no FID Inception weights")
+    for words in ("--weights FILE", "GANEVAL_INCEPTION_WEIGHTS=FILE", "--features pixels", "--no-download"):
+        assert words in line
+    assert main([str(folders["real"]), str(folders["fake"]), "--weights", str(tmp_path / "nope.pth"), "--quiet"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "nope.pth (--weights): no such file" in line and "--features pixels" in line
+
+
+@pytest.mark.parametrize("extra, flag", [
+    (["--runs", "3", "--sample-size", "600"], "--sample-size 600"),
+    (["--runs", "3", "--sample-size", "400", "--option", "kid.subset_size=500"], "--option kid.subset_size="),
+    (["--option", "kid.subset_size=800"], "--option kid.subset_size=N"),
+    (["--option", "imd.k=600"], "--option imd.k=N"),
+])
+def test_refusals_name_the_flags(folders, capsys, extra, flag) -> None:  # type: ignore[no-untyped-def]
+    assert main([str(folders["real"]), str(folders["fake"]), "--features", "pixels", "--quiet", *extra]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert flag in line, line
+    for key in ("sample_size", "metrics.", "lower kid.", "lower imd."):
+        assert key not in line, line
+
+
+def test_in_flags_rewrites_keys() -> None:
+    assert in_flags("metrics.kid.subset_size=1000 exceeds sample_size=600: lower metrics.kid.subset_size or raise "
+                    "sample_size") == ("--option kid.subset_size=1000 exceeds --sample-size 600: lower --option "
+                                       "kid.subset_size or change --sample-size")
+    assert in_flags("REAL x has 5 rows, not more than IMD's k=5 neighbours: give more rows or lower imd.k") == (
+        "REAL x has 5 rows, not more than IMD's k=5 neighbours: give more rows or lower it with --option imd.k=N")
+    assert in_flags("--runs must be at least 1") == "--runs must be at least 1"  # flags stay as they are
+
+
+def test_imd_digits_follow_its_probe_noise(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The printed std is the std of IMD over seeds 0..PROBE_SEEDS computed directly; digits follow it."""
+    rng = np.random.default_rng(1)
+    real, fake = rng.normal(size=(200, 6)), rng.normal(size=(180, 6)) + 0.2
+    np.save(tmp_path / "r.npy", real)
+    np.save(tmp_path / "f.npy", fake)
+    assert main([str(tmp_path / "r.npy"), str(tmp_path / "f.npy"), "--metrics", "imd", "--option", "imd.nv=20",
+                 "--seed", "3", "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    values = [imd(real, fake, seed=3 + i, nv=20) for i in range(PROBE_SEEDS + 1)]
+    r = doc["results"][0]
+    assert r["value"] == pytest.approx(values[0], rel=1e-9)
+    assert r["probe_std"] == pytest.approx(float(np.std(values, ddof=1)), rel=1e-9)
+    from ganeval.metrics.imd_noise import imd_over_seeds
+
+    assert imd_over_seeds(real, fake, [5, 3], nv=20) == [imd(real, fake, seed=5, nv=20), values[0]]  # bit for bit
+    assert significant_decimals(2.3, 10.0) == 0 and significant_decimals(0.04, 1.0) == 2
+    assert significant_decimals(0.0, 123.456) == 3  # no noise: six significant digits
+
+
+def test_kid_std_text_whole_sets() -> None:
+    assert "whole sets of 500" in kid_std_text(0.0, 500, {"real": 500, "fake": 500})
+    assert kid_std_text(1e-4, 500, {"real": 500, "fake": 800}) == "  (std over subsets 0.0001)"

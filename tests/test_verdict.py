@@ -1,0 +1,111 @@
+"""The result in words: one sentence per compared pair, its seed count from the power calculation, the same text at
+the end of the terminal output, in verdict.md and at the top of report.html."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from apphelp import run_inprocess
+from ganeval.app.score import main
+from ganeval.results.power import pairs_needed
+from ganeval.results.seeds import compare_seeds
+from ganeval.results.verdict import comparison_sentences, decimals_for, signed, terminal_summary
+
+
+def seed_summary(diffs: dict[str, list[float]]) -> pd.DataFrame:
+    """A per-(model, seed) summary of models a and b whose per-seed differences a - b are `diffs[metric]`."""
+    rows = []
+    for metric, d in diffs.items():
+        for s, v in enumerate(d):
+            rows.append({"model": "b", "train_seed": s, "metric": metric, "mean": 10.0})
+            rows.append({"model": "a", "train_seed": s, "metric": metric, "mean": 10.0 + v})
+    return pd.DataFrame(rows)
+
+
+def test_no_significant_difference_names_the_largest_effect_and_its_seed_count() -> None:
+    diffs = {"imd": [1.0, -3.0, 2.5], "fid": [-4.0, -2.0, -6.3], "kid": [0.001, -0.002, 0.0005]}
+    comp = compare_seeds(seed_summary(diffs), 0.99)
+    assert (comp["better"].fillna("") == "").all()
+    [sentence] = comparison_sentences(comp, "pixels")
+    fid = comp[comp.metric == "fid"].iloc[0]
+    need = pairs_needed(fid["diff_mean"], fid["diff_std"], 0.99)  # the largest standardised effect is FID's
+    assert need == min(pairs_needed(r["diff_mean"], r["diff_std"], 0.99) for _, r in comp.iterrows())
+    d = decimals_for(fid["half_width"])
+    assert (fid["a"], fid["b"]) == ("b", "a")  # models in order of appearance; the difference is a - b of the frame
+    assert sentence == (f"b vs a: no significant difference on any metric at 99 % (3 training seeds); the largest "
+                        f"effect, FD_pixels {signed(fid['diff_mean'], d)}, would need about {need} training seeds to "
+                        "resolve (an estimate from the measured spread)")
+
+
+def test_significant_difference_named_with_its_interval_in_table_units() -> None:
+    diffs = {"fid": [-4.0, -4.1, -3.9, -4.05], "kid": [0.002, -0.001, 0.0005, 0.0]}
+    comp = compare_seeds(seed_summary(diffs), 0.99)
+    [sentence] = comparison_sentences(comp)
+    winner = comp[comp.metric == "fid"]["better"].iloc[0]
+    from scipy import stats
+
+    d = -np.array(diffs["fid"])  # the frame's a is model b: differences b - a
+    hw = stats.t.ppf(0.995, 3) * d.std(ddof=1) / 2
+    assert winner == "a" and f"a better on FID (+{d.mean():.2f} ± {hw:.2f}) (b − a, 99 % intervals" in sentence
+    assert "no significant difference on KID×10³" in sentence  # the table's unit (×10³)
+    assert "(4 training seeds)" not in sentence and "4 training seeds" in sentence
+
+
+def test_rounding_helpers() -> None:
+    assert decimals_for(11.4) == 0 and decimals_for(3.6) == 1 and decimals_for(0.018) == 3
+    assert signed(-4.14, 1) == "−4.1" and signed(4.0, 0) == "+4" and signed(-0.001, 1) == "0.0"
+
+
+def test_score_prints_writes_and_reports_the_sentence(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(0)
+    for name, shift in (("real", 0.0), ("near", 0.0), ("far", 1.0)):
+        np.save(tmp_path / f"{name}.npy", (rng.normal(size=(200, 6)) + shift).astype(np.float32))
+    out = tmp_path / "res"
+    assert main([str(tmp_path / "real.npy"), str(tmp_path / "near.npy"), str(tmp_path / "far.npy"), "--runs", "4",
+                 "--sample-size", "100", "--metrics", "fid,kid", "--quiet", "--no-plots", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()[-1]
+    assert printed.startswith("near vs far: near better on FD_features") and "(near − far, 99 % intervals, 4 runs)" in printed
+    verdict = (out / "verdict.md").read_text()
+    assert verdict.splitlines()[0] == "# Verdict" and printed in verdict
+    html = (out / "report.html").read_text()
+    assert html.index(printed.replace("−", "−")) < html.index("<h2")  # the verdict heads the page
+    assert terminal_summary(out).endswith(printed)
+
+
+def test_ganeval_run_ends_with_its_table(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(1)
+    np.save(tmp_path / "r.npy", rng.normal(size=(150, 4)).astype(np.float32))
+    np.save(tmp_path / "f.npy", rng.normal(size=(150, 4)).astype(np.float32))
+    run_inprocess(["experiment=benchmark", "data=array", f"data.path={tmp_path / 'r.npy'}", "generator=samples",
+                   f"generator.path={tmp_path / 'f.npy'}", "features=identity", "sample_size=100", "runs=2",
+                   "metrics.imd.nv=10", "metrics.kid.subset_size=50", "metrics.kid.subsets=5", "progress=false", "plots=false", f"results_dir={tmp_path / 'res'}"])
+    out = capsys.readouterr().out
+    assert "| FD_features |" in out and "| IMD |" in out
+    assert out.rstrip().splitlines()[-1].startswith("|")  # nothing after the table: one model, no comparison
+
+
+@pytest.mark.parametrize("bad", [pd.DataFrame(), None, pd.DataFrame({"metric": ["imd"], "x": [1]}),
+                                 pd.DataFrame({"metric": ["fid"], "a": ["x"], "b": ["y"], "diff_mean": [1.0],
+                                               "diff_std": [float("nan")], "half_width": [float("nan")],
+                                               "n_runs": [1], "better": [""], "confidence": [0.99]})])
+def test_no_pairs_no_sentences(bad) -> None:  # type: ignore[no-untyped-def]
+    assert comparison_sentences(bad) == []
+
+
+def test_paired_differences_plot_uses_the_pairs(tmp_path: Path) -> None:
+    """differences.png is drawn from the per-seed differences; the points plotted are a − b per seed."""
+    from ganeval.results.paired import plot_paired
+    from ganeval.results.plots import pair_points
+
+    diffs = {"fid": [-4.0, -4.1, -3.9], "kid": [0.002, -0.001, 0.0005]}
+    seeds = seed_summary(diffs)
+    seeds["data"] = "digits"
+    comp = compare_seeds(seeds, 0.99)
+    path = plot_paired(tmp_path, comp, seeds)
+    assert path.name == "differences.png" and path.stat().st_size > 1000
+    r = comp[comp.metric == "fid"].iloc[0]
+    np.testing.assert_allclose(pair_points(r, seeds, "train_seed", "mean").to_numpy(), -np.array(diffs["fid"]))
