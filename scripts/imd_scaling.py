@@ -2,7 +2,7 @@
 
     python scripts/imd_scaling.py --sizes 10000 20000 50000 100000            # CPU, 2048-d, the default search
     python scripts/imd_scaling.py --sizes 150000 --d 256 --modes one-pass streamed   # the two candidate searches
-    python scripts/imd_scaling.py --device cuda --sizes 100000 200000 500000 1000000  # the README's GPU table
+    python scripts/imd_scaling.py --device cuda --sizes 100000 200000 500000 1000000  # docs/performance.md's GPU numbers
 
 Each row is one `imd(x, y)` call (exact k-NN, k = 5, SLQ with the defaults) on x, y = two different
 pool3-like sets (`ganeval.metrics.synthetic.pool3_like`, generated before the clock starts), plus the

@@ -67,13 +67,15 @@ def code_block_commands(path: Path, indented: bool = True) -> list[tuple[str, st
 
 
 def documented_commands() -> list[tuple[str, str]]:
-    """Every documented command: config comments (experiments, launchers, …), the README, the app's docstring."""
+    """Every documented command: config comments (experiments, launchers, …), the README and docs/, the app's docstring."""
     out = [c for p in sorted(config_dir().rglob("*.yaml")) for c in comment_commands(p)]
-    out += code_block_commands(ROOT / "README.md")
+    for page in DOC_PAGES:
+        out += code_block_commands(page)
     out += code_block_commands(ROOT / "ganeval" / "app" / "main.py")
     return out
 
 
+DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]  # the README, then the documentation site
 COMMANDS = documented_commands()
 
 
@@ -258,13 +260,13 @@ def test_the_documented_smoke_run_runs(tmp_path: Path, one_torch_thread) -> None
 
 
 def test_readme_library_example_gives_the_numbers_it_shows() -> None:
-    """The README's IMD example: imd(x, y) equals imd_from_traces with one shared generator, and the per-trace
+    """The documented IMD example (docs/metrics.md): imd(x, y) equals imd_from_traces with one shared generator, and the per-trace
     default seeds give the other value the README names."""
     import numpy as np
 
     from ganeval.metrics import fid, heat_trace, imd, imd_from_traces
 
-    readme = (ROOT / "README.md").read_text()
+    readme = "".join(page.read_text() for page in DOC_PAGES)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(1000, 10)).astype(np.float32)
     y = (1.2 * rng.normal(size=(1000, 10))).astype(np.float32)

@@ -1,6 +1,6 @@
 """The code a callable generator runs, by content: its own module and every module it loads from its own folder.
 
-Rule (README, "Generators"): the callable's *root* is the folder its top-level package or module was found in
+Rule (docs/data.md, "Generators"): the callable's *root* is the folder its top-level package or module was found in
 (a `sys.path` entry: for `mymod:sample` the folder of mymod.py, for `pkg.sub:fn` the folder holding `pkg/`).
 Every module imported from under that root while the callable is imported or called, except modules under the
 standard library, site-packages or ganeval itself, is (1) loaded from its source, never from a `__pycache__`
