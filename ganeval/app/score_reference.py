@@ -113,7 +113,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
     from ganeval.app import pipeline
     from ganeval.app.score_sets import ScoreResult, check_inputs_fakes, content_identity, extract, make_extractor
     from ganeval.app.paths import check_writable as check_dir_writable
-    from ganeval.hashing import array_identity, sha256_file
+    from ganeval.hashing import sha256_file
     from ganeval.metrics.registry import Metrics, integer
     from ganeval.protocol import Settings
     from ganeval.protocol.loop import run_loop

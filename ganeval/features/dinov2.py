@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from ganeval.features.base import register

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
-from ganeval.common import ArrayLike, as_tensor, resolve_device, upload
+from ganeval.common import ArrayLike, resolve_device, upload
 from ganeval.metrics.knn import PRECISIONS, KnnGraph, exact_knn, exact_knn_graph
 from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
 from ganeval.metrics.parallel import device_map
