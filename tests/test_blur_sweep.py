@@ -15,7 +15,7 @@ import pytest
 
 from apphelp import compose_config, run_inprocess
 from ganeval.studies import blur_sweep as bs
-from ganeval.app.pipeline import settings_from_config
+from ganeval.app.plan import settings_from_config
 from ganeval.results.intervals import t_interval
 
 PAPER_SETUP = ["experiment=blur_sweep", "data=cifar10", "data@second=cifar100", "data@reference.b=mnist",
@@ -59,13 +59,14 @@ def test_paper_setup_composes_and_validates() -> None:
 
 
 def test_paper_setup_runs_until_the_missing_data(tmp_path: Path) -> None:
-    # offline the paper's setting passes every check and stops at the data, naming what to fill
+    # offline the paper's setting passes every other check and its plan stops at the absent data, naming what to fill
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "GANEVAL_DATA": str(tmp_path / "data")}
     p = subprocess.run([sys.executable, "-m", "ganeval", *PAPER_SETUP, "data.download=false",
                         "second.download=false", "reference.b.download=false", f"results_dir={tmp_path / 'res'}"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 2, p.stderr
-    assert "CIFAR10 not found under" in p.stderr + p.stdout
+    out = p.stderr + p.stdout
+    assert f"data: the dataset is not under {tmp_path / 'data'}" in out and "data.download=true" in out, out
 
 
 # --------------------------------------------------------------------------- normalisation

@@ -202,7 +202,7 @@ def test_dry_run_catches_what_a_real_run_would_refuse(tmp_path: Path, monkeypatc
     monkeypatch.setenv("GANEVAL_DATA", str(tmp_path / "nodata"))
     with pytest.raises(ValueError, match="datasets.mnist.data: the dataset is not under .*nodata/MNIST/raw"):
         dry_run_job(["experiment=paper_table", "include=[mnist]", "datasets.mnist.data.download=false"])
-    with pytest.raises(ValueError, match="features.weights=.*none.pth does not exist"):
+    with pytest.raises(Exception, match=r"none.pth \(the `weights` argument\): no such file(?s:.*)features.weights"):
         dry_run_job(["features=inception", f"features.weights={tmp_path / 'none.pth'}"])
     monkeypatch.setenv("GANEVAL_INCEPTION_WEIGHTS", str(tmp_path / "none.pth"))
     with pytest.raises(Exception, match="(?i)weights"):

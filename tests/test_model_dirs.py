@@ -50,13 +50,13 @@ def test_both_present_the_new_wins_and_the_old_is_left(tmp_path: Path) -> None:
 def test_stage_log_names_the_seed_and_keeps_one_time_per_model(caplog) -> None:  # type: ignore[no-untyped-def]
     import logging
 
-    from ganeval.app.pipeline import Context
+    from ganeval.app.plan import Plan
 
-    ctx = Context.__new__(Context)
-    ctx.stage_seconds = {}
+    plan = Plan.__new__(Plan)
+    plan.stage_seconds = {}
     with caplog.at_level(logging.INFO, logger="ganeval"):
         for seed in (0, 1):
-            with Context.stage(ctx, "train digits/wgan", f"seed {seed} in models/digits/digits-wgan-seed{seed}-x"):
+            with Plan.stage(plan, "train digits/wgan", f"seed {seed} in models/digits/digits-wgan-seed{seed}-x"):
                 pass
     assert "train digits/wgan seed 1 in models/digits/digits-wgan-seed1-x done in" in caplog.text
-    assert list(ctx.stage_seconds) == ["train digits/wgan"]
+    assert list(plan.stage_seconds) == ["train digits/wgan"]

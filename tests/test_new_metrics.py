@@ -137,16 +137,17 @@ def test_sfid_is_fid_on_the_spatial_rows_and_needs_them() -> None:
 
 def test_ganeval_refuses_sfid_on_pool3_features(tmp_path: Path) -> None:
     from apphelp import compose_config
-    from ganeval.app.pipeline import Context, check_metric_inputs
+    from ganeval.app.pipeline import check_metric_inputs
+    from ganeval.app.plan import Plan
     from ganeval.features import InceptionExtractor
     from ganeval.protocol import Settings
 
     cfg = compose_config(["features=inception", "metrics=sfid"])
-    ctx = Context(cfg=cfg, name="t", results_dir=tmp_path, device="cpu", config={},
-                  settings=Settings(runs=2, sample_size=10, metrics={"sfid": {}}, progress=False))
+    plan = Plan(name="t", results_dir=tmp_path, device="cpu", config={}, params=cfg, choices={"features": "inception"},
+                settings=Settings(runs=2, sample_size=10, metrics={"sfid": {}}, progress=False))
     with pytest.raises(ValueError, match="use features=inception_spatial"):
-        check_metric_inputs(ctx, InceptionExtractor())
-    check_metric_inputs(ctx, InceptionExtractor(output="spatial"))
+        check_metric_inputs(plan, InceptionExtractor())
+    check_metric_inputs(plan, InceptionExtractor(output="spatial"))
 
 
 # --------------------------------------------------------------------------------------------------- FD∞

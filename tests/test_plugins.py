@@ -31,9 +31,9 @@ PLUGIN = textwrap.dedent('''
     register_metric(function_metric("mean_gap", mean_gap, [option("weight", 1.0, real())], label="Mean gap"))
 
 
-    def run_toy(ctx):
-        """A toy experiment: its own key `toy_scale`, read from the config it is given."""
-        return {"toy_scale": float(ctx.cfg.toy_scale), "runs": ctx.settings.runs, "results_dir": ctx.results_dir}
+    def run_toy(plan):
+        """A toy experiment: its own key `toy_scale`, read from the plan's params."""
+        return {"toy_scale": float(plan.params.toy_scale), "runs": plan.settings.runs, "results_dir": plan.results_dir}
 
 
     @register("row_mean")

@@ -159,6 +159,6 @@ def test_no_report_without_results(tmp_path) -> None:  # type: ignore[no-untyped
 
     from ganeval.app.pipeline import write_report
 
-    ctx = SimpleNamespace(results_dir=tmp_path, record=None, report_title="", cfg={}, name="x")
-    write_report(ctx)  # type: ignore[arg-type]
+    plan = SimpleNamespace(results_dir=tmp_path, record=None, report_title="", title="x", name="x")
+    write_report(plan)  # type: ignore[arg-type]
     assert not (tmp_path / "report.html").exists()

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from apphelp import run_inprocess
-from ganeval.app.pipeline import numeric_config
+from ganeval.app.plan import numeric_config
 from ganeval.gan import load_checkpoint
 from ganeval.gan.checkpoint import checkpoint_config
 from ganeval.protocol import Block, Settings

@@ -1,6 +1,6 @@
 """The generators of a run: `{train: ...}` specs checked, resolved per training seed and trained (or resumed), given
 generators instantiated per replica, their content identity, their sampled pools, and the protocol blocks of a
-model's seeds. Called by the studies through the context `ganeval.app.pipeline` makes."""
+model's seeds. Called by the studies on their plan (`ganeval.app.plan`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ganeval.app.pipeline import Context, data_hash, instantiate, n_generated
+from ganeval.app.pipeline import data_hash, instantiate
+from ganeval.app.plan import Plan
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Block
 from ganeval.protocol.settings import check_value
@@ -42,28 +43,28 @@ def check_train_spec(real: np.ndarray, spec: Mapping[str, Any], what: str) -> No
     check_value(f"{what}.train.epochs", spec["epochs"], integer(1))
 
 
-def resolve_train_spec(ctx: Context, spec: Mapping[str, Any], seed: int | None = None) -> dict[str, Any]:
+def resolve_train_spec(plan: Plan, spec: Mapping[str, Any], seed: int | None = None) -> dict[str, Any]:
     """The spec that trains: `train_epochs` (when set) replaces its epochs; its seed is `seed` when given (one of
     `train_seeds`), else its own, else the config's `seed`."""
     out = dict(spec)
-    if ctx.cfg.get("train_epochs") is not None:
-        out["epochs"] = ctx.cfg.train_epochs
+    if plan.options.train_epochs is not None:
+        out["epochs"] = plan.options.train_epochs
     if seed is not None:
         out["seed"] = seed
-    out.setdefault("seed", ctx.settings.seed)
+    out.setdefault("seed", plan.settings.seed)
     return out
 
 
-def train_generator(ctx: Context, real: np.ndarray, spec: Mapping[str, Any], data: str, model: str) -> Any:
+def train_generator(plan: Plan, real: np.ndarray, spec: Mapping[str, Any], data: str, model: str) -> Any:
     """Train (or resume, or reuse) a generator on `real` as the resolved `spec` says; return a generator object.
 
     Its checkpoint directory is keyed by the spec (its seed included), so each training seed has its own."""
     from ganeval.app.model_dirs import model_dir
     from ganeval.gan import train
 
-    out_dir = model_dir(str(ctx.cfg.models_dir), data, model, spec)
-    with ctx.stage(f"train {data}/{model}", f"seed {spec.get('seed', 0)} in {out_dir}"):
-        path = train(real, out_dir=out_dir, device=ctx.device, progress=ctx.settings.progress, **spec)
+    out_dir = model_dir(plan.options.models_dir, data, model, spec)
+    with plan.stage(f"train {data}/{model}", f"seed {spec.get('seed', 0)} in {out_dir}"):
+        path = train(real, out_dir=out_dir, device=plan.device, progress=plan.settings.progress, **spec)
     return checkpoint_generator(path)
 
 
@@ -74,15 +75,15 @@ def checkpoint_generator(path: str | Path) -> Any:
     return CheckpointGenerator(path=str(path))
 
 
-def plan_generator(ctx: Context, real: np.ndarray, node: Any, what: str) -> list[Any]:
+def plan_generator(plan: Plan, real: np.ndarray, node: Any, what: str) -> list[Any]:
     """A generator node, checked but not run, as one plan per training seed: the resolved `{train: ...}` spec
     (checked) once per `train_seeds` entry, or the instantiated generator (validated) once per `replicas` entry."""
     if "train" in node:
         spec = plain(node.train)
-        if ctx.train_seeds is not None and "seed" in spec:
+        if plan.train_seeds is not None and "seed" in spec:
             raise ValueError(f"{what}.train sets its own seed ({spec['seed']}) and train_seeds="
-                             f"{list(ctx.train_seeds)} is given: drop {what}.train.seed or train_seeds")
-        plans = [resolve_train_spec(ctx, spec, seed) for seed in ctx.train_seeds or (None,)]
+                             f"{list(plan.train_seeds)} is given: drop {what}.train.seed or train_seeds")
+        plans = [resolve_train_spec(plan, spec, seed) for seed in plan.train_seeds or (None,)]
         check_train_spec(real, plans[0], what)  # the seeds' specs differ only in their seed
         return plans
     gens = [instantiate(n) for n in replica_nodes(node, what)]
@@ -127,28 +128,28 @@ def seed_key(what: str, index: int, seeds: int) -> str:
     return what if seeds == 1 else f"{what}/{SEED}={index}"
 
 
-def identify_plan(ctx: Context, plans: list[Any], what: str, data: str) -> None:
-    """Put each seed's plan's content identity into `ctx.content` under `what` ("data/model"; one key per seed
+def identify_plan(plan: Plan, plans: list[Any], what: str, data: str) -> None:
+    """Put each seed's plan's content identity into `plan.content` under `what` ("data/model"; one key per seed
     with several, see `seed_key`), computed once here.
 
     A train spec is identified with the content hash of the data it trains on (`data`, a `load_data` name), a
     given generator by its `identity()` (file, folder, weights or code content).
     """
-    for i, plan in enumerate(plans):
-        ident = {"train": plan, "data": data_hash(ctx, data)} if isinstance(plan, dict) else generator_identity(plan)
-        ctx.content["generators"][seed_key(what, i, len(plans))] = ident
+    for i, entry in enumerate(plans):
+        ident = {"train": entry, "data": data_hash(plan, data)} if isinstance(entry, dict) else generator_identity(entry)
+        plan.content["generators"][seed_key(what, i, len(plans))] = ident
 
 
-def realise_generators(ctx: Context, real: np.ndarray, plans: list[Any], data: str, model: str) -> list[Any]:
+def realise_generators(plan: Plan, real: np.ndarray, plans: list[Any], data: str, model: str) -> list[Any]:
     """The generator objects of a model's plans, one per seed (trained, resumed or reused for a train spec),
     recorded in summary.json under "data/model" (`seed_key`): a trained one by its checkpoint, a given one by the
     identity `identify_plan` took."""
-    record = ctx.record.generators = ctx.record.generators or {}
+    record = plan.record.generators = plan.record.generators or {}
     gens = []
-    for i, plan in enumerate(plans):
+    for i, entry in enumerate(plans):
         key = seed_key(f"{data}/{model}", i, len(plans))
-        gen = plan if not isinstance(plan, dict) else train_generator(ctx, real, plan, data, model)
-        record[key] = ctx.content["generators"][key] if gen is plan else generator_identity(gen)
+        gen = entry if not isinstance(entry, dict) else train_generator(plan, real, entry, data, model)
+        record[key] = plan.content["generators"][key] if gen is entry else generator_identity(gen)
         gens.append(gen)
     return gens
 
@@ -181,16 +182,16 @@ def plain(node: Any) -> dict[str, Any]:
     return out
 
 
-def generated_pool(ctx: Context, gen: Any, name: str) -> np.ndarray:
+def generated_pool(plan: Plan, gen: Any, name: str) -> np.ndarray:
     """Draw the generator's pool once (seeded): `n_generated` samples, or all of a samples file."""
-    n = pool_size(ctx, gen)
-    with ctx.stage(f"sample {name}"):
-        return np.asarray(gen.sample(n, seed=ctx.settings.seed, batch_size=int(ctx.cfg.batch_size), device=ctx.device))
+    n = pool_size(plan, gen)
+    with plan.stage(f"sample {name}"):
+        return np.asarray(gen.sample(n, seed=plan.settings.seed, batch_size=plan.options.batch_size, device=plan.device))
 
 
-def pool_size(ctx: Context, gen: Any) -> int:
+def pool_size(plan: Plan, gen: Any) -> int:
     """`n_generated`, except for a samples generator, whose pool is the samples given (its length)."""
-    return len(gen) if hasattr(gen, "__len__") else n_generated(ctx.cfg)
+    return len(gen) if hasattr(gen, "__len__") else int(plan.options.n_generated)
 
 
 def generator_identity(gen: Any) -> dict[str, Any]:

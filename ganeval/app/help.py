@@ -1,8 +1,8 @@
 """The generated parts of `ganeval --help`: one line per experiment and per top-level key, read from the config files.
 
 An experiment's line is the first sentence of the comment that opens its yaml (after `# @package _global_`); a
-key's line is its comment in the root config.yaml (the comment at the end of its line, else the comment lines
-just above it). Both come from the files themselves, so a new experiment or key shows up without a list to keep.
+top-level key's line is the help its field declares in the schema (`ganeval.app.schema.RootConfig`). Both come
+from where the experiment or key is declared, so a new one shows up without a list to keep.
 """
 
 from __future__ import annotations
@@ -53,27 +53,11 @@ def experiment_descriptions(root: Path | None = None) -> dict[str, str]:
             for p in sorted(folder.glob("*.yaml"))}
 
 
-_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(.*)$")
+def key_descriptions() -> dict[str, str]:
+    """Top-level key -> its help line, from the schema (the group nodes are listed under "Config groups")."""
+    from ganeval.app.schema import HELP
 
-
-def key_descriptions(path: Path | None = None) -> dict[str, str]:
-    """Top-level key of config.yaml -> its comment (inline, else the comment block right above the key);
-    `defaults` and `hydra` are left out (the groups and Hydra's own settings are listed elsewhere)."""
-    lines = (path or config_dir() / "config.yaml").read_text().splitlines()
-    out: dict[str, str] = {}
-    above: list[str] = []
-    for line in lines:
-        if line.startswith("#"):
-            above.append(line.lstrip("#").strip())
-            continue
-        match = _KEY.match(line)
-        if match and match.group(1) not in ("defaults", "hydra"):
-            _, _, inline = match.group(2).partition(" #")
-            text = inline.strip() if inline.strip() else " ".join(above)
-            out[match.group(1)] = _shorten(text)
-        if line.strip() == "" or match or not line.startswith(" "):
-            above = []
-    return out
+    return {key: _shorten(text) for key, text in HELP.items()}
 
 
 def _show(value: Any) -> str:

@@ -28,8 +28,8 @@ def config_dir() -> Path:
 
 
 def run_app(cfg: Any) -> Any:
-    """Instantiate the config's `run_experiment` node and call it with the run's context; return its summary
-    (with dry_run=true: check the config without any work and return the list of checks, see `validate`)."""
+    """config -> plan (`ganeval.app.plan.build_plan`) -> the experiment's `run(plan)` -> results; return its
+    summary (with dry_run=true: print the plan, do no work, and return what was checked, see `validate.dry_run`)."""
     from hydra.core.hydra_config import HydraConfig
 
     target = cfg.run_experiment.get("_target_") if cfg.get("run_experiment") is not None else None
@@ -37,7 +37,8 @@ def run_app(cfg: Any) -> Any:
 
     from hydra.utils import instantiate
 
-    from ganeval.app.pipeline import make_context, write_report
+    from ganeval.app.pipeline import write_report
+    from ganeval.app.plan import build_plan
 
     if cfg.get("run_experiment") is None:
         options = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
@@ -45,17 +46,17 @@ def run_app(cfg: Any) -> Any:
                          f"experiment={'|'.join(options)}, or set run_experiment={{_target_: "
                          "ganeval.studies.gan_table.run, _partial_: true}")
     run = instantiate(cfg.run_experiment)
-    ctx = make_context(cfg)
-    if ctx.dry_run:
-        from ganeval.app.validate import validate
+    plan = build_plan(cfg)  # every check that needs no input's content; the study never sees the raw config
+    if plan.dry_run:
+        from ganeval.app.validate import dry_run
 
-        return validate(ctx)  # run_experiment instantiated above: its module imports
-    log.info("experiment %s (%s) -> %s on %s", ctx.name, cfg.run_experiment._target_, ctx.results_dir, ctx.device)
-    summary = run(ctx)
-    write_report(ctx)  # again: with the figures an experiment writes after its tables (blur.png, torus.png, ...)
+        return dry_run(plan)
+    log.info("experiment %s (%s) -> %s on %s", plan.name, plan.study, plan.results_dir, plan.device)
+    summary = run(plan)
+    write_report(plan)  # again: with the figures an experiment writes after its tables (blur.png, torus.png, ...)
     from ganeval.results.verdict import terminal_summary
 
-    end = terminal_summary(ctx.results_dir)  # the run ends with its table and its result in words
+    end = terminal_summary(plan.results_dir)  # the run ends with its table and its result in words
     if end:
         print(end, flush=True)
     return summary

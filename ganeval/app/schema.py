@@ -23,30 +23,45 @@ warnings.filterwarnings("ignore", message=r"Class `\w+` subclasses `Dict`", cate
 GROUPS = ("data", "features", "metrics", "generator", "experiment", "hydra")  # Hydra groups (GROUP=OPTION)
 
 
+def key(default: Any, help: str, factory: bool = False) -> Any:
+    """A top-level key's default and its `ganeval --help` line: the one place a key is declared."""
+    if factory:
+        return field(default_factory=default, metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass
 class RootConfig(Dict[str, Any]):
-    """Every top-level key that every experiment honours (configs/config.yaml sets their values and comments)."""
+    """Every top-level key that every experiment honours: its type, default and `--help` line (`key`)."""
 
-    plugins: List[str] = field(default_factory=list)
-    run_experiment: Optional[Any] = None
-    runs: int = 100
-    sample_size: int = 10000
-    n_generated: Optional[int] = None
-    confidence: float = 0.99
-    seed: int = 0
-    device: Optional[str] = None
-    results_dir: Optional[str] = None
-    cache_dir: Optional[str] = ".cache/ganeval"
-    models_dir: str = "models"
-    overwrite: bool = False
-    workers: int = 1
-    batch_size: int = 250
-    progress: bool = True
-    train_epochs: Optional[int] = None
-    train_seeds: Optional[List[int]] = None
-    probe_repeats: int = 0
-    plots: bool = True
-    dry_run: bool = False
+    plugins: List[str] = key(list,
+              "modules imported first: the metrics and extractors they register become usable", factory=True)
+    run_experiment: Optional[Any] = key(None,
+              "what runs: a function of the run's plan (ganeval.studies.<module>.run), instantiated by "
+              "Hydra and called once; every experiment sets it, e.g. {_target_: "
+              "ganeval.studies.gan_table.run, _partial_: true}")
+    runs: int = key(100, "subsample runs per (real, generated) pair")
+    sample_size: int = key(10000, "rows drawn from each pool per run, without replacement")
+    n_generated: Optional[int] = key(None, "generated pool size per generator; null -> 2 x sample_size")
+    confidence: float = key(0.99, "level of the Student-t interval of the mean over runs")
+    seed: int = key(0, "run r draws with numpy.random.default_rng([seed, r]); training/sampling seeds too")
+    device: Optional[str] = key(None, "null -> cuda if available, else cpu")
+    results_dir: Optional[str] = key(None,
+              "null -> results/<experiment> (benchmark: named by its inputs); under -m the sweep's folder")
+    cache_dir: Optional[str] = key(".cache/ganeval", "feature cache (keyed by content), under the working directory")
+    models_dir: str = key("models", "where trained generator checkpoints go")
+    overwrite: bool = key(False, "true discards results_dir's runs made by another config")
+    workers: int = key(1, "processes for the per-run loop (CPU only); one run already uses every core")
+    batch_size: int = key(250, "feature-extraction and sampling batch size")
+    progress: bool = key(True, "progress bars (extraction, training, runs)")
+    train_epochs: Optional[int] = key(None, "if set, overrides the epochs of every generator an experiment trains")
+    train_seeds: Optional[List[int]] = key(None,
+              "e.g. [0, 1, 2]: train every trained generator once per seed (null: one, its own or `seed`)")
+    probe_repeats: int = key(0,
+              "the first N runs also score IMD with a second probe draw (the probe share of the variance)")
+    plots: bool = key(True, "write PNG figures next to the tables")
+    dry_run: bool = key(False,
+              "true: compose and check the config (keys, values, metric options, writability), no work")
     data: Optional[Any] = None  # the group nodes: `_target_` and its keyword arguments (checked when instantiated)
     features: Optional[Any] = None
     metrics: Optional[Dict[str, Any]] = None  # name -> options (the registry's option tables check them)
@@ -54,6 +69,7 @@ class RootConfig(Dict[str, Any]):
 
 
 BOOLEAN_KEYS = tuple(f.name for f in fields(RootConfig) if f.type in ("bool", bool))
+HELP = {f.name: str(f.metadata["help"]) for f in fields(RootConfig) if "help" in f.metadata}  # key -> --help line
 ROOT_KEYS = tuple(f.name for f in fields(RootConfig))
 
 

@@ -111,7 +111,8 @@ def check_reference(ref: Reference, arg: str, extractor: Any, metrics: list[str]
 def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputSet"]) -> "ScoreResult":
     """FID/FD of each generated set against a moments-only REAL (see `ganeval.protocol.reference`)."""
     from ganeval.app import pipeline
-    from ganeval.app.score_sets import ScoreResult, check_inputs_fakes, content_identity, extract, make_extractor
+    from ganeval.app.score_sets import (ScoreResult, check_inputs_fakes, content_identity, extract, make_extractor,
+                                        score_plan)
     from ganeval.app.paths import check_writable as check_dir_writable
     from ganeval.hashing import sha256_file
     from ganeval.metrics.registry import Metrics, integer
@@ -153,34 +154,32 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
         "batch_size": request.batch_size, "results_dir": request.out, "cache_dir": request.cache_dir,
         "overwrite": request.overwrite, "plots": request.plots, "progress": request.progress,
     }
-    ctx = pipeline.Context(cfg={"overwrite": request.overwrite, "plots": request.plots}, name="score",
-                           results_dir=Path(request.out or "."), device=str(settings.device), config=config,
-                           settings=settings)
-    ctx.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser(), 16)}
+    plan = score_plan(request, config, settings)
+    plan.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser(), 16)}
     for f in fakes:
-        ctx.content["generators"][f.name] = content_identity(request, f)
-    ctx.record.extractor = ctx.content["extractor"] = ident
-    ctx.record.generators = {f.name: {"input": f.arg, "source": f.source, **ctx.content["generators"][f.name]}
+        plan.content["generators"][f.name] = content_identity(request, f)
+    plan.record.extractor = plan.content["extractor"] = ident
+    plan.record.generators = {f.name: {"input": f.arg, "source": f.source, **plan.content["generators"][f.name]}
                              for f in fakes}
-    ctx.record.command = request.command or None
-    results_dir = ctx.results_dir if request.out is not None else None
+    plan.record.command = request.command or None
+    results_dir = plan.results_dir if request.out is not None else None
     if results_dir is not None:
-        pipeline.open_results(ctx, protocol=False)
+        pipeline.open_results(plan, protocol=False)
     else:
-        ctx.set_config_hash(ctx.identity())
-    fakes_f = [({"model": f.name}, extract(ctx, request, f, extractor)) for f in fakes]
+        plan.set_config_hash(plan.identity())
+    fakes_f = [({"model": f.name}, extract(plan, request, f, extractor)) for f in fakes]
     if any(x is None for _, x in fakes_f):  # a torchrun rank other than 0: its share went to rank 0
         return None  # type: ignore[return-value]
     task = MomentsTask(mom.mu, mom.sigma, fakes_f, settings)
-    with ctx.stage("runs"):
-        rows = run_loop(task, settings, results_dir, ctx.identity(), request.overwrite)
-    ctx.record.seconds_per_run = ctx.stage_seconds["runs"] / settings.runs
-    summary, comparison, _ = pipeline.summarize(ctx, rows)
-    ctx.record.interval_covers = MOMENTS_ONLY_NOTE.format(ref=f"{real.arg} ({LAYOUT_NAMES[ref.layout]})")
+    with plan.stage("runs"):
+        rows = run_loop(task, settings, results_dir, plan.identity(), request.overwrite)
+    plan.record.seconds_per_run = plan.stage_seconds["runs"] / settings.runs
+    summary, comparison, _ = pipeline.summarize(plan, rows)
+    plan.record.interval_covers = MOMENTS_ONLY_NOTE.format(ref=f"{real.arg} ({LAYOUT_NAMES[ref.layout]})")
     if results_dir is not None:
-        pipeline.write(ctx, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the moments "
+        pipeline.write(plan, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the moments "
                        f"of {real.name}")
-    return ScoreResult(summary, rows, comparison, {}, ctx.record, real, fakes, results_dir)
+    return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir)
 
 
 def check_save(request: "ScoreRequest") -> None:

@@ -21,11 +21,13 @@ import numpy as np
 import pandas as pd
 
 from ganeval.app import pipeline
+from ganeval.app.plan import Options, Plan
 from ganeval.app.paths import check_writable
 from ganeval.hashing import array_identity
 from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Block, Settings
 from ganeval.protocol.api import check_finite
+from ganeval.results.outputs import STANDARD
 
 log = logging.getLogger("ganeval")
 EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip", "pixels", "identity")
@@ -349,9 +351,9 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
     return settings
 
 
-def make_context(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extractor: Any,
-                 settings: Settings) -> pipeline.Context:
-    """The pipeline context of a score call: its config (inputs, extractor, protocol), hash, content and record."""
+def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extractor: Any,
+                 settings: Settings) -> Plan:
+    """The plan of a score call: its config (inputs, extractor, protocol), hash, content and record."""
     config: dict[str, Any] = {
         "real": real.arg, "fakes": {f.name: f.arg for f in fakes},
         "sets": {"real": len(real), **{f.name: len(f) for f in fakes}},
@@ -362,17 +364,24 @@ def make_context(request: ScoreRequest, real: InputSet, fakes: list[InputSet], e
         "cache_dir": request.cache_dir, "overwrite": request.overwrite, "plots": request.plots,
         "progress": request.progress,
     }
-    cfg = {"overwrite": request.overwrite, "plots": request.plots}
-    ctx = pipeline.Context(cfg=cfg, name="score", results_dir=Path(request.out or "."), device=str(settings.device),
-                           config=config, settings=settings)
-    ctx.content["data"]["real"] = content_identity(request, real)
+    plan = score_plan(request, config, settings)
+    plan.content["data"]["real"] = content_identity(request, real)
     for f in fakes:
-        ctx.content["generators"][f.name] = content_identity(request, f)
-    ctx.record.extractor = ctx.content["extractor"] = config["features"]
-    ctx.record.generators = {f.name: {"input": f.arg, "source": f.source, **ctx.content["generators"][f.name]}
+        plan.content["generators"][f.name] = content_identity(request, f)
+    plan.record.extractor = plan.content["extractor"] = config["features"]
+    plan.record.generators = {f.name: {"input": f.arg, "source": f.source, **plan.content["generators"][f.name]}
                              for f in fakes}
-    ctx.record.command = request.command or None
-    return ctx
+    plan.record.command = request.command or None
+    return plan
+
+
+def score_plan(request: ScoreRequest, config: dict[str, Any], settings: Settings) -> Plan:
+    """The plan of a score call (the same `Plan` as the Hydra app's): its settings, options, config and folder."""
+    options = Options(batch_size=request.batch_size, cache_dir=request.cache_dir, plots=request.plots,
+                      overwrite=request.overwrite)
+    return Plan(name="score", results_dir=Path(request.out or "."), device=str(settings.device), config=config,
+                settings=settings, study="ganeval.app.score", options=options,
+                outputs=STANDARD if request.out is not None else ())
 
 
 def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
@@ -386,7 +395,7 @@ def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
     return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"][:16]}
 
 
-def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray | None:
+def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray | None:
     """Features of one input through the extractor (cached in `cache_dir` when given); a reference's as they are; a
     streamed source is sharded over torchrun's ranks and its features returned on rank 0 only (None elsewhere)."""
     from ganeval.app.score_reference import precomputed
@@ -395,9 +404,9 @@ def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor
     if precomputed(s):
         return np.asarray(s.array, np.float32)
 
-    with ctx.stage("features"):
+    with plan.stage("features"):
         feats, _ = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
-                                     batch_size=request.batch_size, device=ctx.device, cache_dir=request.cache_dir,
+                                     batch_size=request.batch_size, device=plan.device, cache_dir=request.cache_dir,
                                      num_workers=request.num_workers, progress=request.progress)
     return feats
 
@@ -431,36 +440,36 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     settings = make_settings(request, real, fakes)
     extractor = make_extractor(request, fakes if sr.precomputed(real) else [real, *fakes])
     check_inputs(real, fakes, extractor, settings)
-    ctx = make_context(request, real, fakes, extractor, settings)
+    plan = make_plan(request, real, fakes, extractor, settings)
     full = settings.runs == 1
-    results_dir = ctx.results_dir if request.out is not None and main else None
+    results_dir = plan.results_dir if request.out is not None and main else None
     if results_dir is not None:
-        pipeline.open_results(ctx, protocol=not full)
+        pipeline.open_results(plan, protocol=not full)
     else:
         from ganeval.protocol.api import store_identity
 
-        ctx.set_config_hash(ctx.identity() if full else store_identity(settings, ctx.identity()))
+        plan.set_config_hash(plan.identity() if full else store_identity(settings, plan.identity()))
 
-    real_f = extract(ctx, request, real, extractor)
+    real_f = extract(plan, request, real, extractor)
     saved = sr.save_outputs(request, real, real_f, extractor) if main else []
-    fakes_f = [({"model": f.name}, extract(ctx, request, f, extractor)) for f in fakes]
+    fakes_f = [({"model": f.name}, extract(plan, request, f, extractor)) for f in fakes]
     if not main:
         return None
     extras: dict[tuple[str, str], dict[str, float]] = {}
-    with ctx.stage("runs"):
+    with plan.stage("runs"):
         if full:
             task = FullSetTask(real_f, fakes_f, settings)
-            rows = run_loop(task, settings, results_dir, ctx.identity(), request.overwrite)
+            rows = run_loop(task, settings, results_dir, plan.identity(), request.overwrite)
             extras = task.extras
         else:
             from ganeval.protocol import run_blocks
 
-            rows = run_blocks([Block(real_f, fakes_f)], settings, results_dir, ctx.identity(), request.overwrite)
-    ctx.record.seconds_per_run = ctx.stage_seconds["runs"] / settings.runs
-    summary, comparison, _ = pipeline.summarize(ctx, rows)
+            rows = run_blocks([Block(real_f, fakes_f)], settings, results_dir, plan.identity(), request.overwrite)
+    plan.record.seconds_per_run = plan.stage_seconds["runs"] / settings.runs
+    summary, comparison, _ = pipeline.summarize(plan, rows)
     if full:
-        ctx.record.interval_covers = FULL_SET_NOTE
+        plan.record.interval_covers = FULL_SET_NOTE
     if results_dir is not None:
         title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
-        pipeline.write(ctx, summary, comparison, title)
-    return ScoreResult(summary, rows, comparison, extras, ctx.record, real, fakes, results_dir, saved)
+        pipeline.write(plan, summary, comparison, title)
+    return ScoreResult(summary, rows, comparison, extras, plan.record, real, fakes, results_dir, saved)

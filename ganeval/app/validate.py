@@ -1,13 +1,16 @@
-"""dry_run=true: every check that needs no input's content, then exit 0 without loading, training or extracting.
+"""The plan's checks that need no input's content (`check_plan`, called by `ganeval.app.plan.build_plan` for every
+run), its inputs in words (`inputs_of`), and dry_run=true: print the plan and exit 0 without loading, training or
+extracting (`dry_run`).
 
-Done here (after `make_context`, which already checked plugins, mandatory keys, runs/sample_size/seed/confidence/
-device/workers, every metric option and the metrics against sample_size, train_seeds, the booleans, batch_size,
-train_epochs, colliding key names, and that results_dir and cache_dir can be written): models_dir can be written;
-`run_experiment` imports; every `_target_` of the config imports; the feature extractor and every given generator
+Done by `build_plan` before these: plugins, mandatory keys, runs/sample_size/seed/confidence/device/workers, every
+metric option and the metrics against sample_size, train_seeds, batch_size, train_epochs, n_generated, colliding
+key names, a named protocol, and that results_dir, cache_dir and models_dir can be written. Here: every `_target_`
+of the config imports; from metadata alone (`check_data_sizes`, `check_present`) a dataset's published row count
+(and a data node's `n`) against sample_size, a dataset with download=false is on disk, a named weights file exists
+(and Inception's resolve with download=false). In a dry run also: the feature extractor and every given generator
 construct from their options; each train spec (architecture, its sizes, trainer preset and fields, epochs) is
-valid; `n_generated` (and a data node's `n`) is at least sample_size; the datasets and generators of a GAN-table
-experiment (include names, a generator to score, equal seed counts). An experiment module may add its own checks
-as `validate(ctx)`.
+valid; `n_generated` is at least sample_size; the datasets and generators of a GAN-table experiment (include
+names, a generator to score, equal seed counts); an experiment module may add its own checks as `validate(plan)`.
 
 From metadata alone (`check_data_sizes`, `check_present`): a dataset's published row count against sample_size,
 a dataset with download=false is on disk, a named weights file exists (and Inception's resolve with download=false).
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ganeval.app import generators, pipeline
-from ganeval.app.paths import check_writable
+from ganeval.app.plan import Input, Plan
 
 log = logging.getLogger("ganeval")
 
@@ -96,40 +99,40 @@ def missing_paths(cfg: Any) -> list[str]:
     return out
 
 
-def check_gan_table(ctx: pipeline.Context) -> list[str]:
+def check_gan_table(plan: Plan) -> list[str]:
     """The datasets and models of quickstart / paper_table / benchmark, as far as the config tells."""
     from ganeval.studies.gan_table import dataset_specs
     from ganeval.protocol.api import unique_names
 
     done = []
-    specs = dataset_specs(ctx.cfg, ctx.choices.get("data") or "data")
+    specs = dataset_specs(plan.params, plan.choices.get("data") or "data")
     real = _Unknown()
     for name, spec in specs.items():
         nodes = {m: n for m, n in spec["generators"].items() if n is not None}
         counts = {}
         for label, node in zip(unique_names(nodes, f"dataset {name} has the models"), nodes.values()):
-            counts[label] = len(plan_generator(ctx, real, node, f"{name}/{label}"))
+            counts[label] = len(plan_generator(plan, real, node, f"{name}/{label}"))
         if spec["given"] is not None:
-            counts["generator"] = len(plan_generator(ctx, real, spec["given"], f"{name}/generator"))
+            counts["generator"] = len(plan_generator(plan, real, spec["given"], f"{name}/generator"))
         generators.seed_count({m: [None] * c for m, c in counts.items()}, f"dataset {name}")
         done.append(f"dataset {name}: models {', '.join(counts)}")
     return done
 
 
-def plan_generator(ctx: pipeline.Context, real: Any, node: Any, what: str) -> list[Any]:
+def plan_generator(plan: Plan, real: Any, node: Any, what: str) -> list[Any]:
     """`generators.plan_generator` without touching files: a train spec is checked (its pool is `n_generated` rows),
     a given generator only constructed from its options (its files are the run's inputs)."""
     if "train" in node:
-        plans = generators.plan_generator(ctx, real, node, what)
-        ctx.settings.check_pools({f"the generated pool of {what} (n_generated)": pipeline.n_generated(ctx.cfg)})
+        plans = generators.plan_generator(plan, real, node, what)
+        plan.settings.check_pools({f"the generated pool of {what} (n_generated)": int(plan.options.n_generated)})
         return plans
     return [pipeline.instantiate(n) for n in generators.replica_nodes(node, what)]
 
 
-CHECKS: dict[str, Callable[[pipeline.Context], list[str]]] = {"ganeval.studies.gan_table": check_gan_table}
+CHECKS: dict[str, Callable[[Plan], list[str]]] = {"ganeval.studies.gan_table": check_gan_table}
 
 
-def check_data_sizes(cfg: Any, sample_size: int) -> list[str]:
+def check_data_sizes(cfg: Any, sample_size: int, reads: tuple[str, ...] | None = None) -> list[str]:
     """Every data node whose row count is known without loading (`n`, or the dataset's published size:
     `ganeval.data.sizes`) must hold sample_size rows."""
     from omegaconf import OmegaConf
@@ -140,7 +143,7 @@ def check_data_sizes(cfg: Any, sample_size: int) -> list[str]:
     for where, node in _nodes(cfg, ""):
         if "_target_" not in node or not str(node._target_).startswith(("ganeval.data.", "ganeval.metrics.synthetic")):
             continue
-        if not used(cfg, where):
+        if not used(cfg, where, reads):
             continue
         rows = known_rows(str(node._target_), OmegaConf.to_container(node, resolve=True))  # type: ignore[arg-type]
         if rows is None:
@@ -153,9 +156,12 @@ def check_data_sizes(cfg: Any, sample_size: int) -> list[str]:
     return done
 
 
-def used(cfg: Any, where: str) -> bool:
-    """Whether the run reads the node at `where`: not the root `data` of an experiment with `datasets` (they
-    replace it), not a dataset that `include` leaves out."""
+def used(cfg: Any, where: str, reads: tuple[str, ...] | None = None) -> bool:
+    """Whether the run reads the node at `where`: under a key the study reads inputs from (`reads`, its `INPUTS`;
+    None: any), not the root `data` of an experiment with `datasets` (they replace it), not a dataset that
+    `include` leaves out."""
+    if reads is not None and where.split(".")[0].split("[")[0] not in reads:
+        return False
     datasets = cfg.get("datasets")
     if where == "data" and datasets:
         return False
@@ -165,7 +171,7 @@ def used(cfg: Any, where: str) -> bool:
     return True
 
 
-def check_present(cfg: Any) -> list[str]:
+def check_present(cfg: Any, reads: tuple[str, ...] | None = None) -> list[str]:
     """Inputs a real run could not fetch: a dataset with download=false that is not on disk, a weights file named
     but absent, an extractor with download=false and no weights to find. ValueError naming the key."""
     from ganeval.data.datasets import data_root
@@ -173,7 +179,7 @@ def check_present(cfg: Any) -> list[str]:
     done = []
     for where, node in _nodes(cfg, ""):
         target = str(node.get("_target_") or "")
-        if not used(cfg, where):
+        if not used(cfg, where, reads):
             continue
         if target.startswith("ganeval.data.") and node.get("download") is False:
             folder = dataset_folder(target.rpartition(".")[2], data_root(node.get("root")))
@@ -183,6 +189,10 @@ def check_present(cfg: Any) -> list[str]:
             done.append(f"{where} on disk")
         if target.startswith("ganeval.features.") and "weights" in node:
             weights = node.get("weights")
+            if weights is not None and not Path(str(weights)).is_file() and target.endswith("InceptionExtractor"):
+                from ganeval.features.inception import check_weights_available
+
+                check_weights_available(str(weights), download=False)  # its message names every way to give them
             if weights is not None and not Path(str(weights)).is_file():
                 raise ValueError(f"{where}.weights={weights} does not exist: give the weights file, or "
                                  f"{where}.weights=null to resolve them (environment variable, cache, download)")
@@ -201,28 +211,73 @@ def dataset_folder(name: str, root: Path) -> Path | None:
     return root / folders[name] if name in folders else None
 
 
-def validate(ctx: pipeline.Context) -> dict[str, Any]:
-    """Run every check of a dry run (see the module doc) and log what was and was not checked; return that."""
-    cfg = ctx.cfg
-    check_writable(Path(str(cfg.models_dir)), "models_dir")
+def check_plan(plan: Plan) -> list[str]:
+    """Every check of the plan that needs no input's content (see the module doc); what was checked, in words.
+    A dry run also constructs the extractor and the given generators from their options and checks the studies'
+    model plans (a real run does that when it reads them)."""
+    params = plan.params
     checked = ["keys and values", "metric options vs sample_size", "results_dir, cache_dir, models_dir writable"]
-    checked += check_targets(cfg)
-    extractor = pipeline.instantiate(cfg.features) if cfg.get("features") is not None else None
-    if extractor is not None:
-        checked.append(f"features ({type(extractor).__name__}) options")
-    module = str(cfg.run_experiment._target_).rpartition(".")[0]
-    if module in CHECKS:
-        checked += CHECKS[module](ctx)
-    own = getattr(importlib.import_module(module), "validate", None)
-    if callable(own):
-        checked += list(own(ctx) or [f"{module}.validate"])
-    checked += check_data_sizes(cfg, ctx.settings.sample_size)
-    checked += check_present(cfg)
-    missing = missing_paths(cfg)
+    checked += check_targets(params)
+    if plan.dry_run:
+        if params.get("features") is not None:
+            checked.append(f"features ({type(pipeline.instantiate(params.features)).__name__}) options")
+        module = plan.study.rpartition(".")[0]
+        if module in CHECKS:
+            checked += CHECKS[module](plan)
+        own = getattr(importlib.import_module(module), "validate", None)
+        if callable(own):
+            checked += list(own(plan) or [f"{module}.validate"])
+    if plan.reads is not None:  # a study that does not say which inputs it reads may leave the default data unread
+        checked += check_data_sizes(params, plan.settings.sample_size, plan.reads)
+    checked += check_present(params, plan.reads)
+    return checked
+
+
+def dry_run(plan: Plan) -> dict[str, Any]:
+    """dry_run=true: print the plan, warn of the named inputs missing here, and return what was checked."""
+    from ganeval.app.plan import describe
+
+    missing = missing_paths(plan.params)
     for item in missing:
         log.warning("dry run: %s does not exist here (a real run would stop on it)", item)
-    log.info("dry run of experiment %s (%s): the config is valid; results would go to %s. Checked: %s. Not checked "
-             "(they need the inputs): the data, sample files and weights themselves, callables' code, stored runs.",
-             ctx.name, cfg.run_experiment._target_, ctx.results_dir,
-             "; ".join(checked))
-    return {"experiment": ctx.name, "results_dir": str(ctx.results_dir), "checked": checked, "missing_inputs": missing}
+    print(describe(plan), flush=True)
+    log.info("dry run of experiment %s (%s): the config is valid; results would go to %s. Not checked (they need "
+             "the inputs): the data, sample files and weights themselves, callables' code, stored runs.",
+             plan.name, plan.study, plan.results_dir)
+    return {"experiment": plan.name, "results_dir": str(plan.results_dir), "checked": list(plan.checked),
+            "missing_inputs": missing}
+
+
+def inputs_of(params: Any, reads: tuple[str, ...] | None = None) -> tuple[Input, ...]:
+    """The inputs the run reads: every `_target_` node of `params` it uses (see `used`), with role and source."""
+    from omegaconf import OmegaConf
+
+    out = []
+    for where, node in _nodes(params, ""):
+        if not where or not used(params, where, reads) or ("_target_" not in node and "train" not in node):
+            continue
+        spec = OmegaConf.to_container(node, resolve=True)
+        assert isinstance(spec, dict)
+        out.append(Input(where, role(where, spec), source(spec)))
+    return tuple(out)
+
+
+def role(where: str, spec: dict[str, Any]) -> str:
+    """What an input node is: real data, a generator to train, a given generator, the extractor."""
+    target = str(spec.get("_target_") or "")
+    if "train" in spec:
+        return "generator to train"
+    if target.startswith("ganeval.features.") or where == "features":
+        return "extractor"
+    if target.startswith("ganeval.gan.") or where == "generator" or ".generators." in f".{where}":
+        return "given generator"
+    return "data"
+
+
+def source(spec: dict[str, Any]) -> str:
+    """An input's source in a few words: its target and the file it names, or its train spec."""
+    if "train" in spec:
+        train = spec["train"] if isinstance(spec["train"], dict) else {}
+        return "train " + ", ".join(f"{k}={v}" for k, v in train.items() if k in ("arch", "gan", "epochs", "seed"))
+    named = [f"{k}={spec[k]}" for k in PATH_KEYS if isinstance(spec.get(k), str)]
+    return " ".join([str(spec.get("_target_")), *named])

@@ -1,8 +1,8 @@
-"""The paper's studies (experiments), one module per kind of experiment, each with `run(ctx) -> summary`.
+"""The paper's studies (experiments), one module per kind of experiment, each with `run(plan) -> summary`.
 
 An experiment config selects its module with the `run_experiment` node, e.g.
 `run_experiment: {_target_: ganeval.studies.gan_table.run, _partial_: true}`; `ganeval`
-instantiates it and calls it with the run's context.
+instantiates it and calls it with the run's plan (`ganeval.app.plan.Plan`).
 
 - gan_table: real data vs generators (trained here or given) -> the paper's GAN table (quickstart,
   paper_table, benchmark); paper_table: our table beside the paper's Table 1 (paper_numbers) and the verdicts.

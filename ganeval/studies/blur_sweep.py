@@ -20,12 +20,14 @@ import numpy as np
 import pandas as pd
 
 from ganeval.app import pipeline
+from ganeval.app.plan import Plan
 from ganeval.protocol import Block
 from ganeval.results import summarize_runs
 from ganeval.results.intervals import t_interval
 from ganeval.results.seeds import split_probe_draws
 
 log = logging.getLogger("ganeval")
+INPUTS = ("data", "second", "reference", "features")  # the config keys it reads inputs from (its plan)
 
 METRIC_ORDER = ("imd", "fid", "kid")
 LABELS = {"imd": "IMD", "fid": "FID", "kid": "KID"}
@@ -36,46 +38,46 @@ PAPER_FIRST_PASS = {"imd": 2.0, "fid": 1.0, "kid": 1.0}
 PAPER_SIMILAR = {"imd": 0.40533806169876085, "fid": 0.1987008072670359, "kid": 0.06062547527073234}
 
 
-def run(ctx: pipeline.Context) -> pd.DataFrame:
+def run(plan: Plan) -> pd.DataFrame:
     """Blur, extract, score every σ, the similar set and the reference pair; write summary, table.md, verdict.md
     and blur.png."""
     from ganeval.data import gaussian_blur
     from ganeval.data.images import to_rgb
 
-    cfg = ctx.cfg
+    cfg = plan.params
     sigmas = [float(s) for s in cfg.sigmas]
     if not sigmas or min(sigmas) < 0 or len(set(sigmas)) < len(sigmas):
         raise ValueError(f"sigmas must be a non-empty list of distinct σ ≥ 0, got {sigmas}")
-    name = ctx.choices.get("data") or "data"
-    ref_a = ctx.choices.get("data@reference.a") or name
-    ref_b = ctx.choices.get("data@reference.b") or "reference.b"
-    second_name = ctx.choices.get("data@second") or "second"
+    name = plan.choices.get("data") or "data"
+    ref_a = plan.choices.get("data@reference.a") or name
+    ref_b = plan.choices.get("data@reference.b") or "reference.b"
+    second_name = plan.choices.get("data@second") or "second"
     prep = to_rgb if cfg.get("color", True) else (lambda a: a)
 
-    with ctx.stage("load data"):
-        real = prep(pipeline.load_data(ctx, cfg.data, "data"))
-        a = prep(pipeline.load_data(ctx, cfg.reference.a, "reference.a"))
-        b = prep(pipeline.load_data(ctx, cfg.reference.b, "reference.b"))
-        second = prep(pipeline.load_data(ctx, cfg.second, "second")) if cfg.get("second") is not None else None
+    with plan.stage("load data"):
+        real = prep(pipeline.load_data(plan, cfg.data, "data"))
+        a = prep(pipeline.load_data(plan, cfg.reference.a, "reference.a"))
+        b = prep(pipeline.load_data(plan, cfg.reference.b, "reference.b"))
+        second = prep(pipeline.load_data(plan, cfg.second, "second")) if cfg.get("second") is not None else None
     if real.ndim != 4 or real.dtype != np.uint8:
         raise ValueError(f"data must be uint8 N×C×H×W images to blur, got {real.dtype} {real.shape}")
     sizes = {f"data ({name})": len(real), f"reference.a ({ref_a})": len(a), f"reference.b ({ref_b})": len(b)}
     if second is not None:
         sizes[f"second ({second_name})"] = len(second)
-    ctx.settings.check_pools(sizes)
-    extractor = pipeline.make_extractor(ctx)
-    pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused before extraction
+    plan.settings.check_pools(sizes)
+    extractor = pipeline.make_extractor(plan)
+    pipeline.open_results(plan)  # another config's or other content's runs in results_dir: refused before extraction
 
-    with ctx.stage("features"):
-        real_f = pipeline.features(ctx, real, extractor, name)
+    with plan.stage("features"):
+        real_f = pipeline.features(plan, real, extractor, name)
         fakes: list[tuple[dict[str, Any], np.ndarray]] = []
         for s in sigmas:
-            blurred = gaussian_blur(real, s, device=ctx.device)
-            fakes.append(({"role": "blur", "model": name, "sigma": s}, pipeline.features(ctx, blurred, extractor, f"{name} σ={s}")))
+            blurred = gaussian_blur(real, s, device=plan.device)
+            fakes.append(({"role": "blur", "model": name, "sigma": s}, pipeline.features(plan, blurred, extractor, f"{name} σ={s}")))
         if second is not None:
-            fakes.append(({"role": "second", "model": second_name, "sigma": np.nan}, pipeline.features(ctx, second, extractor, second_name)))
-        a_f = pipeline.features(ctx, a, extractor, ref_a)
-        b_f = pipeline.features(ctx, b, extractor, ref_b)
+            fakes.append(({"role": "second", "model": second_name, "sigma": np.nan}, pipeline.features(plan, second, extractor, second_name)))
+        a_f = pipeline.features(plan, a, extractor, ref_a)
+        b_f = pipeline.features(plan, b, extractor, ref_b)
     for what, f in (("reference.a", a_f), ("reference.b", b_f), ("second", fakes[-1][1])):
         if f.shape[1] != real_f.shape[1]:
             raise ValueError(f"{what} has {f.shape[1]} features, data {real_f.shape[1]}: give the sets one image "
@@ -84,18 +86,18 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         Block(real_f, fakes, {"data": name}),
         Block(a_f, [({"role": "reference", "model": ref_b, "sigma": np.nan}, b_f)], {"data": ref_a}),
     ]
-    rows = split_probe_draws(pipeline.score(ctx, blocks))[0]  # repeated-probe rows (probe_repeats) are not curves
-    summary = normalized_summary(rows, ctx.settings.confidence, ctx.settings.sample_size)
-    title = str(cfg.get("title") or ctx.name)
-    pipeline.write(ctx, summary, None, title, tables=False)
-    passes = first_passes(summary, rows, ctx.settings.confidence) if second is not None else None
-    write_table(summary, ctx.results_dir / "table.md", title, name, second_name, ref_b)
-    write_verdict(summary, passes, ctx.results_dir / "verdict.md", name, second_name, ref_b, real.shape[-2:], rows)
-    if pipeline.strict_bool(cfg, "plots"):
+    rows = split_probe_draws(pipeline.score(plan, blocks))[0]  # repeated-probe rows (probe_repeats) are not curves
+    summary = normalized_summary(rows, plan.settings.confidence, plan.settings.sample_size)
+    title = str(cfg.get("title") or plan.name)
+    pipeline.write(plan, summary, None, title, tables=False)
+    passes = first_passes(summary, rows, plan.settings.confidence) if second is not None else None
+    write_table(summary, plan.results_dir / "table.md", title, name, second_name, ref_b)
+    write_verdict(summary, passes, plan.results_dir / "verdict.md", name, second_name, ref_b, real.shape[-2:], rows)
+    if plan.options.plots:
         from ganeval.results import plots
 
-        plots.plot_blur(blur_curves(summary, name, second_name, sigmas), ctx.results_dir / "blur.png")
-        plot_examples(real[:6], sigmas, ctx.results_dir / "blur_examples.png", ctx.device)
+        plots.plot_blur(blur_curves(summary, name, second_name, sigmas), plan.results_dir / "blur.png")
+        plot_examples(real[:6], sigmas, plan.results_dir / "blur_examples.png", plan.device)
     return summary
 
 

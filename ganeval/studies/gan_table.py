@@ -17,9 +17,11 @@ from typing import Any
 import pandas as pd
 
 from ganeval.app import generators, pipeline
+from ganeval.app.plan import Plan, strict_bool
 from ganeval.protocol.api import unique_names
 
 log = logging.getLogger("ganeval")
+INPUTS = ("data", "datasets", "generators", "generator", "features")  # the config keys it reads inputs from (its plan)
 
 
 def dataset_specs(cfg: Any, data_name: str = "data") -> dict[str, dict[str, Any]]:
@@ -47,25 +49,25 @@ def dataset_specs(cfg: Any, data_name: str = "data") -> dict[str, dict[str, Any]
     return out
 
 
-def plan_models(ctx: pipeline.Context, real: Any, spec: dict[str, Any], data: str) -> dict[str, list[Any]]:
+def plan_models(plan: Plan, real: Any, spec: dict[str, Any], data: str) -> dict[str, list[Any]]:
     """model label -> plans (train specs or generator objects, one per training seed) for one dataset, all checked
     and identified; the generator group's model comes last, under its own name (for replicas whose default names
     differ, e.g. files: the group's choice). Two models whose labels are equal, or unequal seed counts, are refused."""
     nodes = {model: node for model, node in spec["generators"].items() if node is not None}
-    plans = {label: generators.plan_generator(ctx, real, node, f"{data}/{label}")
+    plans = {label: generators.plan_generator(plan, real, node, f"{data}/{label}")
              for label, node in zip(unique_names(nodes, f"dataset {data} has the models"), nodes.values())}
     if spec["given"] is not None:
-        gens = generators.plan_generator(ctx, real, spec["given"], f"{data}/generator")
+        gens = generators.plan_generator(plan, real, spec["given"], f"{data}/generator")
         names = {str(getattr(g, "name", None) or "") for g in gens}  # replicas of files: each its own default name
         own = names.pop() if len(names) == 1 else None
-        label = str(own or ctx.choices.get("generator") or "generator")
+        label = str(own or plan.choices.get("generator") or "generator")
         if label in plans:
             raise ValueError(f"the generator group's model is named {label!r} like one in generators; "
                              "rename it with generator.name=...")
         plans[label] = gens
     generators.seed_count(plans, f"dataset {data}")
-    for label, plan in plans.items():
-        generators.identify_plan(ctx, plan, f"{data}/{label}", data_label(data))
+    for label, seed_plans in plans.items():
+        generators.identify_plan(plan, seed_plans, f"{data}/{label}", data_label(data))
     return plans
 
 
@@ -74,75 +76,75 @@ def data_label(name: str) -> str:
     return f"data of {name}"
 
 
-def run(ctx: pipeline.Context) -> pd.DataFrame:
+def run(plan: Plan) -> pd.DataFrame:
     """Train/load, sample, extract, run the protocol, and write the table (see module doc)."""
-    cfg, settings = ctx.cfg, ctx.settings
-    specs = dataset_specs(cfg, ctx.choices.get("data") or "data")
-    paper = cfg.get("compare_to_paper") is not None and pipeline.strict_bool(cfg, "compare_to_paper")
+    cfg, settings = plan.params, plan.settings
+    specs = dataset_specs(cfg, plan.choices.get("data") or "data")
+    paper = cfg.get("compare_to_paper") is not None and strict_bool(cfg, "compare_to_paper")
 
     # 1. everything that can fail, before expensive work
-    with ctx.stage("load data"):
-        reals = {name: pipeline.load_data(ctx, s["data"], data_label(name)) for name, s in specs.items()}
-    plans = {name: plan_models(ctx, reals[name], s, name) for name, s in specs.items()}
+    with plan.stage("load data"):
+        reals = {name: pipeline.load_data(plan, s["data"], data_label(name)) for name, s in specs.items()}
+    plans = {name: plan_models(plan, reals[name], s, name) for name, s in specs.items()}
     sizes: dict[str, int] = {}
     for name, models in plans.items():
         sizes[f"the real pool of {name}"] = len(reals[name])
         for model, seed_plans in models.items():
-            for i, plan in enumerate(seed_plans):
-                size = pipeline.n_generated(cfg) if isinstance(plan, dict) else generators.pool_size(ctx, plan)
+            for i, entry in enumerate(seed_plans):
+                size = int(plan.options.n_generated) if isinstance(entry, dict) else generators.pool_size(plan, entry)
                 what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
                 sizes[f"the generated pool of {what} (n_generated)"] = size
     settings.check_pools(sizes)
-    extractor = pipeline.make_extractor(ctx)
-    pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused now
+    extractor = pipeline.make_extractor(plan)
+    pipeline.open_results(plan)  # another config's or other content's runs in results_dir: refused now
 
     # 2. generators, pools and features
     blocks = []
     for name, models in plans.items():
-        with ctx.stage("features"):
-            real_f = pipeline.features(ctx, reals[name], extractor, f"{name} (real)")
+        with plan.stage("features"):
+            real_f = pipeline.features(plan, reals[name], extractor, f"{name} (real)")
         fakes: dict[str, list[Any]] = {}
         for model, seed_plans in models.items():
             fakes[model] = []
-            for i, gen in enumerate(generators.realise_generators(ctx, reals[name], seed_plans, name, model)):
+            for i, gen in enumerate(generators.realise_generators(plan, reals[name], seed_plans, name, model)):
                 what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
-                pool = generators.generated_pool(ctx, gen, f"{name}/{model}")
-                with ctx.stage("features"):
-                    fake_f = pipeline.features(ctx, pool, extractor, what)
+                pool = generators.generated_pool(plan, gen, f"{name}/{model}")
+                with plan.stage("features"):
+                    fake_f = pipeline.features(plan, pool, extractor, what)
                 generators.check_dims(real_f, reals[name], fake_f, pool, what)
                 fakes[model].append(fake_f)
         blocks += generators.seed_blocks(real_f, fakes, {"data": name})
 
     # 3. runs, summary, table
-    rows = pipeline.score(ctx, blocks)
-    summary, comparison, seeds = pipeline.summarize(ctx, rows)
-    title = str(cfg.get("title") or ctx.name)
+    rows = pipeline.score(plan, blocks)
+    summary, comparison, seeds = pipeline.summarize(plan, rows)
+    title = str(cfg.get("title") or plan.name)
     if paper:
-        write_beside_paper(ctx, summary, comparison, seeds, title)
+        write_beside_paper(plan, summary, comparison, seeds, title)
     else:
-        pipeline.write(ctx, summary, comparison, title, seeds=seeds)
+        pipeline.write(plan, summary, comparison, title, seeds=seeds)
     return summary
 
 
-def write_beside_paper(ctx: pipeline.Context, summary: pd.DataFrame, comparison: pd.DataFrame | None,
+def write_beside_paper(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None,
                        seeds: pd.DataFrame | None, title: str) -> None:
     """The result files with the paper's Table 1 beside ours: table.md/.tex, verdict.md/.csv and paper_cells.csv
     (`ganeval.studies.paper_table`), the orderings also in summary.json, and summary.png."""
     from ganeval.studies import paper_table
 
-    cfg, s = ctx.cfg, ctx.settings
-    differences = paper_table.protocol_differences(s.sample_size, s.runs, s.confidence, ctx.record.extractor,
-                                                   cfg.get("train_epochs"))
+    cfg, s = plan.params, plan.settings
+    differences = paper_table.protocol_differences(s.sample_size, s.runs, s.confidence, plan.record.extractor,
+                                                   plan.options.train_epochs)
     orderings = paper_table.orderings(comparison, sorted(set(summary["data"].astype(str))))
-    ctx.record.verdict = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+    plan.record.verdict = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
                           for r in orderings.to_dict(orient="records")]
-    pipeline.write(ctx, summary, comparison, title, tables=False, seeds=seeds)
-    paper_table.write(ctx.results_dir, summary, comparison, title, differences, str(cfg.get("note") or ""))
-    if cfg.plots:
+    pipeline.write(plan, summary, comparison, title, tables=False, seeds=seeds)
+    paper_table.write(plan.results_dir, summary, comparison, title, differences, str(cfg.get("note") or ""))
+    if plan.options.plots:
         from ganeval.results import plots
 
-        plots.plot_summary(summary, ctx.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=ctx.record.extractor or None)
+        plots.plot_summary(summary, plan.results_dir / "summary.png", title, seeds=seeds,
+                           extractor=plan.record.extractor or None)
 
 
 def regenerate(src: Any, out: Any, scratch: str | None = None) -> None:

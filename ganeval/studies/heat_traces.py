@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.app import pipeline
+from ganeval.app.plan import Plan
 from ganeval.protocol import RowSpec, Settings, as_array, run_loop, share
 from ganeval.protocol.api import unique_names
 from ganeval.protocol.draws import draw_rows, run_generator
@@ -23,6 +24,8 @@ from ganeval.results import t_interval
 
 TRACE_METHODS = ("exact", "slq")
 SCALE = 1e6  # heat_trace returns normalised traces ×1e6
+
+INPUTS = ("datasets", "features")  # the config keys it reads inputs from (its plan)
 
 
 @dataclass
@@ -231,7 +234,7 @@ def paper_statements(summary: pd.DataFrame, confidence: float) -> list[str]:
     return out
 
 
-def run(ctx: pipeline.Context) -> pd.DataFrame:
+def run(plan: Plan) -> pd.DataFrame:
     """Extract each dataset's features, compute its heat traces over runs, check the estimator's accuracy on run 0,
     write summary, table.md, verdict.md, accuracy.csv and heat_traces.png."""
     from ganeval.common import atomic_write_text
@@ -239,7 +242,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     from ganeval.metrics.imd import EXACT_MAX_N
     from ganeval.results import write_csv
 
-    cfg, settings = ctx.cfg, ctx.settings
+    cfg, settings = plan.params, plan.settings
     if "imd" not in settings.metrics:
         raise ValueError("heat_traces needs metrics.imd (its k, m, nv, normalization, knn options)")
     ts = t_grid(cfg)
@@ -252,40 +255,40 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     if not cfg.get("datasets"):
         raise ValueError("heat_traces needs datasets: add some with +data@datasets.NAME=OPTION")
     prep = to_rgb if cfg.get("color", True) else (lambda a: a)
-    with ctx.stage("load data"):
+    with plan.stage("load data"):
         labels = unique_names(cfg.datasets, "datasets")
-        data = {k: prep(pipeline.load_data(ctx, v, f"datasets.{k}")) for k, v in zip(labels, cfg.datasets.values())}
+        data = {k: prep(pipeline.load_data(plan, v, f"datasets.{k}")) for k, v in zip(labels, cfg.datasets.values())}
     settings.check_pools({f"datasets.{k}": len(v) for k, v in data.items()})
-    extractor = pipeline.make_extractor(ctx)
-    pipeline.open_results(ctx, protocol=False)  # runs of another config or content: refused before extraction
-    with ctx.stage("features"):
-        feats = {k: pipeline.features(ctx, v, extractor, k) for k, v in data.items()}
+    extractor = pipeline.make_extractor(plan)
+    pipeline.open_results(plan, protocol=False)  # runs of another config or content: refused before extraction
+    with plan.stage("features"):
+        feats = {k: pipeline.features(plan, v, extractor, k) for k, v in data.items()}
     task = HeatTraceTask(feats, ts, settings, method)
-    with ctx.stage("runs"):
-        rows = run_loop(task, settings, ctx.results_dir, ctx.identity(), cfg.overwrite,
+    with plan.stage("runs"):
+        rows = run_loop(task, settings, plan.results_dir, plan.identity(), plan.options.overwrite,
                         desc="heat traces")
     summary = summarize_traces(rows, settings.confidence, settings.sample_size, method, steps)
     accuracy = None
     if check_steps:
-        with ctx.stage("accuracy check"):
+        with plan.stage("accuracy check"):
             accuracy = accuracy_check(feats, ts, settings, check_steps)
-        write_csv(accuracy, ctx.results_dir / "accuracy.csv")
-    title = str(cfg.get("title") or ctx.name)
-    pipeline.write(ctx, summary, None, title, tables=False)
+        write_csv(accuracy, plan.results_dir / "accuracy.csv")
+    title = str(cfg.get("title") or plan.name)
+    pipeline.write(plan, summary, None, title, tables=False)
     norm = settings.metrics["imd"]["normalization"]
     how = "exact eigendecomposition" if method == "exact" else f"SLQ, m = {steps}, nv = {settings.metrics['imd']['nv']}"
     protocol = (f"Heat trace ({norm.upper()} normalisation) ×10⁻⁶ of the CSV's values: mean ± half-width of the "
                 f"{settings.confidence:.0%} Student-t interval over {settings.runs} runs of {settings.sample_size} "
-                f"rows (features: {ctx.record.extractor.get('name') if ctx.record.extractor else '?'}; trace: {how}).")
-    atomic_write_text(ctx.results_dir / "table.md",
+                f"rows (features: {plan.record.extractor.get('name') if plan.record.extractor else '?'}; trace: {how}).")
+    atomic_write_text(plan.results_dir / "table.md",
                       trace_table(summary, nearest_t(ts, cfg.get("table_t") or [1, 3, 10, 30, 100]), title, protocol))
     limit = float(cfg.get("accuracy_limit", 0.01))
-    atomic_write_text(ctx.results_dir / "verdict.md",
+    atomic_write_text(plan.results_dir / "verdict.md",
                       "\n".join(verdict_lines(summary, accuracy, method, steps, limit, settings.confidence)) + "\n")
-    if cfg.plots:
+    if plan.options.plots:
         from ganeval.results import plots
 
-        plots.plot_heat_traces(summary, ctx.results_dir / "heat_traces.png", norm)
+        plots.plot_heat_traces(summary, plan.results_dir / "heat_traces.png", norm)
     return summary
 
 

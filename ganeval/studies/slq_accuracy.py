@@ -20,10 +20,12 @@ import pandas as pd
 import torch
 
 from ganeval.app import pipeline
+from ganeval.app.plan import Plan
 from ganeval.protocol.draws import draw_rows, run_generator
 from ganeval.results import t_interval
 
 log = logging.getLogger("ganeval")
+INPUTS = ("data", "features")  # the config keys it reads inputs from (its plan)
 ROUNDING = 1e-12  # relative rounding of a float64 trace of ~10⁴ terms: errors below it are not measurable
 REDUCED = 0.9  # practical significance: a std ratio (with / without the control variate) at most this is "reduced"
 
@@ -503,12 +505,12 @@ def check_config(cfg: Any, sample_size: int) -> None:
         raise ValueError(f"delta must lie in (0, 1), got {cfg.delta}")
 
 
-def run(ctx: pipeline.Context) -> pd.DataFrame:
+def run(plan: Plan) -> pd.DataFrame:
     """Build the graph, measure the estimator on it, write estimator.csv, table.md, verdict.md and slq_accuracy.png."""
     from ganeval.common import atomic_write_text
     from ganeval.results import write_csv
 
-    cfg, settings = ctx.cfg, ctx.settings
+    cfg, settings = plan.params, plan.settings
     if "imd" not in settings.metrics:
         raise ValueError("slq_accuracy needs metrics.imd (its k)")
     o = settings.metrics["imd"]
@@ -516,36 +518,36 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
         raise ValueError("slq_accuracy measures Gaussian probes on the exact k-NN graph: set metrics.imd.rademacher=false "
                          "and metrics.imd.knn=exact")
     check_config(cfg, settings.sample_size)
-    with ctx.stage("load data"):
-        images = pipeline.load_data(ctx, cfg.data, "data")
+    with plan.stage("load data"):
+        images = pipeline.load_data(plan, cfg.data, "data")
     settings.check_pools({"data": len(images)})
-    extractor = pipeline.make_extractor(ctx)
-    pipeline.open_results(ctx, protocol=False)  # a results_dir holding another config's runs: refused now
-    with ctx.stage("features"):
-        feats = pipeline.features(ctx, images, extractor, "data")
+    extractor = pipeline.make_extractor(plan)
+    pipeline.open_results(plan, protocol=False)  # a results_dir holding another config's runs: refused now
+    with plan.stage("features"):
+        feats = pipeline.features(plan, images, extractor, "data")
     t = np.unique(np.concatenate([np.asarray(cfg.t_errors, dtype=np.float64),
                                   np.logspace(np.log10(float(cfg.t_variance_min)),
                                               np.log10(float(cfg.t_variance_max)), int(cfg.n_t_variance))]))
     rng = run_generator(settings.seed, 0)
     x = np.asarray(feats[draw_rows(len(feats), settings.sample_size, rng)])
     probes = rng.standard_normal((len(x), int(cfg.probes)))
-    with ctx.stage("estimator"):
+    with plan.stage("estimator"):
         pool = probe_pool(x, int(o["k"]), t, probes, int(cfg.max_steps))
         df = measure(pool, cfg, settings.confidence, settings.seed)
-    write_csv(df, ctx.results_dir / "estimator.csv")
+    write_csv(df, plan.results_dir / "estimator.csv")
     found = claims(df, cfg)
-    ctx.record.verdict = [{k: v for k, v in c.items() if k != "per_t"} | {"per_t": [list(p) for p in c["per_t"]]}
+    plan.record.verdict = [{k: v for k, v in c.items() if k != "per_t"} | {"per_t": [list(p) for p in c["per_t"]]}
                           for c in found]
-    ctx.record.claims = [c.record() for c in claim_verdicts(found, settings.confidence)]
-    features = ctx.record.extractor.get("name") if ctx.record.extractor else "?"
-    header = header_text(int(o["k"]), settings.sample_size, ctx.choices.get("data", "data"), str(features),
+    plan.record.claims = [c.record() for c in claim_verdicts(found, settings.confidence)]
+    features = plan.record.extractor.get("name") if plan.record.extractor else "?"
+    header = header_text(int(o["k"]), settings.sample_size, plan.choices.get("data", "data"), str(features),
                          settings.seed, int(cfg.probes), settings.confidence, int(cfg.bootstrap))
     summary = df[df.quantity.isin(["rms_error", "lanczos_bias", "std_ratio"])].reset_index(drop=True)
-    pipeline.write(ctx, summary, None, str(cfg.get("title") or ctx.name), tables=False)
-    atomic_write_text(ctx.results_dir / "table.md", table_text(df, cfg, header))
-    atomic_write_text(ctx.results_dir / "verdict.md", verdict_text(found, header, settings.confidence))
-    if pipeline.strict_bool(cfg, "plots"):
-        plot(df, ctx.results_dir / "slq_accuracy.png", str(cfg.get("title") or ctx.name))
+    pipeline.write(plan, summary, None, str(cfg.get("title") or plan.name), tables=False)
+    atomic_write_text(plan.results_dir / "table.md", table_text(df, cfg, header))
+    atomic_write_text(plan.results_dir / "verdict.md", verdict_text(found, header, settings.confidence))
+    if plan.options.plots:
+        plot(df, plan.results_dir / "slq_accuracy.png", str(cfg.get("title") or plan.name))
     for c in found:
         log.info("%s: %s", c["claim"], "holds" if c["holds"] else "does not hold everywhere")
     return df

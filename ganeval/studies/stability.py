@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from ganeval.app import pipeline
+from ganeval.app.plan import Plan, strict_bool
 from ganeval.hashing import stable_hash
 from ganeval.protocol import Block
 from ganeval.results import write_csv, write_results
@@ -30,44 +31,45 @@ from ganeval.studies.stability_report import plot_stability, table_markdown, tim
 from ganeval.studies.stability_report import RECALL_EXACT  # noqa: F401  (stability.NAME)
 
 log = logging.getLogger("ganeval")
+INPUTS = ("data", "other", "features")  # the config keys it reads inputs from (its plan)
 
 
 # --------------------------------------------------------------------------- the experiment
-def run(ctx: pipeline.Context) -> pd.DataFrame:
+def run(plan: Plan) -> pd.DataFrame:
     """Split data, extract, score every part of the grid, write summary, comparison, table, verdict and plot."""
     from ganeval.data.images import to_rgb
     from ganeval.protocol.api import store_identity
     from ganeval.protocol.store import check_store
 
-    cfg, settings = ctx.cfg, ctx.settings
+    cfg, settings = plan.params, plan.settings
     sizes = sample_sizes(settings.sample_size, cfg.halvings)
     methods = knn_methods(cfg.knn_methods, settings.metrics["imd"]["knn"]) if "imd" in settings.metrics else []
     if settings.probe_repeats:
         raise ValueError("experiment=stability does not use probe_repeats (its rows are not curves): set probe_repeats=0")
-    name = ctx.choices.get("data") or "data"
-    other_name = ctx.choices.get("data@other") or "other"
-    prep = to_rgb if pipeline.strict_bool(cfg, "color") else (lambda a: a)
-    with ctx.stage("load data"):
-        data = prep(pipeline.load_data(ctx, cfg.data, "data"))
-        other = prep(pipeline.load_data(ctx, cfg.other, "other"))
+    name = plan.choices.get("data") or "data"
+    other_name = plan.choices.get("data@other") or "other"
+    prep = to_rgb if strict_bool(cfg, "color") else (lambda a: a)
+    with plan.stage("load data"):
+        data = prep(pipeline.load_data(plan, cfg.data, "data"))
+        other = prep(pipeline.load_data(plan, cfg.other, "other"))
     half = len(data) // 2
     settings.check_pools({f"each half of data ({name}, {len(data)} rows)": half, f"other ({other_name})": len(other)})
     parts = plan_parts(settings, sizes, methods)
-    extractor = pipeline.make_extractor(ctx)
-    overwrite = pipeline.strict_bool(cfg, "overwrite")
+    extractor = pipeline.make_extractor(plan)
+    overwrite = plan.options.overwrite
     for part in parts:  # another config's or other content's runs: refused before extraction
-        check_store(part.directory(ctx.results_dir), stable_hash(store_identity(part.settings, ctx.identity())), overwrite)
+        check_store(part.directory(plan.results_dir), stable_hash(store_identity(part.settings, plan.identity())), overwrite)
 
     if overwrite:  # discard the stores of parts this grid no longer has, so results_dir holds one experiment
         import shutil
 
-        planned = {part.directory(ctx.results_dir) for part in parts}
-        for stale in sorted((ctx.results_dir / "runs").glob("n*-*")):
+        planned = {part.directory(plan.results_dir) for part in parts}
+        for stale in sorted((plan.results_dir / "runs").glob("n*-*")):
             if stale.is_dir() and stale not in planned:
                 shutil.rmtree(stale)
-    with ctx.stage("features"):
-        feats = pipeline.features(ctx, data, extractor, name)
-        other_f = pipeline.features(ctx, other, extractor, other_name)
+    with plan.stage("features"):
+        feats = pipeline.features(plan, data, extractor, name)
+        other_f = pipeline.features(plan, other, extractor, other_name)
     if feats.shape[1] != other_f.shape[1]:
         raise ValueError(f"other has {other_f.shape[1]} features, data {feats.shape[1]}: give both one shape "
                          "(one image size and channel count, color=true for grey against colour)")
@@ -77,31 +79,31 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     timings: dict[str, dict[str, Any]] = {}
     warmed = False
     for part in parts:
-        directory = part.directory(ctx.results_dir)
+        directory = part.directory(plan.results_dir)
         todo = settings.runs - (0 if overwrite else min(stored_runs(directory), settings.runs))
         if part.knn == "approx" and todo and not warmed:
-            with ctx.stage("compile pynndescent"):
+            with plan.stage("compile pynndescent"):
                 warm_up_approx()
             warmed = True
         groups = {"n": part.n, **({"knn": part.knn} if part.knn else {})}
         stage = f"runs n={part.n} {part.name}"
-        with ctx.stage(stage):
+        with plan.stage(stage):
             from ganeval.protocol import run_blocks
 
-            rows = run_blocks([Block(a, fakes, groups)], part.settings, directory, ctx.identity(), overwrite)
+            rows = run_blocks([Block(a, fakes, groups)], part.settings, directory, plan.identity(), overwrite)
         if todo:  # the time per run of the runs made now, kept beside them (a resumed part keeps its time)
             from ganeval.results import write_json
 
-            write_json({"seconds_per_run": ctx.stage_seconds[stage] / todo, "runs_timed": todo,
+            write_json({"seconds_per_run": plan.stage_seconds[stage] / todo, "runs_timed": todo,
                         "load_1min": round(os.getloadavg()[0], 2), "cpu": cpu_model(), "device": settings.device},
                        directory / "timing.json")
         timing = read_timing(directory)
         if part.knn == "approx" and "approx_recall" not in timing:  # measured once, kept beside the part's runs
             if not warmed:
-                with ctx.stage("compile pynndescent"):
+                with plan.stage("compile pynndescent"):
                     warm_up_approx()
                 warmed = True
-            with ctx.stage("approx kNN recall"):
+            with plan.stage("approx kNN recall"):
                 timing["approx_recall"] = approx_recall(a, part.settings, part.n)
             from ganeval.results import write_json
 
@@ -123,18 +125,18 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
                         f"{feats.shape[1]}-d features",
                "machine": f"{cpu_model()}, {os.cpu_count()} cores, 1-min load average {min(loads, default=math.nan):.1f}–"
                           f"{max(loads, default=math.nan):.1f} while the parts ran (knn.csv)"}
-    ctx.record.verdict = claims
-    ctx.record.context = context
-    ctx.record.knn = "+".join(methods) or None  # pipeline.write would record metrics.imd.knn, not the methods run
-    ctx.record.set_results(summary, ctx.stage_seconds)
-    write_results(ctx.results_dir, summary, comparison if len(comparison) else None, ctx.record, tables=False)
-    write_csv(timing_table(sizes, parts, timings, recall), ctx.results_dir / "knn.csv")
+    plan.record.verdict = claims
+    plan.record.context = context
+    plan.record.knn = "+".join(methods) or None  # pipeline.write would record metrics.imd.knn, not the methods run
+    plan.record.set_results(summary, plan.stage_seconds)
+    write_results(plan.results_dir, summary, comparison if len(comparison) else None, plan.record, tables=False)
+    write_csv(timing_table(sizes, parts, timings, recall), plan.results_dir / "knn.csv")
     from ganeval.common import atomic_write_text
 
-    atomic_write_text(ctx.results_dir / "table.md", table_markdown(summary, comparison))
-    atomic_write_text(ctx.results_dir / "verdict.md", verdict_markdown(claims, summary, context))
-    if pipeline.strict_bool(cfg, "plots"):
-        plot_stability(summary, ctx.results_dir / "stability.png")
+    atomic_write_text(plan.results_dir / "table.md", table_markdown(summary, comparison))
+    atomic_write_text(plan.results_dir / "verdict.md", verdict_markdown(claims, summary, context))
+    if plan.options.plots:
+        plot_stability(summary, plan.results_dir / "stability.png")
     for c in claims:
         log.info("%s: %s", c["claim"], c["holds"])
     return summary

@@ -17,11 +17,13 @@ import numpy as np
 import pandas as pd
 
 from ganeval.app import generators, pipeline
+from ganeval.app.plan import Plan
 from ganeval.protocol.api import unique_names
 from ganeval.results import write_csv
 from ganeval.results.seeds import SEED
 
 log = logging.getLogger("ganeval")
+INPUTS = ("data", "generators", "features")  # the config keys it reads inputs from (its plan)
 
 # The paper's appendix (figure "torus"): mean ± half-width per metric, good and bad vanilla GAN, raw 3-D coordinates.
 PAPER: dict[str, dict[str, tuple[float, float]]] = {
@@ -322,51 +324,51 @@ def _claim_detail(v: pd.DataFrame, good: str, bad: str) -> str:
     return ", ".join(parts) + "."
 
 
-def run(ctx: pipeline.Context) -> pd.DataFrame:
+def run(plan: Plan) -> pd.DataFrame:
     """Train both GANs (or take given ones, e.g. samples with replicas), sample, score, and write the table beside
     the paper's, hole fractions, verdict and torus.png. The first generator plays the paper's good GAN."""
-    cfg = ctx.cfg
+    cfg = plan.params
     gens = dict(cfg.generators)
     if len(gens) != 2:
         raise ValueError("torus needs exactly two generators, the good one first (e.g. generators.good / generators.bad, "
                          "each a train spec or given samples)")
     R, r = float(cfg.data.R), float(cfg.data.r)
-    with ctx.stage("load data"):
-        real = pipeline.load_data(ctx, cfg.data, "data").astype(np.float32)
+    with plan.stage("load data"):
+        real = pipeline.load_data(plan, cfg.data, "data").astype(np.float32)
     if real.ndim != 2 or real.shape[1] != 3:
         raise ValueError(f"torus needs N×3 points as data, got shape {real.shape}")
-    n_gen = pipeline.n_generated(cfg)
-    ctx.settings.check_pools({"the real pool (data.n)": len(real), "the generated pool (n_generated)": n_gen})
-    plans = {label: generators.plan_generator(ctx, real, spec, f"generators.{label}")
+    n_gen = int(plan.options.n_generated)
+    plan.settings.check_pools({"the real pool (data.n)": len(real), "the generated pool (n_generated)": n_gen})
+    plans = {label: generators.plan_generator(plan, real, spec, f"generators.{label}")
              for label, spec in zip(unique_names(gens, "generators"), gens.values())}
     generators.seed_count(plans, "torus")  # both models need the same number of training seeds (paired by index)
-    for name, plan in plans.items():
-        generators.identify_plan(ctx, plan, f"torus/{name}", "data")
-    pipeline.open_results(ctx)  # another config's or other content's runs in results_dir: refused before training
+    for name, seed_plans in plans.items():
+        generators.identify_plan(plan, seed_plans, f"torus/{name}", "data")
+    pipeline.open_results(plan)  # another config's or other content's runs in results_dir: refused before training
     seed_pools: dict[str, list[np.ndarray]] = {}
     for name, seed_plans in plans.items():
-        gens = generators.realise_generators(ctx, real, seed_plans, "torus", name)
-        seed_pools[name] = [generators.generated_pool(ctx, gen, name).astype(np.float32) for gen in gens]
-    rows = pipeline.score(ctx, generators.seed_blocks(real, seed_pools, {"data": "torus"}))
-    summary, comparison, seeds = pipeline.summarize(ctx, rows)
+        gens = generators.realise_generators(plan, real, seed_plans, "torus", name)
+        seed_pools[name] = [generators.generated_pool(plan, gen, name).astype(np.float32) for gen in gens]
+    rows = pipeline.score(plan, generators.seed_blocks(real, seed_pools, {"data": "torus"}))
+    summary, comparison, seeds = pipeline.summarize(plan, rows)
     assert comparison is not None  # two models
     pools = {k: v[0] for k, v in seed_pools.items()}  # the first training seed's samples are plotted
-    ctx.record.hole_fraction = {"real": hole_fraction(real, R, r),  # with several training seeds: the mean over seeds
+    plan.record.hole_fraction = {"real": hole_fraction(real, R, r),  # with several training seeds: the mean over seeds
                                 **{k: float(np.mean([hole_fraction(p, R, r) for p in v])) for k, v in seed_pools.items()}}
     per_seed = {k: [hole_fraction(p, R, r) for p in v_] for k, v_ in seed_pools.items()}
     if any(len(x) > 1 for x in per_seed.values()):
-        ctx.record.hole_fraction_per_seed = per_seed
-    files = verdict_files(ctx.record, rows, summary, comparison, seeds)
-    pipeline.write(ctx, summary, comparison, str(cfg.get("title") or ctx.name), tables=False, seeds=seeds)
-    write_verdict_files(ctx.results_dir, files)
+        plan.record.hole_fraction_per_seed = per_seed
+    files = verdict_files(plan.record, rows, summary, comparison, seeds)
+    pipeline.write(plan, summary, comparison, str(cfg.get("title") or plan.name), tables=False, seeds=seeds)
+    write_verdict_files(plan.results_dir, files)
     log.info(files["verdict.md"])
-    if pipeline.strict_bool(cfg, "plots"):
+    if plan.options.plots:
         from ganeval.results import plots
 
-        first = seed_labels(ctx.record.config, len(next(iter(per_seed.values()))))[0]
+        first = seed_labels(plan.record.config, len(next(iter(per_seed.values()))))[0]
         seed_note = f"training seed {first}, " if len(next(iter(per_seed.values()))) > 1 else ""
         plots.plot_points_3d({"real": real, **{f"{k} ({seed_note}{per_seed[k][0]:.1%} in hole)": p
-                                               for k, p in pools.items()}}, ctx.results_dir / "torus.png")
+                                               for k, p in pools.items()}}, plan.results_dir / "torus.png")
     return summary
 
 

@@ -1,0 +1,308 @@
+"""The plan of a run, built once from the composed config: config -> Plan -> the study's `run(plan)` -> results.
+
+`build_plan` makes every check that needs no input's content (types by the schema while Hydra composed; here the
+ranges, the metric options against sample_size, mandatory keys, plugins, writable folders, the named protocol, and
+`ganeval.app.validate`'s static checks) and gathers what the run is: its validated `Settings`, the run-wide options,
+the inputs the config names (each listed with its source; its content identity is taken once, when it is read),
+the outputs and their directory. A study receives the plan and never the raw config: its own keys and input nodes
+are `plan.params` (read-only). `dry_run=true` is "build the plan and print it" (`describe`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from ganeval.app.paths import check_writable
+from ganeval.metrics.registry import integer
+from ganeval.protocol import Settings
+from ganeval.protocol.api import unique_names
+from ganeval.protocol.settings import check_value
+from ganeval.protocol.store import identity_hash
+from ganeval.results import RunRecord
+
+log = logging.getLogger("ganeval")
+
+# Keys that do not change any number: left out of the config part of a run's identity (see `Plan.identity`).
+# `runs` is left out too: run r's numbers do not depend on how many runs there are, so raising `runs`
+# extends a finished experiment instead of refusing it.
+NON_NUMERIC_KEYS = ("results_dir", "cache_dir", "models_dir", "overwrite", "workers", "batch_size",
+                    "progress", "plots", "runs", "hydra", "dry_run")
+# Keys left out of the identity while at these values (their defaults, which change no number); a generator's
+# `replicas: null` likewise.
+NEUTRAL_KEYS: dict[str, Any] = {"train_seeds": None, "probe_repeats": 0}
+# The root keys the plan holds typed (settings, options, its own fields): the rest of the config is `params`.
+TYPED_KEYS = ("plugins", "run_experiment", "runs", "sample_size", "n_generated", "confidence", "seed", "device",
+              "results_dir", "cache_dir", "models_dir", "overwrite", "workers", "batch_size", "progress",
+              "train_epochs", "train_seeds", "probe_repeats", "plots", "dry_run", "metrics", "hydra")
+
+# The one "config hash" ganeval shows (log, refusal message, runs.meta.json, summary.json): `identity_hash` of the
+# identity a results directory is keyed by (`store_identity(settings, plan.identity())`, or `plan.identity()` alone
+# for a task run through `run_loop`). What it hashes:
+CONFIG_HASH_MEANS = "resolved config without number-neutral keys + protocol settings + content hashes of the inputs"
+UNKNOWN_HASH = "(not computed: no runs were scored)"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The run-wide keys that are not protocol settings: how to extract, sample, train and write."""
+
+    batch_size: int = 250
+    cache_dir: str | None = None
+    models_dir: str = "models"
+    train_epochs: int | None = None
+    n_generated: int | None = None  # the generated pool size per generator (the config's null: 2 × sample_size)
+    plots: bool = True
+    overwrite: bool = False
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input the config names: where (`key`), what it is, and where it comes from (target and file)."""
+
+    key: str  # e.g. data, datasets.mnist.data, generators.wgan, generator, features
+    role: str  # real data | generator to train | given generator | extractor
+    source: str  # the `_target_` and the file or folder it names, or the train spec
+
+
+@dataclass
+class Plan:
+    """What a run does, checked: the study, its settings and options, inputs, outputs and directory; and, filled
+    while it runs, the inputs' content identities, the run record and the stage timings."""
+
+    name: str  # experiment name (results/<name>)
+    results_dir: Path
+    device: str
+    settings: Settings
+    config: dict[str, Any]  # resolved config as plain containers (the record and the identity)
+    study: str = ""  # the `_target_` of the experiment's run function
+    options: Options = field(default_factory=Options)
+    params: Any = None  # the experiment's own keys and input nodes (a read-only DictConfig)
+    inputs: tuple[Input, ...] = ()
+    reads: tuple[str, ...] | None = None  # the keys the study reads inputs from (its `INPUTS`); None: any
+    outputs: tuple[str, ...] = ()
+    checked: tuple[str, ...] = ()  # what building the plan checked (listed by a dry run)
+    train_seeds: tuple[int, ...] | None = None  # `train_seeds` checked; None: one seed (a spec's own, or `seed`)
+    choices: dict[str, str] = field(default_factory=dict)  # Hydra's group choices, e.g. {"data": "digits"}
+    dry_run: bool = False
+    # filled while it runs: what the numbers come from, by content (data arrays, generators, extractor), each input
+    # hashed once as it is read; with the numeric config it is the identity of results_dir (see `open_results`)
+    content: dict[str, dict[str, Any]] = field(default_factory=lambda: {"data": {}, "generators": {}})
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
+    report_title: str = ""  # the title `write` gave the tables, reused by report.html
+
+    def __post_init__(self) -> None:
+        """Start the run record with what the plan knows; the steps and `write` fill in the rest."""
+        self.record = RunRecord(config_hash=UNKNOWN_HASH, config=self.config, seed=self.settings.seed,
+                                device=self.device, experiment=self.name, runs=self.settings.runs)
+
+    @property
+    def title(self) -> str:
+        """The experiment's `title` key, else its name."""
+        own = self.params.get("title") if self.params is not None else None
+        return str(own or self.name)
+
+    def identity(self) -> dict[str, Any]:
+        """What the numbers depend on besides the protocol settings: the resolved config without the keys that
+        change no number (`numeric_config`) and the content hashes of every input."""
+        return {"config": numeric_config(self.config), "content": self.content}
+
+    @property
+    def config_hash(self) -> str:
+        """The run's config hash (`identity_hash`), once `open_results` or `score` has computed it."""
+        return self.record.config_hash
+
+    def set_config_hash(self, identity: Mapping[str, Any]) -> str:
+        """Record and log the config hash of the identity results_dir is keyed by (`identity_hash`)."""
+        if self.record.config_hash != (h := identity_hash(identity)):
+            self.record.config_hash = h
+            log.info("config hash %s (%s) -> %s", h, CONFIG_HASH_MEANS, self.results_dir)
+        return h
+
+    @contextmanager
+    def stage(self, name: str, detail: str = "") -> Iterator[None]:
+        """Time a stage (summed under `name` if entered again) and log its start and end (`name` and `detail`)."""
+        shown = f"{name} {detail}".strip()
+        log.info("%s ...", shown)
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            dt = time.perf_counter() - t0
+            self.stage_seconds[name] = self.stage_seconds.get(name, 0.0) + dt
+            log.info("%s done in %.1f s", shown, dt)
+
+
+# --------------------------------------------------------------------------- config -> plan
+def build_plan(cfg: Any) -> Plan:
+    """The plan of a composed config, every check that needs no input's content made (bad values fail here)."""
+    import importlib
+
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    from ganeval.app.paths import default_results_dir
+    from ganeval.app.protocols import check_protocol
+    from ganeval.app.validate import check_plan, inputs_of
+    from ganeval.results.outputs import STANDARD, begin_run
+
+    import_plugins(cfg.get("plugins") or [])
+    check_missing(cfg)
+    check_protocol(cfg)  # a named protocol's fixed values (dry_run too)
+    hc = HydraConfig.get()
+    name = hc.runtime.choices.get("experiment") or "custom"
+    if hc.mode == RunMode.MULTIRUN:
+        results_dir = Path(hc.runtime.output_dir)  # each sweep job in its own job directory (under results_dir)
+    else:
+        results_dir = default_results_dir(cfg.results_dir, name)  # = Hydra's run folder (hydra.run.dir)
+    settings = settings_from_config(cfg)  # types are the schema's (ganeval.app.schema); ranges are checked here
+    options = options_from_config(cfg)
+    train_seeds = check_train_seeds(cfg.train_seeds)
+    check_writable(results_dir, "results_dir")
+    begin_run(results_dir, options.overwrite)  # a folder of someone else's files is refused (it writes nothing)
+    if options.cache_dir:
+        check_writable(Path(options.cache_dir), "cache_dir")
+    check_writable(Path(options.models_dir), "models_dir")
+    config = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(config, dict)
+    check_keys(config)
+    params = OmegaConf.create({k: v for k, v in config.items() if k not in TYPED_KEYS})
+    OmegaConf.set_readonly(params, True)
+    config["device"] = settings.device
+    config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
+    study = str(cfg.run_experiment._target_)
+    module = importlib.import_module(study.rpartition(".")[0])
+    reads = getattr(module, "INPUTS", None)
+    plan = Plan(name=name, results_dir=results_dir, device=str(settings.device), settings=settings, config=config,
+                study=study, options=options, params=params, inputs=inputs_of(params, reads), reads=reads,
+                outputs=tuple(getattr(module, "OUTPUTS", STANDARD)), train_seeds=train_seeds,
+                dry_run=bool(cfg.dry_run),
+                choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
+    plan.checked = tuple(check_plan(plan))
+    plan.record.overrides = list(hc.overrides.task)
+    plan.record.command = "ganeval " + " ".join(hc.overrides.task)
+    return plan
+
+
+def import_plugins(modules: Any) -> None:
+    """Import the modules named in `plugins`, so the metrics and extractors they register can be chosen."""
+    import importlib
+
+    for name in modules:
+        try:
+            importlib.import_module(str(name))
+        except ImportError as e:
+            raise ValueError(f"plugins: cannot import {name!r} ({e}); is it on PYTHONPATH?") from None
+
+
+def settings_from_config(cfg: Any) -> Settings:
+    """The protocol settings of a composed config, validated (before any data is loaded)."""
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.to_container(cfg.metrics, resolve=True) if cfg.get("metrics") is not None else {}
+    metrics = {k: (v or {}) for k, v in dict(raw).items() if v is not None}  # type: ignore[union-attr]  # null: not chosen
+    return Settings(runs=cfg.runs, sample_size=cfg.sample_size, metrics=metrics, seed=cfg.seed,
+                    confidence=cfg.confidence, device=cfg.device, workers=cfg.workers,
+                    progress=cfg.progress, probe_repeats=cfg.probe_repeats)
+
+
+def options_from_config(cfg: Any) -> Options:
+    """The run-wide options of a composed config, their ranges checked (the schema checked their types)."""
+    check_value("batch_size", cfg.batch_size, integer(1))
+    if cfg.get("train_epochs") is not None:
+        check_value("train_epochs", cfg.train_epochs, integer(1))
+    if cfg.get("n_generated") is not None:
+        check_value("n_generated", cfg.n_generated, integer(1))
+    n = cfg.get("n_generated")
+    return Options(batch_size=int(cfg.batch_size), cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None,
+                   models_dir=str(cfg.models_dir), train_epochs=cfg.get("train_epochs"),
+                   n_generated=int(n) if n is not None else 2 * int(cfg.sample_size),
+                   plots=bool(cfg.plots), overwrite=bool(cfg.overwrite))
+
+
+def check_train_seeds(value: Any) -> tuple[int, ...] | None:
+    """`train_seeds` checked: null (one seed, today's behaviour) or a non-empty list of distinct integers >= 0 (the
+    schema makes it a list of integers)."""
+    if value is None:
+        return None
+    seeds = list(value)
+    if not seeds:
+        raise ValueError(f"train_seeds must be null or a non-empty list of distinct integers >= 0, e.g. [0, 1, 2]; "
+                         f"got {value!r}")
+    for i, seed in enumerate(seeds):
+        check_value(f"train_seeds[{i}]", seed, integer(0))
+    if len(set(seeds)) < len(seeds):
+        raise ValueError(f"train_seeds={seeds} repeats a seed: list each training seed once")
+    return tuple(int(seed) for seed in seeds)
+
+
+def check_missing(cfg: Any) -> None:
+    """Refuse a config that leaves a mandatory value ('???') unset, naming the keys to set (a key of a node with
+    `replicas` may be left to them: see `generators.replica_nodes`)."""
+    from omegaconf import OmegaConf
+
+    def replicated(key: str) -> bool:
+        parent = key.rpartition(".")[0]
+        node = OmegaConf.select(cfg, parent, throw_on_missing=False) if parent else None
+        return bool(OmegaConf.is_dict(node) and node.get("replicas") is not None)
+
+    missing = sorted(k for k in OmegaConf.missing_keys(cfg) if not k.startswith("hydra") and not replicated(k))
+    if missing:
+        keys = ", ".join(missing)
+        raise ValueError(f"{keys} must be given: add {' '.join(k + '=...' for k in missing)} to the command line "
+                         "(e.g. data.path=/path/to/real.npy for data=array)")
+
+
+def check_keys(node: Any, path: str = "") -> None:
+    """Refuse mapping keys anywhere in the config that collide as labels after str() (1 and "1")."""
+    if isinstance(node, dict):
+        unique_names(node, f"{path or 'the config'} has the keys")
+        for key, value in node.items():
+            check_keys(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            check_keys(value, f"{path}[{i}]")
+
+
+def numeric_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved config without the keys that change no number (NON_NUMERIC_KEYS) and those at their neutral
+    value (NEUTRAL_KEYS, the generator group's `replicas: null`): the config part of a run's identity."""
+    kept = {k: v for k, v in config.items()
+            if k not in NON_NUMERIC_KEYS and not (k in NEUTRAL_KEYS and v == NEUTRAL_KEYS[k])}
+    generator = kept.get("generator")
+    if isinstance(generator, dict) and "replicas" in generator and generator["replicas"] is None:
+        kept["generator"] = {k: v for k, v in generator.items() if k != "replicas"}
+    return kept
+
+
+def strict_bool(params: Any, key: str) -> bool:
+    """A true/false value of an experiment's own key (the schema types the top-level keys); anything else (e.g.
+    the string "no", which is truthy) raises."""
+    value = params.get(key)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- plan -> words (dry_run=true)
+def describe(plan: Plan) -> str:
+    """The plan in words: the study, settings, options, inputs, outputs and what building it checked."""
+    s, o = plan.settings, plan.options
+    metrics = ", ".join(f"{m.name}" for m, _ in s.metrics.ordered()) or "none"
+    lines = [f"plan of experiment {plan.name} ({plan.study})",
+             f"  protocol: {s.runs} runs of {s.sample_size} rows per pool, seed {s.seed}, {s.confidence:.0%} "
+             f"intervals, metrics {metrics}, on {plan.device}",
+             f"  options: batch_size {o.batch_size}, n_generated {o.n_generated}, cache_dir {o.cache_dir}, "
+             f"models_dir {o.models_dir}" + (f", train_epochs {o.train_epochs}" if o.train_epochs else "")
+             + (f", train_seeds {list(plan.train_seeds)}" if plan.train_seeds else ""),
+             "  inputs (each hashed by content when it is read):"]
+    lines += [f"    {i.key}: {i.role}, {i.source}" for i in plan.inputs] or ["    (none)"]
+    lines.append(f"  outputs in {plan.results_dir} (those that apply): {', '.join(plan.outputs)}")
+    lines.append(f"  checked: {'; '.join(plan.checked)}")
+    return "\n".join(lines)
