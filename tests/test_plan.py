@@ -99,3 +99,35 @@ def test_a_study_gets_the_plan_and_not_the_config(tmp_path: Path, monkeypatch: p
     plan = seen["plan"]
     assert isinstance(plan, Plan) and dataclasses.is_dataclass(plan)
     assert plan.settings.sample_size == 100 and "halvings" in plan.params and "runs" not in plan.params
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("data.size=abc", r"data.size='abc': ganeval.data.digits takes an integer there"),
+    ("data.size=3.5", r"data.size=3.5: ganeval.data.digits takes an integer there"),
+    ("+data.sizee=3", r"data.sizee: ganeval.data.digits takes no argument 'sizee' \(did you mean size\?\)"),
+    ("features=inception", None),
+])
+def test_an_input_node_is_checked_against_its_targets_signature(tmp_path: Path, override: str,
+                                                                 message: str | None) -> None:
+    args = [override, f"results_dir={tmp_path}"]
+    if message is None:
+        _plan([*args, "features.channels_last=false", "features.weights=null"])  # right types pass
+        with pytest.raises(ValueError, match=r"features.channels_last='maybe': .*InceptionExtractor takes true or false"):
+            _plan([*args, "features.channels_last=maybe"])
+        return
+    with pytest.raises(ValueError, match=message):
+        _plan(args)
+
+
+def test_type_rules_of_the_node_schema() -> None:
+    import os
+    from typing import Literal, Optional, Sequence
+
+    from ganeval.app.node_types import matches, words
+
+    assert matches(3, int) and not matches(True, int) and not matches("3", int) and matches(3, float)
+    assert matches("a.npy", str | os.PathLike) and matches(None, Optional[int]) and not matches(None, int)
+    assert matches([1, 2], Sequence[int]) and not matches([1, "x"], list[int]) and not matches(3, list[int])
+    assert matches("a", Literal["a", "b"]) and not matches("c", Literal["a", "b"])
+    assert matches({"_target_": "torch.nn.Linear"}, int)  # a nested node is instantiated first
+    assert words(int | None) == "an integer or null" and words(bool | str) == "true or false or a string"

@@ -80,6 +80,21 @@ def check_targets(cfg: Any) -> list[str]:
     return found
 
 
+def check_nodes(cfg: Any, reads: tuple[str, ...] | None = None) -> list[str]:
+    """Every input node's keys and value types against its target's signature (`ganeval.app.node_types`)."""
+    from omegaconf import OmegaConf
+
+    from ganeval.app.node_types import check_node
+
+    done = []
+    for where, node in _nodes(cfg, ""):
+        if not where or "_target_" not in node or OmegaConf.is_missing(node, "_target_") or not used(cfg, where, reads):
+            continue
+        check_node(where, OmegaConf.to_container(node, resolve=True))  # type: ignore[arg-type]
+        done.append(f"{where} arguments")
+    return done
+
+
 def missing_paths(cfg: Any) -> list[str]:
     """`key=value` of every input path named in the config that does not exist here (a real run would stop there)."""
     from omegaconf import OmegaConf
@@ -218,6 +233,7 @@ def check_plan(plan: Plan) -> list[str]:
     params = plan.params
     checked = ["keys and values", "metric options vs sample_size", "results_dir, cache_dir, models_dir writable"]
     checked += check_targets(params)
+    checked += check_nodes(params, plan.reads)
     if plan.dry_run:
         if params.get("features") is not None:
             checked.append(f"features ({type(pipeline.instantiate(params.features)).__name__}) options")
