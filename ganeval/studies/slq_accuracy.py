@@ -22,7 +22,7 @@ import torch
 from ganeval.app import pipeline
 from ganeval.protocol.draws import draw_rows, run_generator
 from ganeval.results import t_interval
-from ganeval.studies.slq_claims import claim_verdicts, claims, one_row, verdict_text
+from ganeval.studies.slq_claims import claim_verdicts, claims, one_row
 
 log = logging.getLogger("ganeval")
 
@@ -182,6 +182,27 @@ def measure(pool: Pool, cfg: Any, confidence: float, seed: int) -> pd.DataFrame:
             float(pool.alpha_theory[j]))
         add("variance", "alpha_used", j, m0, nv0, {"value": float(np.exp(-t[j])), "ci_low": None, "ci_high": None})
     return pd.DataFrame(rows)
+
+
+def verdict_text(found: list[dict[str, Any]], header: str, confidence: float = 0.99) -> str:
+    """verdict.md: the claims table in the common vocabulary, then each quoted statement, the criterion, its verdict
+    and the numbers per t."""
+    from ganeval.results.verdicts import claims_table
+
+    verdicts = {c.name: c for c in claim_verdicts(found, confidence)}
+    lines = ["# SLQ estimator accuracy: verdict", "", header, "",
+             "One graph (a single 1000-node digits graph): the verdicts are about this estimator on it; the per-t "
+             "intervals cover the probes, not other graphs. p-values (where a claim is a threshold on one interval) "
+             "are approximated from the stored intervals (normal, on the threshold's side), Bonferroni over a "
+             "claim's t values, then Holm over the claims.", "",
+             claims_table(verdicts.values(), confidence).rstrip("\n"), ""]
+    for c in found:
+        v = verdicts[c["claim"]]
+        lines += [f"## {c['claim']}: {v.verdict.upper()} ({v.vs_paper})", "", f"> \"{c['quote']}\" ({c['where']})", "",
+                  f"Criterion: {c['criterion']}.", ""]
+        lines += [f"- t = {t:.3g}: {'holds' if h else 'contradicted'} ({text})" for t, h, text in c["per_t"]]
+        lines.append("")
+    return "\n".join(lines)
 
 
 def header_text(k: int, sample_size: int, data: str, features: str, seed: int, probes: int, confidence: float,

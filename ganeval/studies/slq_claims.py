@@ -1,5 +1,5 @@
 """The slq_accuracy study's claims: each of the paper's statements on the estimator, checked per temperature from
-the measured intervals (`ganeval.studies.slq_accuracy.measure`), in the common verdict vocabulary, and verdict.md."""
+the measured intervals (`ganeval.studies.slq_accuracy.measure`), and in the common verdict vocabulary."""
 
 from __future__ import annotations
 
@@ -202,24 +202,3 @@ def claim_verdicts(found: list[dict[str, Any]], confidence: float) -> list[Any]:
                          THRESHOLD.get(c["claim"], "–"), vs, ev, p,
                          detectable="the per-t intervals' half-widths (below)"))
     return holm(out, confidence)
-
-
-def verdict_text(found: list[dict[str, Any]], header: str, confidence: float = 0.99) -> str:
-    """verdict.md: the claims table in the common vocabulary, then each quoted statement, the criterion, its verdict
-    and the numbers per t."""
-    from ganeval.results.verdicts import claims_table
-
-    verdicts = {c.name: c for c in claim_verdicts(found, confidence)}
-    lines = ["# SLQ estimator accuracy: verdict", "", header, "",
-             "One graph (a single 1000-node digits graph): the verdicts are about this estimator on it; the per-t "
-             "intervals cover the probes, not other graphs. p-values (where a claim is a threshold on one interval) "
-             "are approximated from the stored intervals (normal, on the threshold's side), Bonferroni over a "
-             "claim's t values, then Holm over the claims.", "",
-             claims_table(verdicts.values(), confidence).rstrip("\n"), ""]
-    for c in found:
-        v = verdicts[c["claim"]]
-        lines += [f"## {c['claim']}: {v.verdict.upper()} ({v.vs_paper})", "", f"> \"{c['quote']}\" ({c['where']})", "",
-                  f"Criterion: {c['criterion']}.", ""]
-        lines += [f"- t = {t:.3g}: {'holds' if h else 'contradicted'} ({text})" for t, h, text in c["per_t"]]
-        lines.append("")
-    return "\n".join(lines)
