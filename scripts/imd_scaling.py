@@ -10,7 +10,7 @@ k-NN search of x alone timed separately. Peak memory is the process's VmHWM (CPU
 allocated device memory (CUDA), with the two sets' own size listed beside it. `--modes` picks the
 exact search's candidate stage: `auto` (the library's choice by memory), `one-pass` (the head-bound filter,
 holding its pairs until one merge) or `streamed` (the pairs merged strip by strip; memory bounded by a few
-strips and n×k). `--predict` prints `knn.held_pairs_bytes`, the one-pass filter's estimate.
+strips and n×k). `--predict` prints `knn_candidates.held_pairs_bytes`, the one-pass filter's estimate.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def child(n: int, d: int, mode: str, device: str, seed: int, knn_alone: bool = T
 
     from ganeval.metrics import imd
     from ganeval.metrics import knn as knn_module
+    from ganeval.metrics import knn_candidates
     from ganeval.metrics.synthetic import pool3_like
     from bench_metrics import peak_rss_mb
 
@@ -44,7 +45,7 @@ def child(n: int, d: int, mode: str, device: str, seed: int, knn_alone: bool = T
         x = pool3_like(n, d, seed=seed, distribution_seed=0)
         y = pool3_like(n, d, seed=seed + 1, distribution_seed=1)
     if MODES[mode] is not None:  # force the candidate stage for imd() too
-        knn_module.STREAM_ABOVE_BYTES = 0 if MODES[mode] else 1 << 62
+        knn_candidates.STREAM_ABOVE_BYTES = 0 if MODES[mode] else 1 << 62
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     knn_s = float("nan")
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from ganeval.studies.stability import cpu_model
-    from ganeval.metrics.knn import held_pairs_bytes
+    from ganeval.metrics.knn_candidates import held_pairs_bytes
     from ganeval.metrics.linalg import strip_height
 
     dev = torch.device(a.device)

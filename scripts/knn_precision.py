@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 import ganeval.metrics.knn as knn
+import ganeval.metrics.knn_precision as knn_precision
 from ganeval.metrics.synthetic import pool3_like
 
 
@@ -32,7 +33,7 @@ def main() -> None:
     where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU: {cpu}, {torch.get_num_threads()} threads"
     print(f"{where}; torch {torch.__version__}")
     precisions = ("float32", "bfloat16", "tf32") if dev.type == "cuda" else ("float32", "bfloat16")
-    print(f"knn_precision=auto picks {knn.measure_precision(dev)} here (start-up product {knn.PROBE_SHAPE})")
+    print(f"knn_precision=auto picks {knn_precision.measure_precision(dev)} here (start-up product {knn_precision.PROBE_SHAPE})")
 
     def sync() -> None:
         if dev.type == "cuda":

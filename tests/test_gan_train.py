@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from ganeval.gan import PRESETS, GanConfig, gan_config, load_checkpoint, train
-from ganeval.gan.training import _critic_step
+from ganeval.gan.steps import critic_step
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -80,7 +80,7 @@ def test_critic_steps_against_a_fixed_generator_separate_real_from_fake(gan: str
         critic.parameters(), lr=cfg.lr_d)  # fmt: skip
     noise = torch.Generator().manual_seed(0)
     real = torch.randn(256, 2) * 0.1 + 3.0  # far from the generator's outputs
-    gaps = [_critic_step(gen, critic, opt, cfg, real, noise)[1].item() for _ in range(60)]
+    gaps = [critic_step(gen, critic, opt, cfg, real, noise)[1].item() for _ in range(60)]
     assert np.isfinite(gaps).all()
     # The critic learns to score real above fake (step 0 is skipped: WGAN's first clipping shrinks the scale).
     assert gaps[-1] > 0 and np.mean(gaps[-5:]) > 1.5 * max(gaps[1:4])
@@ -275,9 +275,9 @@ def test_gan_config_presets_and_overrides() -> None:
 def test_images_are_resized_to_the_architecture(tmp_path: Path) -> None:
     x = np.zeros((16, 1, 28, 40), np.uint8)
     x[:, :, :, 6:34] = 200  # the centre 28x28 square is bright: the crop keeps it
-    from ganeval.gan.training import _resize
+    from ganeval.gan.train_data import resize
 
-    y = _resize(torch.from_numpy(x), (32, 32))
+    y = resize(torch.from_numpy(x), (32, 32))
     assert y.shape == (16, 1, 32, 32) and y.dtype == torch.uint8 and int(y.min()) == 200
     ckpt = train(x, arch="digits", gan="wgan", out_dir=tmp_path, epochs=1, batch_size=8, progress=False,
                  arch_kwargs=TINY, sample_every=0)  # fmt: skip

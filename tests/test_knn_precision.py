@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from ganeval.metrics import imd
-from ganeval.metrics.knn import distance_error, exact_knn, exact_knn_graph, resolve_precision
+from ganeval.metrics.knn import exact_knn, exact_knn_graph
+from ganeval.metrics.knn_precision import distance_error, resolve_precision
 
 
 def brute_force(x: np.ndarray, k: int) -> np.ndarray:
@@ -128,7 +129,7 @@ def test_streamed_search_is_the_exact_graph(name: str, height: int) -> None:
 def test_stream_chosen_by_memory_only_for_large_sets() -> None:
     """The one-pass filter (whose strips KID sums over) stays for every size the protocol usually meets; the
     merge takes over where its held pairs would pass 256 MiB (CPU strips of 512 rows, 5-NN: from ~54k rows)."""
-    from ganeval.metrics.knn import STREAM_ABOVE_BYTES, held_pairs_bytes
+    from ganeval.metrics.knn_candidates import STREAM_ABOVE_BYTES, held_pairs_bytes
 
     assert held_pairs_bytes(50_000, 10, 512) < STREAM_ABOVE_BYTES < held_pairs_bytes(60_000, 10, 512)
     assert held_pairs_bytes(2_000, 10, 512) == 0
@@ -154,7 +155,7 @@ def test_gpu_precisions_and_stream_give_the_exact_graph(name: str) -> None:
 def test_auto_precision_is_measured_not_named(monkeypatch: pytest.MonkeyPatch) -> None:
     """`auto` times a start-up product per device (once per process) and considers a reduced precision only when
     it is at least twice as fast as float32; with KID sharing the strips it stays float32 without measuring."""
-    from ganeval.metrics import knn
+    from ganeval.metrics import knn_precision as knn
 
     cpu = torch.device("cpu")
     for bf16_s, want in ((0.4, "bfloat16"), (0.6, "float32"), (50.0, "float32")):
@@ -176,7 +177,7 @@ def test_auto_precision_is_measured_not_named(monkeypatch: pytest.MonkeyPatch) -
 def test_undecided_share_is_the_certificates_own_verdict() -> None:
     """`undecided_share` tries the certificate on sampled rows: every row of well-separated clusters is in doubt
     (their norms are the clusters' offsets), few of the centred pool3-like rows are, and a sample tells the same."""
-    from ganeval.metrics import knn
+    from ganeval.metrics import knn_precision as knn
     from ganeval.metrics.synthetic import pool3_like
 
     spread = torch.from_numpy(pool3_like(600, 256, seed=1))
@@ -190,30 +191,30 @@ def test_undecided_share_is_the_certificates_own_verdict() -> None:
 def test_auto_weighs_the_rows_searched_again(monkeypatch: pytest.MonkeyPatch, name: str, want: str) -> None:
     """With products measured 5× faster (patched timings), `auto` takes the reduced precision on data its
     certificate decides, and float32 on data whose every row would be searched again; the graph is exact."""
-    from ganeval.metrics import knn
+    from ganeval.metrics import knn, knn_precision
     from ganeval.metrics.synthetic import pool3_like
 
-    monkeypatch.setattr(knn, "_measured", {"cpu": "bfloat16"})
-    monkeypatch.setattr(knn, "_ratios", {"cpu": 0.2})
-    monkeypatch.setattr(knn, "AUTO_MIN_ROWS", 100)
+    monkeypatch.setattr(knn_precision, "_measured", {"cpu": "bfloat16"})
+    monkeypatch.setattr(knn_precision, "_ratios", {"cpu": 0.2})
+    monkeypatch.setattr(knn_precision, "AUTO_MIN_ROWS", 100)
     x = pool3_like(600, 256, seed=1) if name == "spread" else datasets()["clusters"]
     xt = torch.from_numpy(x)
-    assert knn.auto_precision(xt, 5) == want
+    assert knn_precision.auto_precision(xt, 5) == want
     refined = []
     real_refine = knn._refine
     monkeypatch.setattr(knn, "_refine", lambda *a: refined.append(True) or real_refine(*a))
     got = exact_knn(xt, 5, height=64, precision="auto").numpy()
     assert bool(refined) == (want != "float32")  # the reduced-precision path ran exactly when chosen
     assert as_sets(got) == as_sets(brute_force(x, 5))
-    monkeypatch.setattr(knn, "AUTO_MIN_ROWS", 10_000)
-    assert knn.auto_precision(xt, 5) == "float32"  # a small set is not worth the trial
+    monkeypatch.setattr(knn_precision, "AUTO_MIN_ROWS", 10_000)
+    assert knn_precision.auto_precision(xt, 5) == "float32"  # a small set is not worth the trial
 
 
 @pytest.mark.parametrize("name", ["gauss", "far", "offset"])
 def test_centring_error_bounds_the_centred_distances(name: str) -> None:
     """Reduced-precision candidates come from the centred rows: their float64 distances stay within
     `centring_error` of x's own, and the bound is far smaller than the products' error it is added to."""
-    from ganeval.metrics.knn import centred, centring_error
+    from ganeval.metrics.knn_precision import centred, centring_error
 
     x = torch.from_numpy(datasets()[name])
     xc = centred(x)

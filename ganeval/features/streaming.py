@@ -64,8 +64,6 @@ def extract_source(
     """(features N×D float32 on rank 0, else None; info) for a streamed image source; see the module doc."""
     from tqdm.auto import tqdm
 
-    from ganeval.features.extraction import run_batches
-
     chunk_size = chunk_size_default() if chunk_size is None else chunk_size
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
@@ -90,21 +88,50 @@ def extract_source(
     n = len(source)
     bounds = [(s, min(s + chunk_size, n)) for s in range(0, n, chunk_size)]
     mine = [i for i in range(len(bounds)) if i % world == rank]
+    done = _chunks_on_disk(partial, mine, bounds)
+    todo = [i for i in mine if i not in done]
+    if done:
+        log.info("resuming feature extraction of %s: %d of %d chunks on disk", source.path, len(done), len(mine))
+    bar = tqdm(total=sum(bounds[i][1] - bounds[i][0] for i in mine), initial=sum(len(v) for v in done.values()),
+               unit="img", unit_scale=True, desc=f"features[{ex.name}] {source.path.name}",
+               disable=not progress or rank != 0, smoothing=0.1)
+    try:
+        _extract_chunks(source, ex, device, todo, bounds, batch_size, num_workers, partial, done, bar)
+    finally:
+        bar.close()
+    gathered = gather_to_main(done, device)
+    info.update(n=n, seconds=time.perf_counter() - t0)
+    if rank != 0:
+        return None, info
+    assert gathered is not None
+    feats = np.ascontiguousarray(np.concatenate([gathered[i] for i in range(len(bounds))]))
+    if path is not None:
+        fcache.save_cached(path, feats, {"extractor": identity, "content": info["content_hash"], "n": n})
+        shutil.rmtree(partial, ignore_errors=True)  # type: ignore[arg-type]
+    return feats, info
+
+
+def _chunks_on_disk(partial: Path | None, mine: list[int], bounds: list[tuple[int, int]]) -> dict[int, np.ndarray]:
+    """This rank's chunks that a stopped run finished (in `partial`; none without a cache): not extracted again."""
     done: dict[int, np.ndarray] = {}
     if partial is not None:
         for i in mine:
             got = _load_chunk(_chunk_file(partial, i), bounds[i][1] - bounds[i][0])
             if got is not None:
                 done[i] = got
-    todo = [i for i in mine if i not in done]
-    if done:
-        log.info("resuming feature extraction of %s: %d of %d chunks on disk", source.path, len(done), len(mine))
+    return done
+
+
+def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, todo: list[int],
+                    bounds: list[tuple[int, int]], batch_size: int, num_workers: int, partial: Path | None,
+                    done: dict[int, np.ndarray], bar: Any) -> None:
+    """Extract the chunks `todo` in batches of `batch_size` (each chunk cut alone), each chunk into `done` and,
+    with a cache, written to `partial` as soon as it is complete."""
+    from ganeval.features.extraction import run_batches
+
     sampler = [range(s, min(s + batch_size, bounds[i][1])) for i in todo for s in range(bounds[i][0], bounds[i][1],
                                                                                          batch_size)]
     owner = [i for i in todo for _ in range(bounds[i][0], bounds[i][1], batch_size)]
-    bar = tqdm(total=sum(bounds[i][1] - bounds[i][0] for i in mine), initial=sum(len(v) for v in done.values()),
-               unit="img", unit_scale=True, desc=f"features[{ex.name}] {source.path.name}",
-               disable=not progress or rank != 0, smoothing=0.1)
     parts: list[np.ndarray] = []
     state = {"batch": 0}
 
@@ -120,25 +147,12 @@ def extract_source(
             if partial is not None:
                 fcache.save_cached(_chunk_file(partial, i), feats, {"chunk": i, "rows": list(bounds[i])})
 
-    try:
-        if sampler:
-            pin = device.type == "cuda"
-            in_workers = num_workers > 0 and type(ex).host_stage is not Extractor.host_stage  # e.g. PIL resizing
-            batches = source.batches(batch_size, num_workers, pin, batch_sampler=sampler,
-                                     transform=ex.host_stage if in_workers else None)
-            run_batches(batches, ex, device, emit, host_stage=not in_workers)
-    finally:
-        bar.close()
-    gathered = gather_to_main(done, device)
-    info.update(n=n, seconds=time.perf_counter() - t0)
-    if rank != 0:
-        return None, info
-    assert gathered is not None
-    feats = np.ascontiguousarray(np.concatenate([gathered[i] for i in range(len(bounds))]))
-    if path is not None:
-        fcache.save_cached(path, feats, {"extractor": identity, "content": info["content_hash"], "n": n})
-        shutil.rmtree(partial, ignore_errors=True)  # type: ignore[arg-type]
-    return feats, info
+    if sampler:
+        pin = device.type == "cuda"
+        in_workers = num_workers > 0 and type(ex).host_stage is not Extractor.host_stage  # e.g. PIL resizing
+        batches = source.batches(batch_size, num_workers, pin, batch_sampler=sampler,
+                                 transform=ex.host_stage if in_workers else None)
+        run_batches(batches, ex, device, emit, host_stage=not in_workers)
 
 
 def shared_content(source: ImageSource, batch_size: int, num_workers: int, cache_dir: Any,

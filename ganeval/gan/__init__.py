@@ -10,12 +10,8 @@ from __future__ import annotations
 from ganeval.gan.architectures import ARCHITECTURES, build, build_generator, get_architecture
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.config import PRESETS, GanConfig, gan_config
-from ganeval.gan.generators import (
-    CallableGenerator,
-    CheckpointGenerator,
-    ModuleGenerator,
-    SampleGenerator,
-)
+from ganeval.gan.generators import CallableGenerator, CheckpointGenerator, ModuleGenerator
+from ganeval.gan.stored_samples import SampleGenerator
 from ganeval.gan.training import train
 
 __all__ = [

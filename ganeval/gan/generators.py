@@ -1,4 +1,5 @@
-"""Generators from anywhere: a ganeval checkpoint, any torch module, a Python callable, or stored samples.
+"""Generators from anywhere: a ganeval checkpoint, any torch module, a Python callable, or stored samples
+(the last in `ganeval.gan.stored_samples`).
 
 Each is what one option of the `generator` config group instantiates, and all behave the same:
 `validate()` checks files and shapes cheaply (the pipeline calls it before expensive work),
@@ -21,12 +22,12 @@ import torch
 from torch import nn
 
 from ganeval.common import resolve_device
-from ganeval.data.images import as_uint8_images, image_layout, to_uint8
+from ganeval.data.images import as_uint8_images, to_uint8
 from ganeval.gan.architectures import build_generator
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.code import from_source, own_modules
 from ganeval.gan.sampling import generate, generate_batches, latent
-from ganeval.hashing import sha256_file, sha256_folder, state_dict_sha256
+from ganeval.hashing import sha256_file, state_dict_sha256
 
 
 class _Base:
@@ -382,110 +383,3 @@ class CallableGenerator(_Base):
         if isinstance(self.function, str):
             return self.function.split(":")[0]
         return str(getattr(self.function, "__module__", "") or "__main__")
-
-
-# --------------------------------------------------------------------------------------------------
-# 4. samples
-# --------------------------------------------------------------------------------------------------
-class SampleGenerator(_Base):
-    """Samples generated elsewhere: a folder of image files, or a `.npy` / `.npz` array (key `key`).
-
-    Files are read by `ganeval.data.folder` / `ganeval.data.array`. sample(n, seed) picks n of the
-    stored samples without replacement from `seed` (kept in stored order), all of them when n equals
-    their number; asking for more than there are is an error.
-    """
-
-    kind = "samples"
-
-    def __init__(
-        self, path: str | Path, name: str | None = None, key: str | None = None, replicas: Sequence[Any] | None = None
-    ) -> None:
-        super().__init__(name or Path(path).stem, replicas)
-        self.path = Path(path)
-        self.key = key
-        self._data: np.ndarray | None = None
-
-    def _source(self) -> str:
-        if self.path.is_dir():
-            return "folder"
-        if self.path.is_file() and self.path.suffix.lower() in (".npy", ".npz"):
-            return "array"
-        if not self.path.exists():
-            raise ValueError(
-                f"{self.what}: {str(self.path)!r} does not exist; expected an image folder or a .npy/.npz file"
-            )
-        raise ValueError(f"{self.what}: {str(self.path)!r} is neither an image folder nor a .npy/.npz file")
-
-    def validate(self) -> None:
-        """Check the path and, cheaply, the layout: image headers share one size, or the array is images/points."""
-        from ganeval.data import list_images
-
-        if self._source() == "folder":
-            from PIL import Image
-
-            files = list_images(self.path)
-            if not files:
-                raise ValueError(f"{self.what}: folder {str(self.path)!r} holds no image files")
-            sizes: dict[tuple[int, int], Path] = {}
-            for f in files:
-                try:
-                    with Image.open(f) as im:
-                        sizes.setdefault(im.size, f)
-                except Exception as e:  # noqa: BLE001
-                    raise ValueError(f"{self.what}: cannot read image file {f}: {e}") from e
-            if len(sizes) > 1:
-                raise ValueError(f"{self.what}: the images in {str(self.path)!r} differ in size: "
-                                 + ", ".join(f"{p.name} is {w}×{h}" for (w, h), p in sizes.items()))  # fmt: skip
-            return
-        from ganeval.data import array
-
-        try:
-            arr = array(self.path, self.key, mmap=True)  # a .npy is mapped: only its header and two rows are read
-        except (OSError, ValueError) as e:
-            raise ValueError(f"{self.what}: {e}") from e
-        if arr.ndim == 2 and np.issubdtype(arr.dtype, np.floating):
-            return  # points
-        if arr.ndim < 3 or len(arr) == 0:
-            raise ValueError(f"{self.what}: {str(self.path)!r} holds an array of shape {arr.shape} {arr.dtype}; "
-                             "expected float points N×D or images N×H×W, N×H×W×C or N×C×H×W")
-        image_layout(arr.shape, self.what)  # the whole array's shape, not that of the rows checked below
-        as_uint8_images(np.asarray(arr[:2]), self.what, min(2, len(arr)))
-
-    def _load(self) -> np.ndarray:
-        if self._data is None:
-            from ganeval.data import array, folder
-
-            try:
-                self._data = folder(self.path) if self._source() == "folder" else array(self.path, self.key)
-            except (OSError, ValueError) as e:
-                raise ValueError(f"{self.what}: {e}") from e
-        return self._data
-
-    def __len__(self) -> int:
-        return len(self._load())
-
-    def sample(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> np.ndarray:
-        """n stored samples chosen with `seed` (uint8 N×C×H×W images, or float N×D points)."""
-        self._check_request(n, seed, batch_size)
-        data = self._load()
-        if n > len(data):
-            raise ValueError(f"{self.what}: asked for {n} samples but {str(self.path)!r} holds only {len(data)}")
-        if n == len(data):
-            idx = np.arange(n)
-        else:
-            idx = np.sort(np.random.default_rng(seed).choice(len(data), n, replace=False))
-        arr = np.asarray(data[idx])
-        if arr.ndim == 2 and np.issubdtype(arr.dtype, np.floating):
-            return arr
-        return as_uint8_images(arr, self.what, n)
-
-    def identity(self) -> dict[str, Any]:
-        ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "path": str(self.path), "key": self.key}
-        if self.path.is_file():
-            ident["sha256"] = sha256_file(self.path, 8)
-        elif self.path.is_dir():
-            from ganeval.data import list_images
-
-            files = list_images(self.path)
-            ident.update(files=len(files), sha256=sha256_folder(self.path, files, 8))
-        return ident

@@ -1,9 +1,9 @@
 """Training WGAN, WGAN-GP and the vanilla GAN: seeded, resumable, with loss logs, plots and sample grids.
 
 An epoch is one pass of the critic over the real data (one real batch per critic step, the last
-incomplete batch dropped); every `n_critic` critic steps the generator takes one step. The data
-order of epoch e is a permutation drawn from (seed, e) alone, so a run resumed from a checkpoint
-sees exactly the batches the uninterrupted run would have seen.
+incomplete batch dropped); every `n_critic` critic steps the generator takes one step (`ganeval.gan.steps`). The
+data order of epoch e is a permutation drawn from (seed, e) alone (`ganeval.gan.train_data`), so a run resumed
+from a checkpoint sees exactly the batches the uninterrupted run would have seen.
 """
 
 from __future__ import annotations
@@ -11,21 +11,22 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import random
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ganeval.common import atomic_torch_save, atomic_write_text, resolve_device
 from ganeval.gan import plots
-from ganeval.gan.architectures import build, get_architecture, resolve_arch_kwargs
+from ganeval.gan.architectures import build
 from ganeval.gan.checkpoint import FORMAT, VERSION, capture_rng, checkpoint_config, load_checkpoint, restore_rng
 from ganeval.gan.config import GanConfig, gan_config
 from ganeval.gan.sampling import generate, latent
+from ganeval.gan.steps import critic_step, generator_step, make_optimizer
+from ganeval.gan.train_data import check_inputs, epoch_order, prepare_data, seed_everything, to_float
 from ganeval.hashing import array_identity, stable_hash
 
 log = logging.getLogger(__name__)
@@ -76,15 +77,39 @@ def train(
     cfg = gan_config(gan, **hyper)
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-    x, arch_kw = _check_inputs(
-        images_or_points, arch, arch_kwargs, epochs, batch_size, checkpoint_every, sample_every
-    )
+    x, arch_kw = check_inputs(images_or_points, arch, arch_kwargs, epochs, batch_size, checkpoint_every, sample_every)
     dev = resolve_device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={str(dev)!r} but CUDA is not available here; use device='cpu'")
     n_threads = cpu_threads(threads) if dev.type == "cpu" else None
-    out_dir = Path(out_dir)
-    run_config = {
+    run_config = _run_config(arch, arch_kw, cfg, batch_size, seed, n_threads, x)
+    job = _Job(arch, arch_kw, cfg, run_config, stable_hash(run_config), epochs, batch_size, seed, checkpoint_every,
+               sample_every, dev, Path(out_dir), callback)
+    ckpt_path = job.out_dir / CHECKPOINT_NAME
+    resume = _load_matching(ckpt_path, job.config_hash, run_config, epochs) if ckpt_path.exists() else None
+    if resume is not None and resume.get("done") and int(resume["epoch"]) == epochs:
+        log.info("%s already holds the finished training; nothing to do", ckpt_path)
+        return ckpt_path  # untouched, so its sha256 (the generator's identity) stays the same
+
+    with torch_threads(n_threads):  # one fixed count: the same weights whatever else the machine runs
+        run = _start(job, resume)
+        config_text = json.dumps({"config_hash": job.config_hash, **run_config}, indent=2) + "\n"
+        atomic_write_text(job.out_dir / "config.json", config_text)
+        data = prepare_data(x, run.gen, dev)
+        fixed_z = latent(GRID_SAMPLES, run.gen.latent_shape, seed + 1)
+        writer = _Outputs(job.out_dir, run.gen, fixed_z, dev, x if run.gen.output_range is None else None,
+                          f"{arch} {cfg.name}")
+        _epochs(job, run, data, writer, progress)
+        _save(job, run, done=True)
+        writer.samples("samples_final.png")
+        writer.losses(run.history)
+        return ckpt_path
+
+
+def _run_config(arch: str, arch_kw: dict[str, Any], cfg: GanConfig, batch_size: int, seed: int,
+                n_threads: int | None, x: np.ndarray) -> dict[str, Any]:
+    """What makes a training run itself: its hash names the checkpoint a later call may resume."""
+    return {
         "format": FORMAT,
         "version": VERSION,
         "arch": arch,
@@ -95,115 +120,155 @@ def train(
         "threads": n_threads,
         "data": array_identity(x),  # shape, dtype, SHA-256: resume only on the same data
     }
-    config_hash = stable_hash(run_config)
-    ckpt_path = out_dir / CHECKPOINT_NAME
-    resume = _load_matching(ckpt_path, config_hash, run_config, epochs) if ckpt_path.exists() else None
-    if resume is not None and resume.get("done") and int(resume["epoch"]) == epochs:
-        log.info("%s already holds the finished training; nothing to do", ckpt_path)
-        return ckpt_path  # untouched, so its sha256 (the generator's identity) stays the same
 
-    with torch_threads(n_threads):  # one fixed count: the same weights whatever else the machine runs
-        _seed_everything(seed)
-        gen, critic = build(arch, **arch_kw)
-        gen.to(dev)
-        critic.to(dev)
-        opt_g, opt_d = _optimizer(cfg, gen.parameters(), cfg.lr_g), _optimizer(cfg, critic.parameters(), cfg.lr_d)
-        noise = torch.Generator(device=dev).manual_seed(int(seed))
-        state = {"epoch": 0, "batch": 0, "critic_step": 0, "gen_step": 0}
-        history = np.zeros((0, len(plots.LOSS_COLUMNS)))
-        acc = torch.zeros(3, device=dev)  # critic loss, gap, penalty summed since the last generator step
-        if resume is not None:
-            gen.load_state_dict(resume["generator"])
-            critic.load_state_dict(resume["critic"])
-            opt_g.load_state_dict(resume["opt_g"])
-            opt_d.load_state_dict(resume["opt_d"])
-            state = {k: int(resume[k]) for k in state}
-            history = resume["history"].numpy()
-            acc = resume["acc"].to(dev)
-            restore_rng(resume["rng"], noise)
-            log.info("resuming %s at epoch %d, critic step %d", ckpt_path, state["epoch"], state["critic_step"])
-        config_text = json.dumps({"config_hash": config_hash, **run_config}, indent=2) + "\n"
-        atomic_write_text(out_dir / "config.json", config_text)
 
-        data = _prepare_data(x, gen, dev)
-        n_batches = len(x) // batch_size
-        fixed_z = latent(GRID_SAMPLES, gen.latent_shape, seed + 1)
-        writer = _Outputs(out_dir, gen, fixed_z, dev, x if gen.output_range is None else None, f"{arch} {cfg.name}")
+@dataclass(frozen=True)
+class _Job:
+    """What one `train` call asks for, fixed while it runs (the arguments as given, checked by `check_inputs`)."""
 
-        def save(done: bool) -> None:
-            nonlocal history
-            history = _flush(history, pending)
-            ckpt = {
-                "format": FORMAT,
-                "version": VERSION,
-                "config_hash": config_hash,
-                "config_json": json.dumps(run_config, sort_keys=True),
-                "arch": arch,
-                "arch_kwargs": dict(arch_kw),
-                "output_range": list(gen.output_range) if gen.output_range is not None else None,
-                "latent_shape": list(gen.latent_shape),
-                "output_shape": list(gen.output_shape),
-                "generator": gen.state_dict(),
-                "critic": critic.state_dict(),
-                "opt_g": opt_g.state_dict(),
-                "opt_d": opt_d.state_dict(),
-                **state,
-                "epochs": int(epochs),
-                "done": done,
-                "acc": acc.detach().cpu(),
-                "history": torch.from_numpy(np.ascontiguousarray(history)),
-                "rng": capture_rng(noise),
-                "device": str(dev),
-            }
-            atomic_torch_save(ckpt, ckpt_path)
-            plots.write_loss_csv(out_dir / "losses.csv", history)
+    arch: str
+    arch_kw: dict[str, Any]
+    cfg: GanConfig
+    run_config: dict[str, Any]
+    config_hash: str
+    epochs: int
+    batch_size: int
+    seed: int
+    checkpoint_every: int
+    sample_every: int
+    dev: torch.device
+    out_dir: Path
+    callback: Callable[[dict[str, int]], None] | None
 
-        pending: list[tuple[int, int, int, torch.Tensor]] = []
-        total = epochs * n_batches
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, initial=state["critic_step"], disable=not progress, unit="it", desc=f"{arch}/{cfg.name} seed {seed}")
-        gen.train()
-        critic.train()
-        try:
-            while state["epoch"] < epochs:
-                order = _epoch_order(len(x), seed, state["epoch"]).to(data.device)
-                while state["batch"] < n_batches:
-                    b = state["batch"]
-                    real = _to_float(data[order[b * batch_size : (b + 1) * batch_size]], gen, dev)
-                    acc += _critic_step(gen, critic, opt_d, cfg, real, noise)
-                    state["critic_step"] += 1
-                    if state["critic_step"] % cfg.n_critic == 0:
-                        loss_g = _generator_step(gen, critic, opt_g, cfg, batch_size, noise)
-                        state["gen_step"] += 1
-                        pending.append((state["gen_step"], state["critic_step"], state["epoch"],
-                                        torch.cat([acc / cfg.n_critic, loss_g.view(1)])))  # fmt: skip
-                        acc = torch.zeros_like(acc)
-                        if len(pending) >= 20:
-                            history = _flush(history, pending)
-                            bar.set_postfix(_postfix(history), refresh=False)
-                    state["batch"] += 1
-                    bar.update(1)
-                    if state["batch"] == n_batches:
-                        state["epoch"] += 1
-                        state["batch"] = 0
-                    done = state["epoch"] == epochs
-                    if state["critic_step"] % checkpoint_every == 0 and not done:
-                        save(done=False)
-                    if callback is not None:
-                        callback(dict(state))
-                    if state["batch"] == 0:
-                        break
-                if sample_every and state["epoch"] % sample_every == 0 and state["epoch"] < epochs:
-                    history = _flush(history, pending)
-                    writer.samples(f"samples_epoch{state['epoch']:04d}.png")
-                    writer.losses(history)
-        finally:
-            bar.close()
-        save(done=True)
-        writer.samples("samples_final.png")
-        writer.losses(history)
-        return ckpt_path
+@dataclass
+class _Run:
+    """What a training run changes as it goes: models, optimisers, noise, counters and losses (the checkpoint)."""
+
+    gen: nn.Module
+    critic: nn.Module
+    opt_g: torch.optim.Optimizer
+    opt_d: torch.optim.Optimizer
+    noise: torch.Generator
+    state: dict[str, int]
+    history: np.ndarray
+    acc: torch.Tensor  # critic loss, gap, penalty summed since the last generator step
+    pending: list[tuple[int, int, int, torch.Tensor]] = field(default_factory=list)
+
+
+def _start(job: _Job, resume: dict[str, Any] | None) -> _Run:
+    """Seeded models and optimisers, fresh or restored from the matching checkpoint `resume`."""
+    seed_everything(job.seed)
+    gen, critic = build(job.arch, **job.arch_kw)
+    gen.to(job.dev)
+    critic.to(job.dev)
+    cfg = job.cfg
+    opt_g, opt_d = make_optimizer(cfg, gen.parameters(), cfg.lr_g), make_optimizer(cfg, critic.parameters(), cfg.lr_d)
+    noise = torch.Generator(device=job.dev).manual_seed(int(job.seed))
+    run = _Run(gen, critic, opt_g, opt_d, noise, {"epoch": 0, "batch": 0, "critic_step": 0, "gen_step": 0},
+               np.zeros((0, len(plots.LOSS_COLUMNS))), torch.zeros(3, device=job.dev))
+    if resume is not None:
+        gen.load_state_dict(resume["generator"])
+        critic.load_state_dict(resume["critic"])
+        opt_g.load_state_dict(resume["opt_g"])
+        opt_d.load_state_dict(resume["opt_d"])
+        run.state = {k: int(resume[k]) for k in run.state}
+        run.history = resume["history"].numpy()
+        run.acc = resume["acc"].to(job.dev)
+        restore_rng(resume["rng"], noise)
+        log.info("resuming %s at epoch %d, critic step %d", job.out_dir / CHECKPOINT_NAME, run.state["epoch"],
+                 run.state["critic_step"])
+    return run
+
+
+def _save(job: _Job, run: _Run, done: bool) -> None:
+    """Write the checkpoint (atomically) and losses.csv, with the pending losses flushed into the history first."""
+    run.history = _flush(run.history, run.pending)
+    gen = run.gen
+    ckpt = {
+        "format": FORMAT,
+        "version": VERSION,
+        "config_hash": job.config_hash,
+        "config_json": json.dumps(job.run_config, sort_keys=True),
+        "arch": job.arch,
+        "arch_kwargs": dict(job.arch_kw),
+        "output_range": list(gen.output_range) if gen.output_range is not None else None,
+        "latent_shape": list(gen.latent_shape),
+        "output_shape": list(gen.output_shape),
+        "generator": gen.state_dict(),
+        "critic": run.critic.state_dict(),
+        "opt_g": run.opt_g.state_dict(),
+        "opt_d": run.opt_d.state_dict(),
+        **run.state,
+        "epochs": int(job.epochs),
+        "done": done,
+        "acc": run.acc.detach().cpu(),
+        "history": torch.from_numpy(np.ascontiguousarray(run.history)),
+        "rng": capture_rng(run.noise),
+        "device": str(job.dev),
+    }
+    atomic_torch_save(ckpt, job.out_dir / CHECKPOINT_NAME)
+    plots.write_loss_csv(job.out_dir / "losses.csv", run.history)
+
+
+def _epochs(job: _Job, run: _Run, data: torch.Tensor, writer: _Outputs, progress: bool) -> None:
+    """Train from the run's counters to `job.epochs`, with sample grids every `sample_every` epochs."""
+    from tqdm.auto import tqdm
+
+    n_batches = len(data) // job.batch_size
+    bar = tqdm(total=job.epochs * n_batches, initial=run.state["critic_step"], disable=not progress, unit="it",
+               desc=f"{job.arch}/{job.cfg.name} seed {job.seed}")
+    run.gen.train()
+    run.critic.train()
+    try:
+        while run.state["epoch"] < job.epochs:
+            _epoch(job, run, data, n_batches, bar)
+            epoch = run.state["epoch"]
+            if job.sample_every and epoch % job.sample_every == 0 and epoch < job.epochs:
+                run.history = _flush(run.history, run.pending)
+                writer.samples(f"samples_epoch{epoch:04d}.png")
+                writer.losses(run.history)
+    finally:
+        bar.close()
+
+
+def _epoch(job: _Job, run: _Run, data: torch.Tensor, n_batches: int, bar: Any) -> None:
+    """The rest of the current epoch, batch by batch in its seeded order; checkpoints every `checkpoint_every`
+    critic steps (not at the very end: `train` saves the finished run)."""
+    state = run.state
+    order = epoch_order(len(data), job.seed, state["epoch"]).to(data.device)
+    while state["batch"] < n_batches:
+        b = state["batch"]
+        _step(job, run, data[order[b * job.batch_size : (b + 1) * job.batch_size]], bar)
+        state["batch"] += 1
+        bar.update(1)
+        if state["batch"] == n_batches:
+            state["epoch"] += 1
+            state["batch"] = 0
+        done = state["epoch"] == job.epochs
+        if state["critic_step"] % job.checkpoint_every == 0 and not done:
+            _save(job, run, done=False)
+        if job.callback is not None:
+            job.callback(dict(state))
+        if state["batch"] == 0:
+            break
+
+
+def _step(job: _Job, run: _Run, batch: torch.Tensor, bar: Any) -> None:
+    """One critic step on `batch`, and a generator step after every `n_critic` of them (its losses logged)."""
+    cfg, state = job.cfg, run.state
+    real = to_float(batch, run.gen, job.dev)
+    run.acc += critic_step(run.gen, run.critic, run.opt_d, cfg, real, run.noise)
+    state["critic_step"] += 1
+    if state["critic_step"] % cfg.n_critic == 0:
+        loss_g = generator_step(run.gen, run.critic, run.opt_g, cfg, job.batch_size, run.noise)
+        state["gen_step"] += 1
+        run.pending.append((state["gen_step"], state["critic_step"], state["epoch"],
+                            torch.cat([run.acc / cfg.n_critic, loss_g.view(1)])))  # fmt: skip
+        run.acc = torch.zeros_like(run.acc)
+        if len(run.pending) >= 20:
+            run.history = _flush(run.history, run.pending)
+            bar.set_postfix(_postfix(run.history), refresh=False)
 
 
 def cpu_threads(threads: int | None) -> int:
@@ -225,160 +290,6 @@ def torch_threads(n: int | None) -> Iterator[None]:
     finally:
         torch.set_num_threads(before)
 
-
-# --------------------------------------------------------------------------------------------------
-# Steps
-# --------------------------------------------------------------------------------------------------
-def _critic_step(
-    gen: nn.Module, critic: nn.Module, opt: torch.optim.Optimizer, cfg: GanConfig, real: torch.Tensor,
-    noise: torch.Generator,
-) -> torch.Tensor:  # fmt: skip
-    """One critic update; returns the detached [loss, D(real)-D(fake), gradient penalty]."""
-    z = torch.randn((len(real), *gen.latent_shape), generator=noise, device=real.device)  # type: ignore[misc]
-    with torch.no_grad():
-        fake = gen(z)
-    d_real, d_fake = critic(real), critic(fake)
-    gap = d_real.mean() - d_fake.mean()
-    if cfg.loss == "wasserstein":
-        loss = -gap
-    else:
-        loss = F.softplus(-d_real).mean() + F.softplus(d_fake).mean()
-    gp = torch.zeros((), device=real.device)
-    if cfg.gp_weight > 0:
-        shape = (len(real),) + (1,) * (real.dim() - 1)
-        alpha = torch.rand(shape, generator=noise, device=real.device)
-        mix = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
-        (grad,) = torch.autograd.grad(critic(mix).sum(), mix, create_graph=True)
-        gp = ((grad.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
-        loss = loss + cfg.gp_weight * gp
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    opt.step()
-    if cfg.clip is not None:
-        with torch.no_grad():
-            for p in critic.parameters():
-                p.clamp_(-cfg.clip, cfg.clip)
-    return torch.stack([loss.detach(), gap.detach(), gp.detach()])
-
-
-def _generator_step(
-    gen: nn.Module, critic: nn.Module, opt: torch.optim.Optimizer, cfg: GanConfig, batch_size: int,
-    noise: torch.Generator,
-) -> torch.Tensor:  # fmt: skip
-    """One generator update against the current critic; returns the detached generator loss."""
-    device = next(gen.parameters()).device
-    z = torch.randn((batch_size, *gen.latent_shape), generator=noise, device=device)  # type: ignore[misc]
-    critic.requires_grad_(False)
-    try:
-        score = critic(gen(z))
-        loss = -score.mean() if cfg.loss == "wasserstein" else F.softplus(-score).mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    finally:
-        critic.requires_grad_(True)
-    return loss.detach()
-
-
-def _optimizer(cfg: GanConfig, params: Any, lr: float) -> torch.optim.Optimizer:
-    if cfg.optimizer == "rmsprop":
-        return torch.optim.RMSprop(params, lr=lr)
-    return torch.optim.Adam(params, lr=lr, betas=cfg.betas)
-
-
-# --------------------------------------------------------------------------------------------------
-# Data
-# --------------------------------------------------------------------------------------------------
-def _check_inputs(
-    x: Any, arch: str, arch_kwargs: Mapping[str, Any] | None, epochs: int, batch_size: int,
-    checkpoint_every: int, sample_every: int,
-) -> tuple[np.ndarray, dict[str, Any]]:  # fmt: skip
-    """Validate everything cheap before any work; returns the data array and the full arch kwargs."""
-    spec = get_architecture(arch)
-    limits = (("epochs", epochs, 1), ("batch_size", batch_size, 1), ("checkpoint_every", checkpoint_every, 1),
-              ("sample_every", sample_every, 0))  # fmt: skip
-    for name, v, lo in limits:
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
-            raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
-    if isinstance(x, torch.Tensor):
-        x = x.detach().cpu().numpy()
-    if not isinstance(x, np.ndarray):
-        raise ValueError(f"images_or_points must be a numpy array, got {type(x).__name__}")
-    kw = dict(arch_kwargs or {})
-    points = "out_dim" in spec.defaults
-    if points:
-        if x.ndim != 2 or not np.issubdtype(x.dtype, np.floating):
-            raise ValueError(f"arch={arch!r} trains on float points N×D; got {x.dtype} array of shape {x.shape}")
-        if not np.isfinite(x).all():
-            raise ValueError("images_or_points contains NaN or inf; clean the points first")
-        kw.setdefault("out_dim", int(x.shape[1]))
-        if kw["out_dim"] != x.shape[1]:
-            raise ValueError(f"arch_kwargs out_dim={kw['out_dim']} but the points have D={x.shape[1]}")
-    else:
-        if x.ndim != 4 or x.dtype != np.uint8:
-            raise ValueError(
-                f"arch={arch!r} trains on uint8 images N×C×H×W; got {x.dtype} array of shape {x.shape} "
-                "(convert floats with ganeval.data.to_uint8, add a channel axis to N×H×W)"
-            )
-        kw.setdefault("channels", int(x.shape[1]))
-        if kw["channels"] != x.shape[1]:
-            raise ValueError(f"arch_kwargs channels={kw['channels']} but the images have C={x.shape[1]}")
-    if len(x) < batch_size:
-        raise ValueError(f"batch_size={batch_size} is larger than the data ({len(x)} rows); lower batch_size")
-    return x, resolve_arch_kwargs(arch, kw)
-
-
-def _prepare_data(x: np.ndarray, gen: nn.Module, dev: torch.device) -> torch.Tensor:
-    """Real data as a tensor: images resized to the generator's resolution (still uint8), points float32.
-
-    On CUDA the data lives on the device when it takes under a quarter of the free memory, else
-    in pinned host memory (batches are then copied with non_blocking=True).
-    """
-    if gen.output_range is None:
-        t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
-    else:
-        t = _resize(torch.from_numpy(np.ascontiguousarray(x)), tuple(gen.output_shape[1:]))
-    if dev.type == "cuda":
-        free, _ = torch.cuda.mem_get_info(dev)
-        return t.to(dev) if t.numel() * t.element_size() < free // 4 else t.pin_memory()
-    return t
-
-
-def _resize(x: torch.Tensor, size: tuple[int, int], chunk: int = 2048) -> torch.Tensor:
-    """Centre-crop uint8 images to a square when the target is square, then resize (bilinear, antialiased)."""
-    h, w = x.shape[-2:]
-    if (h, w) == size:
-        return x
-    if size[0] == size[1] and h != w:
-        s = min(h, w)
-        top, left = (h - s) // 2, (w - s) // 2
-        x = x[..., top : top + s, left : left + s]
-    out = torch.empty((len(x), x.shape[1], *size), dtype=torch.uint8)
-    for i in range(0, len(x), chunk):
-        y = F.interpolate(x[i : i + chunk].float(), size=size, mode="bilinear", antialias=True, align_corners=False)
-        out[i : i + chunk] = y.round_().clamp_(0, 255).to(torch.uint8)
-    return out
-
-
-def _to_float(batch: torch.Tensor, gen: nn.Module, dev: torch.device) -> torch.Tensor:
-    """A data batch on `dev` as float in the generator's output range (points pass through)."""
-    batch = batch.to(dev, non_blocking=True)
-    if gen.output_range is None:
-        return batch
-    lo, hi = gen.output_range
-    return batch.float().mul_((hi - lo) / 255.0).add_(lo)
-
-
-def _epoch_order(n: int, seed: int, epoch: int) -> torch.Tensor:
-    """The data order of one epoch: a permutation depending only on (seed, epoch)."""
-    s = int(np.random.SeedSequence([int(seed), int(epoch)]).generate_state(1)[0])
-    return torch.randperm(n, generator=torch.Generator().manual_seed(s))
-
-
-def _seed_everything(seed: int) -> None:
-    torch.manual_seed(seed)
-    np.random.seed(seed % 2**32)
-    random.seed(seed)
 
 
 # --------------------------------------------------------------------------------------------------

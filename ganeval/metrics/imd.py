@@ -14,7 +14,8 @@ import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, resolve_device, upload
-from ganeval.metrics.knn import PRECISIONS, KnnGraph, exact_knn, exact_knn_graph
+from ganeval.metrics.knn import KnnGraph, exact_knn, exact_knn_graph
+from ganeval.metrics.knn_precision import PRECISIONS
 from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
 from ganeval.metrics.parallel import device_map
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, boolean, fan_out, integer, one_of, option, register_metric

@@ -57,6 +57,13 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, 
     show, whatever the intervals say; their detail names the smallest paired difference the test could detect."""
     sizes = sorted(summary.n.unique())
     lo_n, hi_n = sizes[0], sizes[-1]
+    return (_separation_claims(summary, comparison) + _interval_claims(summary, lo_n, hi_n)
+            + _falls_claims(summary, lo_n, hi_n) + _diverge_claims(summary, hi_n)
+            + _approx_claims(summary, comparison, recall) + _timing_claims(sizes, seconds, recall))
+
+
+def _separation_claims(summary: pd.DataFrame, comparison: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per line: the different pair above the same pair at every n (disjoint intervals, paired difference > 0)."""
     claims: list[dict[str, Any]] = []
     diff = comparison[comparison.kind == "different - same"]
     for metric, knn in _lines(summary):
@@ -77,6 +84,12 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, 
                       + "; different − same: " + ", ".join(f"n={int(r.n)}: {r.diff_mean:.4g} ± {r.half_width:.2g}"
                                                           for _, r in d.iterrows()) + mde,
         })
+    return claims
+
+
+def _interval_claims(summary: pd.DataFrame, lo_n: int, hi_n: int) -> list[dict[str, Any]]:
+    """Per line and pair: the interval narrows from the smallest n to the largest (and its log-log slope)."""
+    claims: list[dict[str, Any]] = []
     for metric, knn in _lines(summary):
         for pair in PAIRS:
             s = _line(summary, metric, knn, pair)
@@ -90,6 +103,12 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, 
                           f"{s.half_width.iloc[-1]:.3g} at n={hi_n} (×{1 / ratio:.2f}); log-log slope {slope:.2f} "
                           "(−0.5 would be 1/√n)",
             })
+    return claims
+
+
+def _falls_claims(summary: pd.DataFrame, lo_n: int, hi_n: int) -> list[dict[str, Any]]:
+    """Per line and pair: the mean falls with n, each step outside the intervals, and overall (Welch)."""
+    claims: list[dict[str, Any]] = []
     for metric, knn in _lines(summary):
         for pair in PAIRS:
             s = _line(summary, metric, knn, pair)
@@ -106,6 +125,12 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, 
                              "not every step down is outside the intervals")
                           + f"; n={lo_n} − n={hi_n}: {d:+.4g} [{low:.4g}, {high:.4g}] (Welch)",
             })
+    return claims
+
+
+def _diverge_claims(summary: pd.DataFrame, hi_n: int) -> list[dict[str, Any]]:
+    """Per line: the different pair relative to the largest n stays within the paper's 0.5–2.5 axis."""
+    claims: list[dict[str, Any]] = []
     for metric, knn in _lines(summary):
         s = _line(summary, metric, knn, "different")
         rel = s.relative_mean.to_numpy()
@@ -116,6 +141,13 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, 
             "detail": f"{label(metric, knn)}, different pair, relative to n={hi_n}: "
                       + ", ".join(f"{r:.2f}" for r in rel) + " (the paper's figure spans 0.5–2.5)",
         })
+    return claims
+
+
+def _approx_claims(summary: pd.DataFrame, comparison: pd.DataFrame,
+                   recall: dict[int, float] | None) -> list[dict[str, Any]]:
+    """Approximate against exact k-NN: added variance, diverging further, agreeing intervals (when approx ran)."""
+    claims: list[dict[str, Any]] = []
     ae = comparison[comparison.kind == "approx - exact"] if "kind" in comparison else comparison.iloc[:0]
     exact_graph = bool(recall) and min(recall.values()) >= RECALL_EXACT
     why = (f"the approximate graph is the exact one at these n (recall of the true k-NN "
@@ -157,6 +189,13 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, 
                           + "; the paired difference contains 0 at "
                           + (", ".join(str(int(r.n)) for _, r in a.iterrows() if not r.excludes_zero) or "no n"),
             })
+    return claims
+
+
+def _timing_claims(sizes: list[int], seconds: dict[str, float] | None,
+                   recall: dict[int, float] | None) -> list[dict[str, Any]]:
+    """The approximate graph's recall, and whether approx ran faster than exact (when the runs were timed)."""
+    claims: list[dict[str, Any]] = []
     if recall:
         claims.append({
             "claim": "approx/recall",
