@@ -88,7 +88,7 @@ def run(plan: Plan) -> pd.DataFrame:
     ]
     rows = split_probe_draws(pipeline.score(plan, blocks))[0]  # repeated-probe rows (probe_repeats) are not curves
     summary = normalized_summary(rows, plan.settings.confidence, plan.settings.sample_size)
-    title = str(cfg.get("title") or plan.name)
+    title = plan.title
     pipeline.write(plan, summary, None, title, tables=False)
     passes = first_passes(summary, rows, plan.settings.confidence) if second is not None else None
     write_table(summary, plan.results_dir / "table.md", title, name, second_name, ref_b)

@@ -118,7 +118,7 @@ def run(plan: Plan) -> pd.DataFrame:
     # 3. runs, summary, table
     rows = pipeline.score(plan, blocks)
     summary, comparison, seeds = pipeline.summarize(plan, rows)
-    title = str(cfg.get("title") or plan.name)
+    title = plan.title
     if paper:
         write_beside_paper(plan, summary, comparison, seeds, title)
     else:

@@ -273,7 +273,7 @@ def run(plan: Plan) -> pd.DataFrame:
         with plan.stage("accuracy check"):
             accuracy = accuracy_check(feats, ts, settings, check_steps)
         write_csv(accuracy, plan.results_dir / "accuracy.csv")
-    title = str(cfg.get("title") or plan.name)
+    title = plan.title
     pipeline.write(plan, summary, None, title, tables=False)
     norm = settings.metrics["imd"]["normalization"]
     how = "exact eigendecomposition" if method == "exact" else f"SLQ, m = {steps}, nv = {settings.metrics['imd']['nv']}"

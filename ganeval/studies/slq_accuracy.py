@@ -378,11 +378,11 @@ def run(plan: Plan) -> pd.DataFrame:
     header = header_text(int(o["k"]), settings.sample_size, plan.choices.get("data", "data"), str(features),
                          settings.seed, int(cfg.probes), settings.confidence, int(cfg.bootstrap))
     summary = df[df.quantity.isin(["rms_error", "lanczos_bias", "std_ratio"])].reset_index(drop=True)
-    pipeline.write(plan, summary, None, str(cfg.get("title") or plan.name), tables=False)
+    pipeline.write(plan, summary, None, plan.title, tables=False)
     atomic_write_text(plan.results_dir / "table.md", table_text(df, cfg, header))
     atomic_write_text(plan.results_dir / "verdict.md", verdict_text(found, header, settings.confidence))
     if plan.options.plots:
-        plot(df, plan.results_dir / "slq_accuracy.png", str(cfg.get("title") or plan.name))
+        plot(df, plan.results_dir / "slq_accuracy.png", plan.title)
     for c in found:
         log.info("%s: %s", c["claim"], "holds" if c["holds"] else "does not hold everywhere")
     return df

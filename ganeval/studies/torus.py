@@ -359,7 +359,7 @@ def run(plan: Plan) -> pd.DataFrame:
     if any(len(x) > 1 for x in per_seed.values()):
         plan.record.hole_fraction_per_seed = per_seed
     files = verdict_files(plan.record, rows, summary, comparison, seeds)
-    pipeline.write(plan, summary, comparison, str(cfg.get("title") or plan.name), tables=False, seeds=seeds)
+    pipeline.write(plan, summary, comparison, plan.title, tables=False, seeds=seeds)
     write_verdict_files(plan.results_dir, files)
     log.info(files["verdict.md"])
     if plan.options.plots:
