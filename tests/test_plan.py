@@ -131,3 +131,10 @@ def test_type_rules_of_the_node_schema() -> None:
     assert matches("a", Literal["a", "b"]) and not matches("c", Literal["a", "b"])
     assert matches({"_target_": "torch.nn.Linear"}, int)  # a nested node is instantiated first
     assert words(int | None) == "an integer or null" and words(bool | str) == "true or false or a string"
+
+
+def test_a_datasets_train_argument_is_not_a_generator_to_train(tmp_path: Path) -> None:
+    plan = _plan(["experiment=paper_table", "include=[mnist]", f"results_dir={tmp_path}"])
+    roles = {i.key: i.role for i in plan.inputs}
+    assert roles["datasets.mnist.data"] == "data" and roles["datasets.mnist.generators.wgan"] == "generator to train"
+    assert "datasets.celeba.data" not in roles  # left out by include

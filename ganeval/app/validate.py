@@ -278,10 +278,15 @@ def inputs_of(params: Any, reads: tuple[str, ...] | None = None) -> tuple[Input,
     return tuple(out)
 
 
+def is_train_spec(spec: dict[str, Any]) -> bool:
+    """A `{train: {...}}` generator node (no `_target_`; a dataset's `train: true` is an argument)."""
+    return "_target_" not in spec and isinstance(spec.get("train"), dict)
+
+
 def role(where: str, spec: dict[str, Any]) -> str:
     """What an input node is: real data, a generator to train, a given generator, the extractor."""
     target = str(spec.get("_target_") or "")
-    if "train" in spec:
+    if is_train_spec(spec):
         return "generator to train"
     if target.startswith("ganeval.features.") or where == "features":
         return "extractor"
@@ -292,8 +297,8 @@ def role(where: str, spec: dict[str, Any]) -> str:
 
 def source(spec: dict[str, Any]) -> str:
     """An input's source in a few words: its target and the file it names, or its train spec."""
-    if "train" in spec:
-        train = spec["train"] if isinstance(spec["train"], dict) else {}
+    if is_train_spec(spec):
+        train = spec["train"]
         return "train " + ", ".join(f"{k}={v}" for k, v in train.items() if k in ("arch", "gan", "epochs", "seed"))
     named = [f"{k}={spec[k]}" for k in PATH_KEYS if isinstance(spec.get(k), str)]
     return " ".join([str(spec.get("_target_")), *named])
