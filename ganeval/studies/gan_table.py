@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from ganeval.app import generators, pipeline
+from ganeval.app.protocols import add_full_set
 from ganeval.protocol.api import unique_names
 
 log = logging.getLogger("ganeval")
@@ -116,6 +117,7 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     # 3. runs, summary, table
     rows = pipeline.score(ctx, blocks)
     summary, comparison, seeds = pipeline.summarize(ctx, rows)
+    summary, seeds = add_full_set(ctx, blocks, summary, seeds)  # a named protocol's full-set FID beside the intervals
     title = str(cfg.get("title") or ctx.name)
     if paper:
         write_beside_paper(ctx, summary, comparison, seeds, title)
