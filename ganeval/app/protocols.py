@@ -19,10 +19,27 @@ if TYPE_CHECKING:
 RESIZE_DEFAULTS = {True: "legacy_pytorch"}  # features.resize: true means pytorch-fid's mode
 
 
-def _normal(key: str, value: Any) -> Any:
+def normal_value(key: str, value: Any) -> Any:
+    """A fixed value as compared: `features.resize: true` is pytorch-fid's mode, legacy_pytorch."""
     if key.endswith("resize") and value is True:
         return RESIZE_DEFAULTS[True]
     return value
+
+
+def protocol_table() -> dict[str, dict[str, Any]]:
+    """name -> {name, reports, fixed} of every protocol file (`ganeval/configs/protocol/NAME.yaml`, whose
+    `protocol` node the Hydra app composes): the one table both `protocol=NAME` and `ganeval-score --protocol`
+    read."""
+    from omegaconf import OmegaConf
+
+    from ganeval.app.main import config_dir
+
+    table = {}
+    for path in sorted((config_dir() / "protocol").glob("*.yaml")):
+        node = OmegaConf.to_container(OmegaConf.load(path).protocol, resolve=True)
+        assert isinstance(node, dict) and node["name"] == path.stem, path
+        table[path.stem] = {"name": path.stem, "reports": str(node["reports"]), "fixed": dict(node["fixed"])}
+    return table
 
 
 def check_protocol(cfg: Any) -> dict[str, Any] | None:
@@ -38,7 +55,7 @@ def check_protocol(cfg: Any) -> dict[str, Any] | None:
     assert isinstance(fixed, dict)
     for key, want in fixed.items():
         got = OmegaConf.select(cfg, str(key), default=None)
-        if _normal(str(key), got) != _normal(str(key), want):
+        if normal_value(str(key), got) != normal_value(str(key), want):
             raise ValueError(f"protocol={name} fixes {key}={want} ({node.get('reports')}), but this command gives "
                              f"{key}={got}: drop that override to report the protocol's number, or drop protocol={name} "
                              "to run your own (its numbers are then not comparable with the protocol's)")
@@ -72,4 +89,4 @@ def add_full_set(ctx: "Context", blocks: list[Any], summary: "pd.DataFrame",
     return attach_full_set(summary, values), (attach_full_set(seeds, values) if seeds is not None else None)
 
 
-__all__ = ["add_full_set", "check_protocol"]
+__all__ = ["add_full_set", "check_protocol", "normal_value", "protocol_table"]
