@@ -126,3 +126,24 @@ def test_a_protocol_without_fid_is_refused() -> None:
     cfg = compose_config(["experiment=benchmark", "protocol=cifar10_train_50k", "~metrics.fid"])
     with pytest.raises(ValueError, match="protocol=cifar10_train_50k reports FID .* drops metrics.fid"):
         check_protocol(cfg)
+
+
+def test_replicas_get_one_full_set_value_per_seed(tmp_path: Path) -> None:
+    """Three replicas (training seeds) of one model: summary_seeds.csv holds each seed's full-set FID, the
+    model-level row none (it is not one pool), and summary.json's full_set lists all three."""
+    real = points(400, 0, 0.0)
+    np.save(tmp_path / "real.npy", real)
+    fakes = [points(300, 10 + i, 0.2 * (i + 1)) for i in range(3)]
+    for i, f in enumerate(fakes):
+        np.save(tmp_path / f"f{i}.npy", f)
+    out = tmp_path / "res"
+    cfg = protocol_config(tmp_path / "real.npy", tmp_path / "f0.npy", out,
+                          f"generator.replicas=[{tmp_path / 'f0.npy'},{tmp_path / 'f1.npy'},{tmp_path / 'f2.npy'}]")
+    run_config(cfg)
+    seeds = pd.read_csv(out / "summary_seeds.csv")
+    fid = seeds[seeds.metric == "fid"].sort_values("train_seed")
+    np.testing.assert_allclose(fid.fid_full.to_numpy(), [scipy_fid(real, f) for f in fakes], rtol=1e-9)
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary.fid_full.isna().all()
+    record = json.loads((out / "summary.json").read_text())
+    assert [v["train_seed"] for v in record["full_set"]["values"]] == [0, 1, 2]
