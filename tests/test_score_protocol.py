@@ -156,3 +156,14 @@ def test_given_options_are_those_on_the_command_line() -> None:
     assert score_protocol.given_options(parser(), ["a", "b", "--seed", "0"]) >= {"seed"}
     assert "seed" not in score_protocol.given_options(parser(), ["a", "b"])
     assert isinstance(parser().parse_args(["a"]), argparse.Namespace)
+
+
+def test_save_ref_under_a_protocol_uses_its_data_and_extractor(toy, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from ganeval.data.references import read_reference
+
+    code, _, err = run(["sphere", "--protocol", "toy", "--save-ref", str(tmp_path / "ref.npz")], capsys)
+    assert code == 0, err
+    ref = read_reference(tmp_path / "ref.npz")
+    assert ref is not None and ref.features is not None
+    np.testing.assert_array_equal(ref.features, toy["real"])  # sphere(n=400, dim=8), as the protocol fixes it
+    assert ref.meta["extractor"]["name"] == "identity"

@@ -46,6 +46,7 @@ examples:
   ganeval-score real.npy fake.npy --runs 10 --sample-size 1000 --out results/mine   # + report.html
   ganeval-score --save-ref cifar10_ref.npz --save-stats cifar10_stats.npz real_images/   # write references
   ganeval-score fid_stats_cifar10_train.npz fakes/ --resize legacy_tensorflow   # FID vs published moments
+  ganeval-score cifar10 fakes/ --protocol cifar10_train_50k --runs 10 --sample-size 10000   # + the full-set FID
 """
 
 
