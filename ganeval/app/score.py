@@ -95,6 +95,7 @@ def parse_option(text: str, metrics: dict[str, dict[str, Any]]) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The command-line parser (its help lists the dataset names a REAL or FAKE may be)."""
+    from ganeval.app.protocols import protocol_table
     from ganeval.app.score_sets import data_names
 
     p = argparse.ArgumentParser(
@@ -112,8 +113,7 @@ def parser() -> argparse.ArgumentParser:
                    help="preprocessing mode: inception legacy_pytorch (pytorch-fid's, default) | legacy_tensorflow "
                    "(TF1 bilinear, torch-fidelity's) | clean (clean-fid's); dinov2 pil (default) | torch")
     p.add_argument("--protocol", default=None, metavar="NAME", help="a named protocol, as the ganeval app's "
-                   "protocol=NAME (cifar10_train_50k, cifar10_test_10k, ffhq256_50k, imagenet256_adm; "
-                   "ganeval/configs/protocol/): fixes --features, --dims, --resize, --seed, REAL and the FAKE count, "
+                   f"protocol=NAME ({', '.join(protocol_table())}; ganeval/configs/protocol/): fixes --features, --dims, --resize, --seed, REAL and the FAKE count, "
                    "refuses other values, and prints the full-set FID its papers report beside ours")
     p.add_argument("--metrics", default=None, help="comma-separated metrics (default: imd,fid,kid; fid against a "
                    "moments-only reference)")
