@@ -46,6 +46,7 @@ examples:
   ganeval-score real.npy fake.npy --runs 10 --sample-size 1000 --out results/mine   # + report.html
   ganeval-score --save-ref cifar10_ref.npz --save-stats cifar10_stats.npz real_images/   # write references
   ganeval-score fid_stats_cifar10_train.npz fakes/ --resize legacy_tensorflow   # FID vs published moments
+  ganeval-score cifar10 fakes/ --protocol cifar10_train_50k --runs 10 --sample-size 10000   # + the full-set FID
 """
 
 
@@ -94,6 +95,7 @@ def parse_option(text: str, metrics: dict[str, dict[str, Any]]) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The command-line parser (its help lists the dataset names a REAL or FAKE may be)."""
+    from ganeval.app.protocols import protocol_table
     from ganeval.app.score_sets import data_names
 
     p = argparse.ArgumentParser(
@@ -110,6 +112,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--resize", default=None, choices=("legacy_pytorch", "legacy_tensorflow", "clean", "pil", "torch"),
                    help="preprocessing mode: inception legacy_pytorch (pytorch-fid's, default) | legacy_tensorflow "
                    "(TF1 bilinear, torch-fidelity's) | clean (clean-fid's); dinov2 pil (default) | torch")
+    p.add_argument("--protocol", default=None, metavar="NAME", help="a named protocol, as the ganeval app's "
+                   f"protocol=NAME ({', '.join(protocol_table())}; ganeval/configs/protocol/): fixes --features, --dims, --resize, --seed, REAL and the FAKE count, "
+                   "refuses other values, and prints the full-set FID its papers report beside ours")
     p.add_argument("--metrics", default=None, help="comma-separated metrics (default: imd,fid,kid; fid against a "
                    "moments-only reference)")
     p.add_argument("--save-ref", default=None, metavar="OUT.npz", help="write REAL's features, mu, sigma and "
@@ -164,6 +169,8 @@ def as_json(result: Any) -> dict[str, Any]:
         else:
             entry.update({k: number(r[k]) for k in ("mean", "std", "ci_low", "ci_high", "half_width")})
             entry["n_runs"] = int(r["n_runs"])
+        if "fid_full" in r.index:
+            entry["fid_full"] = number(r["fid_full"])
         rows.append(entry)
     cfg = result.record.config
     return {
@@ -174,6 +181,7 @@ def as_json(result: Any) -> dict[str, Any]:
         "seed": cfg["seed"], "device": cfg["device"], "features": cfg["features"], "metrics": cfg["metrics"],
         "interval_covers": result.record.interval_covers,
         "reference": reference_json(result.real),
+        "protocol": result.record.full_set,
         "results": rows,
         "out": str(result.out) if result.out is not None else None,
     }
@@ -204,11 +212,19 @@ def plain_lines(result: Any) -> list[str]:
             text = (f"{r['mean']:.6g} ± {r['half_width']:.3g}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} runs of "
                     f"{int(r['sample_size'])})")
         lines.append(f"{str(r['model']):<{width}}  {label:<4} {text}")
+        if pd_notna(r.get("fid_full")):  # --protocol: the number its papers report, beside ours
+            lines.append(f"{str(r['model']):<{width}}  {label}, full sets {r['fid_full']:.6g}  (one value: all "
+                         f"rows of each set, the number protocol {result.record.full_set['protocol']} reports)")
     ref = getattr(result.real, "reference", None)
     if ref is not None and ref.moments_only:
         lines.append(f"(against the moments of {result.real.arg}, fixed: "
                      + ("an interval covers generated subsamples only)" if not full else "one value, no interval)"))
     return lines
+
+
+def pd_notna(v: Any) -> bool:
+    """True for a number that is not NaN (None and NaN: no value)."""
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
 def single_value_text(result: Any, r: Any) -> str:
@@ -246,6 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ganeval.app.score_sets import ScoreRequest, score_sets
 
     try:
+        from ganeval.app.score_protocol import apply_protocol, given_options
+
+        apply_protocol(args, given_options(parser(), argv))  # --protocol: its values set, departures refused
         metrics = parse_metrics(args.metrics or default_metrics(args.real))
         for text in args.option:
             parse_option(text, metrics)
@@ -255,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             batch_size=args.batch_size, weights=args.weights, dims=args.dims, download=not args.no_download,
             cache_dir=args.cache_dir, num_workers=default_workers(args.num_workers), size=args.size, resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
             out=args.out, overwrite=args.overwrite, plots=not args.no_plots,
-            progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]))
+            progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol)
         if request.batch_size < 1:
             raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
         if request.num_workers < 0:

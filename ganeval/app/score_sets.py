@@ -96,6 +96,7 @@ class ScoreRequest:
     plots: bool = True
     progress: bool = True
     command: str = ""  # the command line, recorded
+    protocol: str | None = None  # --protocol NAME (`ganeval.app.score_protocol`): its values already applied
 
 
 @dataclass
@@ -414,7 +415,7 @@ def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> n
 def score_sets(request: ScoreRequest) -> ScoreResult | None:
     """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
     pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
-    from ganeval.app import score_reference as sr
+    from ganeval.app import score_protocol as sp, score_reference as sr
     from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask
     from ganeval.protocol.loop import run_loop
 
@@ -426,8 +427,9 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
-    real = load_input(request.real, request.size)
+    real = load_input(request.real, request.size) if request.protocol is None else sp.load_real(request)
     fakes = [load_input(f, request.size) for f in request.fakes]
+    sp.check_fakes(request, fakes)  # --protocol's n_generated
     sr.refuse_fake_references(fakes)
     if real.reference is not None and real.reference.moments_only:
         if request.save_ref is not None or request.save_stats is not None:
@@ -467,6 +469,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
             rows = run_blocks([Block(real_f, fakes_f)], settings, results_dir, plan.identity(), request.overwrite)
     plan.record.seconds_per_run = plan.stage_seconds["runs"] / settings.runs
     summary, comparison, _ = pipeline.summarize(plan, rows)
+    summary = sp.add_full_set(plan, request, real_f, fakes_f, summary)
     if full:
         plan.record.interval_covers = FULL_SET_NOTE
     if results_dir is not None:

@@ -12,7 +12,9 @@ Each layout is recognised by its keys, never by guess (`read_reference` returns 
 
 EDM2 pickles are read by an unpickler that only rebuilds plain containers and numpy arrays (`_reconstruct`,
 `ndarray`, `dtype`, `scalar`, `_frombuffer`, and `_codecs.encode` for protocol-2 bytes): any other global (code a
-pickle could run) is refused. Moments are checked (shapes, finite, symmetric) when read.
+pickle could run) is refused. Moments are checked when read: shapes, finite, symmetric, and positive semi-definite
+within float rounding (`check_psd`: λ_min(sigma) ≥ −tol·max|sigma|, tol = max(PSD_RTOL, D·ε) with ε the machine
+epsilon of the dtype the file stores sigma in, so a float32 copy of a true covariance passes).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ CLEAN_FID_NAME = re.compile(
     r"^(?P<name>.+?)_(?P<mode>legacy_pytorch|legacy_tensorflow|clean)(?P<model>_[a-z0-9_]+?)?_(?P<split>[a-z0-9]+)"
     r"_(?P<res>\d+|na)(?P<kid>_kid)?\.npz$")
 SYMMETRY_RTOL = 1e-6
+PSD_RTOL = 1e-6  # least tolerance of `check_psd`, relative to max |sigma| (D·ε of sigma's stored dtype when larger)
 PICKLE_ALLOWED = {
     ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
     ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
@@ -118,11 +121,13 @@ def safe_unpickle(data: bytes, path: str) -> Any:
 
 
 def check_moments(mu: Any, sigma: Any, what: str) -> Moments:
-    """Moments checked: numeric, `mu` of D entries, `sigma` D×D, finite, symmetric; returned as float64."""
+    """Moments checked: numeric, `mu` of D entries, `sigma` D×D, finite, symmetric, positive semi-definite within
+    rounding (`check_psd`); returned as float64."""
     for name, v in (("mu", mu), ("sigma", sigma)):
         if not isinstance(v, np.ndarray) or not (np.issubdtype(v.dtype, np.floating) or np.issubdtype(v.dtype, np.integer)):
             raise ReferenceError(f"{what}: {name} is not a numeric array ({type(v).__name__}"
                                  f"{' ' + str(v.dtype) if isinstance(v, np.ndarray) else ''}); write the file again")
+    sigma_dtype = sigma.dtype
     mu, sigma = np.asarray(mu, np.float64), np.asarray(sigma, np.float64)
     if mu.ndim != 1 or mu.shape[0] < 1:
         raise ReferenceError(f"{what}: mu must be a vector of D means, got shape {mu.shape}")
@@ -139,7 +144,39 @@ def check_moments(mu: Any, sigma: Any, what: str) -> Moments:
     if asym > SYMMETRY_RTOL * max(scale, np.finfo(np.float64).tiny):
         raise ReferenceError(f"{what}: sigma is not symmetric (max |sigma - sigmaᵀ| = {asym:.3g} of max |sigma| "
                              f"{scale:.3g}): it is not a covariance matrix; write the file again")
+    check_psd(sigma, stored_eps(sigma_dtype), what)
     return Moments(mu, sigma)
+
+
+def stored_eps(dtype: np.dtype) -> float:
+    """The machine epsilon of the dtype sigma was stored in (float64's for integers)."""
+    return float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else float(np.finfo(np.float64).eps)
+
+
+def psd_tolerance(d: int, eps: float) -> float:
+    """How negative an eigenvalue of a D×D covariance may be, relative to max |sigma|, and still count as rounding:
+    max(PSD_RTOL, D·ε) (ε: the stored dtype's epsilon; rounding each entry moves an eigenvalue by at most D·ε·max|σ|)."""
+    return max(PSD_RTOL, d * eps)
+
+
+def check_psd(sigma: np.ndarray, eps: float, what: str) -> None:
+    """Refuse a symmetric `sigma` (float64) with an eigenvalue below −tol·max|sigma| (`psd_tolerance`): not a
+    covariance. Tested by a Cholesky factorisation of sigma + tol·max|sigma|·I (which exists exactly when every
+    eigenvalue exceeds −tol·max|sigma|); the eigenvalues are computed only for the message."""
+    d = sigma.shape[0]
+    scale = float(np.abs(sigma).max()) if sigma.size else 0.0
+    if scale == 0.0:
+        return  # the zero matrix: a covariance of constant features
+    tol = psd_tolerance(d, eps)
+    try:
+        np.linalg.cholesky(sigma + (tol * scale) * np.eye(d))
+        return
+    except np.linalg.LinAlgError:
+        pass
+    lam = np.linalg.eigvalsh(sigma)
+    raise ReferenceError(f"{what}: sigma has {int((lam < -tol * scale).sum())} negative eigenvalues down to "
+                         f"{lam[0]:.3g} (beyond the rounding tolerance −{tol:.1g}·max|sigma| = {-tol * scale:.3g}): "
+                         "it is not a covariance matrix (positive semi-definite); write the file again")
 
 
 def check_features(a: Any, what: str) -> np.ndarray:
@@ -289,4 +326,4 @@ def write_stats(path: str | os.PathLike, mom: Moments) -> None:
 
 
 __all__ = ["Moments", "Reference", "ReferenceError", "read_reference", "refuse_moment_key", "check_moments",
-           "safe_unpickle", "write_reference", "write_stats", "moments_of", "stats_meta", "check_file_writable"]
+           "safe_unpickle", "check_psd", "psd_tolerance", "write_reference", "write_stats", "moments_of", "stats_meta", "check_file_writable"]

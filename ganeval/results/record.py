@@ -65,6 +65,9 @@ class RunRecord:
     # per model and metric: the shares of one run's variance due to training seeds, subsampling and probes
     # (`seeds.variance_record`)
     variance_shares: list[dict[str, Any]] | None = None
+    # under a named protocol: the full-set FID its papers report (column fid_full of the results), what it means
+    # and its value per generated pool (`ganeval.protocol.reported`)
+    full_set: dict[str, Any] | None = None
 
     def set_results(self, summary: pd.DataFrame, stage_seconds: Mapping[str, float]) -> None:
         """Record the summary's rows and the stage times (to the millisecond), the last fields known before writing."""

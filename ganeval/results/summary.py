@@ -15,6 +15,8 @@ PROTOCOL_COLUMNS = ("sample_size", "confidence")
 # what a model-level summary adds (see results/seeds.py): the number of training seeds, what its interval
 # covers, and the variance shares of one run's value
 MODEL_COLUMNS = ("n_seeds", "covers", "share_seed", "share_subsample", "share_probe")
+# under a named protocol: the full-set value its papers report, beside the interval (`ganeval.protocol.reported`)
+FULL_SET_COLUMN = "fid_full"
 
 
 def group_columns(rows: pd.DataFrame) -> list[str]:
@@ -24,7 +26,7 @@ def group_columns(rows: pd.DataFrame) -> list[str]:
 
 def summary_group_columns(summary: pd.DataFrame) -> list[str]:
     """The group columns of a summary (what tables and plots label by): all but metric, statistics and protocol."""
-    skip = {"metric", *SUMMARY_STATS, *PROTOCOL_COLUMNS, *MODEL_COLUMNS}
+    skip = {"metric", *SUMMARY_STATS, *PROTOCOL_COLUMNS, *MODEL_COLUMNS, FULL_SET_COLUMN}
     return [c for c in summary.columns if c not in skip]
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ganeval.common import atomic_write_text
 from ganeval.results.seeds import coverage_note
-from ganeval.results.summary import PROTOCOL_COLUMNS, summary_group_columns
+from ganeval.results.summary import FULL_SET_COLUMN, PROTOCOL_COLUMNS, summary_group_columns
 
 METRIC_ORDER = ("imd", "kid", "fid")  # the paper's rows; other metrics follow by name
 
@@ -46,6 +46,9 @@ def metric_label(name: str, extractor: str | Mapping[str, Any] | None = None) ->
     registry does not know shows as itself."""
     from ganeval.metrics.registry import REGISTRY
 
+    if name == FULL_SET_COLUMN:  # the protocol's reported number: FID of the whole pools, one value
+        label, scale, tex = metric_label("fid", extractor)
+        return f"{label}, full sets", scale, f"{tex}, full sets"
     space = fd_name(extractor) if name == "fid" else None
     mode = preprocess_mode(extractor) if name == "fid" else None
     tail, tail_tex = (f" ({mode})", f" ({_tex_escape(mode)})") if mode else ("", "")
@@ -156,9 +159,32 @@ def table_cells(
             )
         table[g] = col
     df = pd.DataFrame(table, index=metrics)
+    if FULL_SET_COLUMN in summary.columns and summary[FULL_SET_COLUMN].notna().any():
+        df = with_full_set_row(df, summary, cols, digits)
     df.attrs["best"] = significantly_best(summary, comparison, model_column)
     df.attrs["group_names"] = cols
     return df
+
+
+def with_full_set_row(df: pd.DataFrame, summary: pd.DataFrame, cols: list[str], digits: int) -> pd.DataFrame:
+    """The cells with a `fid_full` row after FID's: each group's full-set FID (one value, no interval), '–' where
+    there is none (e.g. a model over several training seeds)."""
+    values = {tuple(r[c] for c in cols): r[FULL_SET_COLUMN] for _, r in summary.iterrows()
+              if r["metric"] == "fid" and pd.notna(r[FULL_SET_COLUMN])}
+    row = pd.DataFrame({g: [f"{values[g]:.{digits}f}" if g in values else "–"] for g in df.columns},
+                       index=[FULL_SET_COLUMN])
+    at = list(df.index).index("fid") + 1 if "fid" in df.index else len(df.index)
+    return pd.concat([df.iloc[:at], row, df.iloc[at:]])
+
+
+def full_set_sentence(summary: pd.DataFrame, extractor: str | Mapping[str, Any] | None = None) -> str:
+    """What the full-set row is, when the table has one ('' otherwise)."""
+    if FULL_SET_COLUMN not in summary.columns or not summary[FULL_SET_COLUMN].notna().any():
+        return ""
+    label = metric_label(FULL_SET_COLUMN, extractor)[0]
+    return (f"{label}: the Fréchet distance of the whole generated pool against the whole real pool, one value "
+            "without interval (the number the protocol's papers report; summary.csv column fid_full); the row above "
+            "it is ganeval's mean over subsamples, which FID's bias at smaller sample sizes usually puts higher.")
 
 
 def _interval_sentence(summary: pd.DataFrame) -> str:
@@ -245,7 +271,8 @@ def table_markdown(
         lines.append("| " + " | ".join([label] + cells) + " |")
     lines += [
         "",
-        f"Columns: {' / '.join(names) or 'value'}. {_interval_sentence(summary)} {_bold_sentence(summary, comparison)}",
+        f"Columns: {' / '.join(names) or 'value'}. {_interval_sentence(summary)} {_bold_sentence(summary, comparison)}"
+        + (f" {full}" if (full := full_set_sentence(summary, extractor)) else ""),
         *comparison_markdown(comparison, extractor),
         "",
         coverage_note(summary),

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ganeval.app import generators, pipeline
 from ganeval.app.plan import Plan, strict_bool
+from ganeval.app.protocols import add_full_set
 from ganeval.protocol.api import unique_names
 
 log = logging.getLogger("ganeval")
@@ -118,6 +119,7 @@ def run(plan: Plan) -> pd.DataFrame:
     # 3. runs, summary, table
     rows = pipeline.score(plan, blocks)
     summary, comparison, seeds = pipeline.summarize(plan, rows)
+    summary, seeds = add_full_set(plan, blocks, summary, seeds)  # a named protocol's full-set FID beside the intervals
     title = plan.title
     if paper:
         write_beside_paper(plan, summary, comparison, seeds, title)
