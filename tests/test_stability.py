@@ -270,7 +270,10 @@ def test_stability_approx_small(tmp_path: Path) -> None:
     knn = pd.read_csv(res / "knn.csv")
     # (issue #26) where the approximate graph is the exact one, the approximation's claims are not testable here
     exact_graph = knn.approx_recall.min() >= stability.RECALL_EXACT
-    assert claims["approx/no_added_variance"]["holds"] is (None if exact_graph else True)
+    if exact_graph:
+        assert claims["approx/no_added_variance"]["holds"] is None
+    else:  # 6 runs: "holds" needs every ratio's upper bound ≤ VARIANCE_SIMILAR; no ratio is above 1 at this size
+        assert claims["approx/no_added_variance"]["holds"] is not False
     assert (knn.approx_recall > 0.9).all() and knn.approx_recall.le(1.0).all()
     assert knn["seconds_per_run_imd-approx"].gt(0).all()
 
