@@ -88,3 +88,12 @@ def test_parameters_reach_the_graph_imd_is_computed_on() -> None:
     opts = Metrics({"imd": {"knn": "approx", "nndescent": WEAK}})["imd"]
     graph = get_metric("imd").prepare(torch.from_numpy(x), opts, [], None)
     assert np.array_equal(graph.nbrs.numpy(), approx_knn(x, 5, seed=0, params=WEAK))
+
+
+def test_ganeval_score_option_takes_a_mapping() -> None:
+    """`ganeval-score --option imd.nndescent={n_trees: 2}` (YAML) reaches the option table like a config does."""
+    from ganeval.app.score import parse_option
+
+    chosen: dict = {"imd": {}}
+    parse_option("imd.nndescent={n_trees: 2, n_iters: 5}", chosen)
+    assert Metrics(chosen)["imd"]["nndescent"] == {**DEFAULT_PARAMS, "n_trees": 2, "n_iters": 5}
