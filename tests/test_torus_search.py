@@ -57,3 +57,29 @@ def test_blind_criterion_refuses_a_bad_model_with_fewer_points_in_the_hole() -> 
     assert ts.blind_criterion(rec)
     rec["metrics"]["fid"]["bad"]["mean"] = 0.013  # 2.17×: too far from the paper's 1.19×
     assert not ts.blind_criterion(rec)
+
+
+def test_torus_figure_titles_each_panel_with_its_own_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/torus_figure.py (issue #26): the reference's seed-0 samples, each titled with seed 0's own hole
+    fraction from the record (0.8 % and 14.3 %), not the mean over seeds (2.1 % and 8.5 %)."""
+    from ganeval.results import plots
+
+    spec = importlib.util.spec_from_file_location("torus_figure", ROOT / "scripts" / "torus_figure.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    seen: dict = {}
+    real_plot = plots.plot_points_3d
+
+    def capture(sets, path, **kw):  # type: ignore[no-untyped-def]
+        seen.update(sets)
+        return real_plot(sets, path, **kw)
+
+    monkeypatch.setattr(plots, "plot_points_3d", capture)
+    assert module.main(["--out", str(tmp_path / "t.png")]) == 0
+    assert (tmp_path / "t.png").stat().st_size > 5000
+    titles = list(seen)
+    assert titles == ["real", "good (training seed 0, 0.8% in hole)\nfirst 2000 of its 4000 samples shown",
+                      "bad (training seed 0, 14.3% in hole)\nfirst 2000 of its 4000 samples shown"]
+    assert seen["real"].shape == (4000, 3)
+    assert module.main(["--seed", "3", "--out", str(tmp_path / "u.png")]) == 2
