@@ -327,17 +327,19 @@ def test_low_recall_reference_tests_the_approximation() -> None:
     assert max(recall.values()) < stability.RECALL_EXACT and recall[4000] == pytest.approx(0.87435)
     claims = {v["claim"]: v for v in stability.verdict(summary, c, None, recall)}
     ae = c[c.kind == "approx - exact"].set_index(["pair", "n"])
-    assert ae.loc[("different", 4000), "ci_low"] > 0  # approx differs from exact: +3.31 ± 0.91
-    assert all(ae.loc[("different", n), "ci_low"] < 0 for n in (250, 500, 1000, 2000))
+    assert (ae.loc[[("different", 2000), ("different", 4000)], "ci_low"] > 0).all()  # +1.30 ± 0.71, +3.31 ± 0.52
+    assert all(ae.loc[("different", n), "ci_low"] < 0 for n in (250, 500, 1000))
     assert not ae.xs("same").excludes_zero.any()
     assert claims["approx/diverges_further/different"]["holds"] is True
     assert claims["approx/diverges_further/same"]["holds"] is None
-    assert claims["approx/no_added_variance"]["holds"] is None  # no ratio above 1, but intervals up to ×2.79
-    assert ae.var_ratio_low.max() < 1 and ae.var_ratio_high.max() == pytest.approx(2.79, abs=0.01)
+    assert claims["approx/no_added_variance"]["holds"] is None  # no ratio above 1, but an interval up to ×1.58
+    assert ae.var_ratio_low.max() < 1 and ae.var_ratio_high.max() == pytest.approx(1.58, abs=0.01)
+    assert (ae.var_ratio_high > stability.VARIANCE_SIMILAR).sum() == 1  # the same pair at n = 4000
+    assert set(stored.run) == set(range(45))
     # the exact parts and FID/KID are the default run's (metrics.imd.nndescent reaches the approx parts only)
     ref = pd.concat([pd.read_csv(p / "runs.csv") for p in sorted((REFERENCE / "runs").iterdir())
                      if "approx" not in p.name], ignore_index=True)
-    mine = stored[stored.knn != "approx"].sort_values(["n", "metric", "knn", "pair", "run"]).reset_index(drop=True)
+    mine = stored[(stored.knn != "approx") & (stored.run < 15)].sort_values(["n", "metric", "knn", "pair", "run"]).reset_index(drop=True)
     ref["knn"] = ref["knn"].fillna("")
     ref = ref.sort_values(["n", "metric", "knn", "pair", "run"]).reset_index(drop=True)
     assert mine[["n", "metric", "knn", "pair", "run"]].equals(ref[["n", "metric", "knn", "pair", "run"]])
