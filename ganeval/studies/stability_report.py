@@ -122,6 +122,24 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, 
             "detail": f"{label(metric, knn)}, different pair, relative to n={hi_n}: "
                       + ", ".join(f"{r:.2f}" for r in rel) + " (the paper's figure spans 0.5–2.5)",
         })
+    claims += approx_claims(summary, comparison, recall)
+    if seconds:
+        pairs = [(n, seconds.get(f"n{n}-imd-exact"), seconds.get(f"n{n}-imd-approx")) for n in sizes]
+        pairs = [(n, e, a) for n, e, a in pairs if e and a]
+        if pairs:
+            claims.append({
+                "claim": "approx/faster",
+                "holds": all(a < e for _, e, a in pairs),
+                "detail": "seconds per run, IMD exact vs approx (both pairs, 3 sets): "
+                          + ", ".join(f"n={n}: {e:.2f} vs {a:.2f}" for n, e, a in pairs),
+            })
+    return claims
+
+
+def approx_claims(summary: pd.DataFrame, comparison: pd.DataFrame, recall: dict[int, float] | None) -> list[dict[str, Any]]:
+    """The claims about approximate kNN (no added variance, diverging further, agreement, recall), by the rules
+    `verdict` states; none where approx was not run."""
+    claims: list[dict[str, Any]] = []
     ae = comparison[comparison.kind == "approx - exact"] if "kind" in comparison else comparison.iloc[:0]
     exact_graph = bool(recall) and min(recall.values()) >= RECALL_EXACT
     why = (f"the approximate graph is the exact one at these n (recall of the true k-NN "
@@ -179,16 +197,6 @@ def verdict(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, 
             "detail": "recall of the true k-NN by the approximate graph (run 0's subsample of the first half): "
                       + ", ".join(f"n={n}: {r:.4f}" for n, r in sorted(recall.items())),
         })
-    if seconds:
-        pairs = [(n, seconds.get(f"n{n}-imd-exact"), seconds.get(f"n{n}-imd-approx")) for n in sizes]
-        pairs = [(n, e, a) for n, e, a in pairs if e and a]
-        if pairs:
-            claims.append({
-                "claim": "approx/faster",
-                "holds": all(a < e for _, e, a in pairs),
-                "detail": "seconds per run, IMD exact vs approx (both pairs, 3 sets): "
-                          + ", ".join(f"n={n}: {e:.2f} vs {a:.2f}" for n, e, a in pairs),
-            })
     return claims
 
 
