@@ -44,3 +44,21 @@ def test_torus_seeds_are_labelled_by_their_own_values() -> None:
     text = verdict_files(record, rows, summary, comparison, seeds)["verdict.md"]
     assert "seed 3: 9.7 ± 6.3 vs 70.1 ± 8.8 (separate); seed 4:" in text and "seed 0:" not in text
     assert "per training seed 3, 4, 5: good 0.008, 0.042, 0.012" in text
+
+
+def test_heat_traces_config_hash_is_what_its_config_and_inputs_give() -> None:
+    """(issue #26) heat_traces' record names the hash today's code keys its config and inputs by: its resolved config
+    less the number-neutral keys, the datasets' content hashes and the extractor's identity, hashed here again."""
+    from hydra.utils import instantiate
+
+    from ganeval.app.pipeline import numeric_config
+    from ganeval.hashing import array_identity
+    from ganeval.protocol.store import identity_hash
+    from ganeval.studies.stored import read_record
+
+    record = read_record(REFERENCE / "heat_traces")
+    cfg = record.config
+    data = {f"datasets.{k}": array_identity(instantiate(v), 16) for k, v in cfg["datasets"].items()}
+    content = {"data": data, "extractor": instantiate(cfg["features"]).identity(), "generators": {}}
+    assert record.config_hash == identity_hash({"config": numeric_config(cfg), "content": content}) == "f97e5062e7932411"
+    assert cfg["run_experiment"]["_target_"] == "ganeval.studies.heat_traces.run"  # the module today's code runs

@@ -15,6 +15,7 @@ import torch
 
 from ganeval.common import ArrayLike, resolve_device, upload
 from ganeval.metrics.knn import KnnGraph, exact_knn, exact_knn_graph
+from ganeval.metrics.knn_approx import PARAMS_EXPECTED, full_params, params_valid
 from ganeval.metrics.knn_precision import PRECISIONS
 from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
 from ganeval.metrics.parallel import device_map
@@ -80,24 +81,33 @@ OPTIONS = (
            "certified: the same graph; float32 while KID shares the Gram strips)"),
     option("rademacher", False, boolean(), "Rademacher instead of Gaussian probes"),
     option("variance_reduction", True, boolean(), "the control variate of the paper's appendix"),
+    option("nndescent", None, (params_valid, PARAMS_EXPECTED),
+           "knn=approx's pynndescent build parameters (knn_approx.DEFAULT_PARAMS where null or not given), e.g. "
+           "{n_trees: 2, n_iters: 5} for a lower-recall graph; recorded and hashed only when not the defaults",
+           neutral=True, normalize=full_params),
 )
 DEFAULTS = {o.name: o.default for o in OPTIONS}
 
 
 def check_imd_options(method: str = "slq", **options: Any) -> None:
-    """Check the library functions' options against the option table, and the trace method."""
-    METRIC.resolve(options, where="")
+    """Check the library functions' options against the option table, and the trace method; `nndescent` is
+    refused with exact k-NN (it would change nothing there)."""
+    o = METRIC.resolve(options, where="")
+    if o["nndescent"] is not None and o["knn"] != "approx":
+        raise ValueError(f"nndescent={options['nndescent']!r} sets pynndescent's parameters, used only with "
+                         f"knn='approx'; pass knn='approx' or leave nndescent out")
     if method not in ("slq", "exact"):
         raise ValueError(f"method must be 'slq' or 'exact', got {method!r}")
 
 
-def knn_graph(x: torch.Tensor, k: int, knn: str = "exact", seed: int = 0, precision: str = "float32") -> torch.Tensor:
+def knn_graph(x: torch.Tensor, k: int, knn: str = "exact", seed: int = 0, precision: str = "float32",
+              nndescent: Mapping[str, Any] | None = None) -> torch.Tensor:
     """N×k neighbour indices: exact blocked search (its products in `precision`, the same graph in any),
-    or pynndescent's approximate graph (opt-in)."""
+    or pynndescent's approximate graph (opt-in; `nndescent` overrides its build parameters)."""
     if knn == "approx":
         from ganeval.metrics.knn_approx import approx_knn
 
-        nbrs = approx_knn(x.detach().cpu().numpy(), k, seed=seed)
+        nbrs = approx_knn(x.detach().cpu().numpy(), k, seed=seed, params=dict(nndescent) if nndescent else None)
         return torch.from_numpy(nbrs).to(x.device)
     return exact_knn(x, k, precision=precision)
 
@@ -171,6 +181,7 @@ def heat_trace(
     probes: ArrayLike | None = None,
     knn_precision: str = DEFAULTS["knn_precision"],
     device: str | torch.device | None = None,
+    nndescent: Mapping[str, Any] | None = DEFAULTS["nndescent"],
 ) -> np.ndarray:
     """Normalised heat-trace signature ×1e6 of the union k-NN graph of `x` (N×D), one value per t.
 
@@ -178,13 +189,13 @@ def heat_trace(
     `method="exact"` uses a dense eigendecomposition (N ≤ 10 000): the ground truth for the estimate.
     """
     check_imd_options(method, k=k, m=m, nv=nv, normalization=normalization, knn=knn, rademacher=rademacher,
-                      variance_reduction=variance_reduction, knn_precision=knn_precision)
+                      variance_reduction=variance_reduction, knn_precision=knn_precision, nndescent=nndescent)
     ts = temperatures(t)
     dev = resolve_device(device, x)
     _check_exact_size(x, "x", method)
     xt = _features(x, "x", k, dev)
     knn_seed = seed if isinstance(seed, (int, np.integer)) else 0
-    nbrs = knn_graph(xt, k, knn, seed=int(knn_seed), precision=knn_precision)
+    nbrs = knn_graph(xt, k, knn, seed=int(knn_seed), precision=knn_precision, nndescent=nndescent)
     return trace_from_graph(
         nbrs, ts, m=m, nv=nv, seed=seed, normalization=normalization, method=method,
         rademacher=rademacher, variance_reduction=variance_reduction, probes=probes,
@@ -218,6 +229,7 @@ def imd(
     variance_reduction: bool = DEFAULTS["variance_reduction"],
     method: str = "slq",
     knn_precision: str = DEFAULTS["knn_precision"],
+    nndescent: Mapping[str, Any] | None = DEFAULTS["nndescent"],
 ) -> float:
     """IMD between sample sets x (N×D) and y (M×D'); D may differ (the distance is intrinsic).
 
@@ -226,7 +238,7 @@ def imd(
     g = numpy.random.default_rng(s). `probes=(Px, Py)` gives the starting vectors instead.
     """
     check_imd_options(method, k=k, m=m, nv=nv, normalization=normalization, knn=knn, rademacher=rademacher,
-                      variance_reduction=variance_reduction, knn_precision=knn_precision)
+                      variance_reduction=variance_reduction, knn_precision=knn_precision, nndescent=nndescent)
     ts = temperatures(t)
     dev = resolve_device(device, x, y)
     for name, a in (("x", x), ("y", y)):
@@ -248,7 +260,8 @@ def imd(
                 variance_reduction=variance_reduction)
 
     def trace(job: tuple[torch.Tensor, ArrayLike | None]) -> np.ndarray:
-        return trace_from_graph(knn_graph(job[0], k, knn, knn_seed, knn_precision), ts, probes=job[1], **opts)
+        return trace_from_graph(knn_graph(job[0], k, knn, knn_seed, knn_precision, nndescent), ts, probes=job[1],
+                                **opts)
 
     jobs = [(xt, px), (yt, py)]
     # pynndescent runs one build at a time
@@ -263,7 +276,7 @@ def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], t
         # KID reuses the Gram strips, which must then be float32 (the graph is the same either way)
         precision = o["knn_precision"] if not hooks else "float32"
         return exact_knn_graph(x, o["k"], gram_hook=fan_out(hooks), precision=precision)
-    return KnnGraph(knn_graph(x, o["k"], o["knn"]))
+    return KnnGraph(knn_graph(x, o["k"], o["knn"], nndescent=o["nndescent"]))
 
 
 def _pair(gx: KnnGraph, gy: KnnGraph, o: Mapping[str, Any], rng: np.random.Generator) -> PairWork:

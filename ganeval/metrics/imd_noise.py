@@ -27,7 +27,7 @@ def imd_over_seeds(x: ArrayLike, y: ArrayLike, seeds: Sequence[int], device: Any
     xt, yt = _features(x, "x", o["k"], dev), _features(y, "y", o["k"], dev)
 
     def graph(a: Any) -> Any:
-        return knn_graph(a, o["k"], o["knn"], int(seeds[0]), o["knn_precision"])
+        return knn_graph(a, o["k"], o["knn"], int(seeds[0]), o["knn_precision"], o["nndescent"])
 
     gx, gy = device_map(graph, [xt, yt], dev) if o["knn"] == "exact" else [graph(xt), graph(yt)]
     opts = dict(m=o["m"], nv=o["nv"], normalization=o["normalization"], rademacher=o["rademacher"],

@@ -29,6 +29,49 @@ DEFAULT_PARAMS: dict[str, object] = {
 }
 
 
+PARAMS_EXPECTED = ("null (the defaults) or a mapping of pynndescent build parameters: n_neighbors_factor, "
+                   "n_neighbors_min, n_trees, max_candidates (integers ≥ 1), n_iters (null or an integer ≥ 1), "
+                   "delta (a number in [0, 1)), e.g. {n_trees: 2, n_iters: 5}")
+
+
+def _is_int(v: object, low: int) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= low
+
+
+def params_valid(params: object) -> bool:
+    """Whether `params` is None or a mapping of some of DEFAULT_PARAMS's keys, each with a value of its kind
+    (PARAMS_EXPECTED): the check of IMD's `nndescent` option."""
+    from collections.abc import Mapping
+
+    if params is None:
+        return True
+    if not isinstance(params, Mapping) or not set(params) <= set(DEFAULT_PARAMS):
+        return False
+    for key, v in params.items():
+        if key == "n_iters":
+            ok = v is None or _is_int(v, 1)
+        elif key == "delta":
+            ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and 0 <= v < 1
+        else:
+            ok = _is_int(v, 1)
+        if not ok:
+            return False
+    return True
+
+
+def full_params(params: object) -> dict[str, object] | None:
+    """The complete build parameters `params` asks for (DEFAULT_PARAMS completed by it, as plain numbers), or None
+    when they are the defaults: a config that spells out a default hashes as one that leaves it out."""
+    from collections.abc import Mapping
+
+    if params is None:
+        return None
+    assert isinstance(params, Mapping)
+    full = {**DEFAULT_PARAMS, **{str(k): (v if v is None else (float(v) if k == "delta" else int(v)))
+                                 for k, v in params.items()}}
+    return None if full == DEFAULT_PARAMS else dict(sorted(full.items()))
+
+
 def _check_input(x: np.ndarray, k: int) -> np.ndarray:
     """Validate (x, k) and return x as a C-contiguous float32 array."""
     if isinstance(k, bool) or int(k) != k or k < 1:
@@ -131,6 +174,8 @@ def approx_knn(
         unknown = set(params) - set(DEFAULT_PARAMS)
         if unknown:
             raise ValueError(f"params has unknown keys {sorted(unknown)}; allowed: {sorted(DEFAULT_PARAMS)}")
+        if not params_valid(params):
+            raise ValueError(f"params must be {PARAMS_EXPECTED}, got {params!r}")
         p.update(params)
     n = x.shape[0]
     n_neighbors = min(n - 1, max(int(p["n_neighbors_min"]), int(p["n_neighbors_factor"]) * k))  # type: ignore[call-overload]

@@ -34,6 +34,10 @@ class Option:
     check: Callable[[Any], bool]
     expected: str
     doc: str = ""
+    # an option added after results were stored: left out of `Metrics.as_dict` (records, config hashes) while at
+    # its default, so those results keep their hash
+    neutral: bool = False
+    normalize: Callable[[Any], Any] | None = None  # a valid value -> the one form it is recorded and hashed in
 
     def validate(self, where: str, value: Any) -> None:
         """Raise ValueError naming the option (after the prefix `where`), what it must be and what it got."""
@@ -67,9 +71,10 @@ def real() -> tuple[Callable[[Any], bool], str]:
     return check, "a finite number"
 
 
-def option(name: str, default: Any, rule: tuple[Callable[[Any], bool], str], doc: str = "") -> Option:
+def option(name: str, default: Any, rule: tuple[Callable[[Any], bool], str], doc: str = "", neutral: bool = False,
+           normalize: Callable[[Any], Any] | None = None) -> Option:
     """An Option from a (check, expected) rule such as `integer(1)`."""
-    return Option(name, default, rule[0], rule[1], doc)
+    return Option(name, default, rule[0], rule[1], doc, neutral, normalize)
 
 
 @dataclass
@@ -159,6 +164,8 @@ class Metric:
         out = {**self.defaults, **given}
         for o in self.options:
             o.validate(f"metrics.{self.name}." if where is None else where, out[o.name])
+            if o.normalize is not None:
+                out[o.name] = o.normalize(out[o.name])
         return out
 
 
@@ -257,5 +264,7 @@ class Metrics(Mapping[str, dict[str, Any]]):
         return [(m.label, partial(_bound_reach, m.reach, o)) for m, o in self.ordered() if m.reach is not None]
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
-        """Plain name -> options (for records and hashing)."""
-        return {k: dict(v) for k, v in self._opts.items()}
+        """Plain name -> options (for records and hashing), without `neutral` options at their default."""
+        neutral = {(m.name, o.name): o.default for m in REGISTRY.values() for o in m.options if o.neutral}
+        return {k: {name: value for name, value in v.items()
+                    if (k, name) not in neutral or value != neutral[(k, name)]} for k, v in self._opts.items()}

@@ -134,7 +134,8 @@ def accuracy_check(sets: dict[str, Any], t: np.ndarray, settings: Settings, step
         x = as_array(feats)
         rng = run_generator(s.seed, 0)
         sub = np.asarray(x[draw_rows(len(x), s.sample_size, rng)], dtype=np.float32)
-        nbrs = knn_graph(torch.from_numpy(sub), o["k"], o["knn"], seed=0)  # as heat_trace with a Generator seed
+        nbrs = knn_graph(torch.from_numpy(sub), o["k"], o["knn"], seed=0,  # as heat_trace with a Generator seed
+                         nndescent=o["nndescent"])
         spec = spectrum(nbrs)
         tt = torch.from_numpy(t)
         probes = torch.from_numpy(rng.standard_normal((len(sub), o["nv"])))

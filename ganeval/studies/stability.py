@@ -28,7 +28,7 @@ from ganeval.studies.stability_grid import (approx_recall, compare, cpu_model, k
                                             sample_sizes, split_halves, stored_runs, summarize, warm_up_approx)
 from ganeval.studies.stability_grid import loglog_slope, variance_ratio_interval  # noqa: F401  (stability.NAME)
 from ganeval.studies.stability_report import plot_stability, table_markdown, timing_table, verdict, verdict_markdown
-from ganeval.studies.stability_report import RECALL_EXACT  # noqa: F401  (stability.NAME)
+from ganeval.studies.stability_report import RECALL_EXACT, VARIANCE_SIMILAR  # noqa: F401  (stability.NAME)
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "other", "features")  # the config keys it reads inputs from (its plan)
@@ -125,6 +125,9 @@ def run(plan: Plan) -> pd.DataFrame:
                         f"{feats.shape[1]}-d features",
                "machine": f"{cpu_model()}, {os.cpu_count()} cores, 1-min load average {min(loads, default=math.nan):.1f}–"
                           f"{max(loads, default=math.nan):.1f} while the parts ran (knn.csv)"}
+    params = settings.metrics["imd"]["nndescent"] if "imd" in settings.metrics else None
+    if params is not None and "approx" in methods:  # only a non-default setting is named (older records lack it)
+        context["nndescent"] = ", ".join(f"{k}={v}" for k, v in params.items())
     plan.record.verdict = claims
     plan.record.context = context
     plan.record.knn = "+".join(methods) or None  # pipeline.write would record metrics.imd.knn, not the methods run

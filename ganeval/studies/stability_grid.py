@@ -66,14 +66,18 @@ def knn_methods(value: Any, imd_knn: str) -> list[str]:
 
 
 def plan_parts(settings: Settings, sizes: Sequence[int], methods: Sequence[str]) -> list[Part]:
-    """The stores of the grid, each with its own validated settings (n as sample size, KID subsets of ≤ n rows)."""
+    """The stores of the grid, each with its own validated settings (n as sample size, KID subsets of ≤ n rows).
+    metrics.imd.nndescent goes to the approx parts only: the exact parts keep the identity of a run without it."""
     chosen = settings.metrics.as_dict()  # type: ignore[union-attr]
     parts = []
     for n in sizes:
         if "imd" in chosen:
             for method in methods:
+                imd = {**chosen["imd"], "knn": method}
+                if method == "exact":
+                    imd.pop("nndescent", None)
                 parts.append(Part(n, f"imd-{method}", method, dataclasses.replace(
-                    settings, sample_size=n, metrics={"imd": {**chosen["imd"], "knn": method}})))
+                    settings, sample_size=n, metrics={"imd": imd})))
         rest = {k: dict(v) for k, v in chosen.items() if k != "imd"}
         if "kid" in rest:
             rest["kid"]["subset_size"] = min(int(rest["kid"]["subset_size"]), n)
@@ -139,8 +143,8 @@ def approx_recall(a: np.ndarray, settings: Settings, n: int) -> float:
     from ganeval.protocol.draws import draw_rows, run_generator
 
     x = np.ascontiguousarray(a[draw_rows(len(a), n, run_generator(settings.seed, 0))], dtype=np.float32)
-    k = int(settings.metrics["imd"]["k"])
-    return knn_recall(approx_knn(x, k), brute_force_knn(x, k))
+    k, params = int(settings.metrics["imd"]["k"]), settings.metrics["imd"]["nndescent"]
+    return knn_recall(approx_knn(x, k, params=params), brute_force_knn(x, k))
 
 
 # --------------------------------------------------------------------------- summaries

@@ -97,5 +97,5 @@ def _heat_traces(src: Path, out: Path) -> None:
 
 # reference name -> function(src, out) writing its derived files from its stored runs
 REGENERATORS = {"torus": _torus, "paper_table": _paper_table, "blur_sweep": _blur_sweep,
-                "slq_accuracy": _slq_accuracy, "stability": _stability,
+                "slq_accuracy": _slq_accuracy, "stability": _stability, "stability_lowrecall": _stability,
                 "heat_traces": _heat_traces}

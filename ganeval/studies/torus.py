@@ -363,13 +363,21 @@ def run(plan: Plan) -> pd.DataFrame:
     write_verdict_files(plan.results_dir, files)
     log.info(files["verdict.md"])
     if plan.options.plots:
-        from ganeval.results import plots
-
         first = seed_labels(plan.record.config, len(next(iter(per_seed.values()))))[0]
         seed_note = f"training seed {first}, " if len(next(iter(per_seed.values()))) > 1 else ""
-        plots.plot_points_3d({"real": real, **{f"{k} ({seed_note}{per_seed[k][0]:.1%} in hole)": p
-                                               for k, p in pools.items()}}, plan.results_dir / "torus.png")
+        plot_samples(real, pools, {k: v[0] for k, v in per_seed.items()}, plan.results_dir / "torus.png", seed_note)
     return summary
+
+
+def plot_samples(real: np.ndarray, pools: dict[str, np.ndarray], fractions: dict[str, float], path: Any,
+                 seed_note: str = "", shown_note: str = "") -> Any:
+    """torus.png: the real points beside each model's samples of one training seed, each panel titled with the hole
+    fraction of that seed's own pool (`fractions`), not a mean over seeds; `shown_note` a second title line."""
+    from ganeval.results import plots
+
+    tail = f"\n{shown_note}" if shown_note else ""
+    return plots.plot_points_3d({"real": real, **{f"{k} ({seed_note}{fractions[k]:.1%} in hole){tail}": p
+                                                  for k, p in pools.items()}}, path)
 
 
 def verdict_files(record: Any, rows: pd.DataFrame, summary: pd.DataFrame, comparison: pd.DataFrame,
