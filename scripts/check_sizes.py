@@ -24,8 +24,6 @@ ALLOWED = {
     "ganeval/results/report.py:render_report",
     "ganeval/studies/blur_sweep.py",
     "ganeval/studies/blur_sweep.py:verdict_text",
-    "ganeval/studies/stability.py:run",
-    "scripts/torus_search.py",
 }
 
 

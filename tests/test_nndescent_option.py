@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from apphelp import compose_config
-from ganeval.app.pipeline import settings_from_config
+from ganeval.app.plan import settings_from_config
 from ganeval.metrics import Metrics, get_metric, imd
 from ganeval.metrics.imd import default_t, imd_from_traces, trace_from_graph
 from ganeval.metrics.knn_approx import DEFAULT_PARAMS, approx_knn, brute_force_knn, knn_recall

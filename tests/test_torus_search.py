@@ -1,11 +1,10 @@
-"""scripts/torus_search.py's summary (issue #26): the bad model chosen without looking at IMD, from the logged search."""
+"""The torus search's summary (scripts/torus_search.py, ganeval/studies/torus_search_log.py; issue #26): the bad model chosen without looking at IMD, from the logged search."""
 
 from __future__ import annotations
 
 import copy
 import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -16,12 +15,10 @@ LOG = ROOT / "results" / "reference" / "torus" / "search.log"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("torus_search", ROOT / "scripts" / "torus_search.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    """The search's record module (scripts/torus_search.py imports it for search.md)."""
+    from ganeval.studies import torus_search_log
+
+    return torus_search_log
 
 
 @pytest.mark.skipif(not LOG.exists(), reason="no committed search log")

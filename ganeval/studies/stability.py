@@ -38,8 +38,6 @@ INPUTS = ("data", "other", "features")  # the config keys it reads inputs from (
 def run(plan: Plan) -> pd.DataFrame:
     """Split data, extract, score every part of the grid, write summary, comparison, table, verdict and plot."""
     from ganeval.data.images import to_rgb
-    from ganeval.protocol.api import store_identity
-    from ganeval.protocol.store import check_store
 
     cfg, settings = plan.params, plan.settings
     sizes = sample_sizes(settings.sample_size, cfg.halvings)
@@ -56,17 +54,7 @@ def run(plan: Plan) -> pd.DataFrame:
     settings.check_pools({f"each half of data ({name}, {len(data)} rows)": half, f"other ({other_name})": len(other)})
     parts = plan_parts(settings, sizes, methods)
     extractor = pipeline.make_extractor(plan)
-    overwrite = plan.options.overwrite
-    for part in parts:  # another config's or other content's runs: refused before extraction
-        check_store(part.directory(plan.results_dir), stable_hash(store_identity(part.settings, plan.identity())), overwrite)
-
-    if overwrite:  # discard the stores of parts this grid no longer has, so results_dir holds one experiment
-        import shutil
-
-        planned = {part.directory(plan.results_dir) for part in parts}
-        for stale in sorted((plan.results_dir / "runs").glob("n*-*")):
-            if stale.is_dir() and stale not in planned:
-                shutil.rmtree(stale)
+    open_parts(plan, parts)
     with plan.stage("features"):
         feats = pipeline.features(plan, data, extractor, name)
         other_f = pipeline.features(plan, other, extractor, other_name)
@@ -74,48 +62,10 @@ def run(plan: Plan) -> pd.DataFrame:
         raise ValueError(f"other has {other_f.shape[1]} features, data {feats.shape[1]}: give both one shape "
                          "(one image size and channel count, color=true for grey against colour)")
     a, b = split_halves(feats, int(cfg.split_seed))
-    fakes = [({"pair": "same"}, b), ({"pair": "different"}, other_f)]
-    chunks, seconds, loads = [], {}, []
-    timings: dict[str, dict[str, Any]] = {}
-    warmed = False
-    for part in parts:
-        directory = part.directory(plan.results_dir)
-        todo = settings.runs - (0 if overwrite else min(stored_runs(directory), settings.runs))
-        if part.knn == "approx" and todo and not warmed:
-            with plan.stage("compile pynndescent"):
-                warm_up_approx()
-            warmed = True
-        groups = {"n": part.n, **({"knn": part.knn} if part.knn else {})}
-        stage = f"runs n={part.n} {part.name}"
-        with plan.stage(stage):
-            from ganeval.protocol import run_blocks
-
-            rows = run_blocks([Block(a, fakes, groups)], part.settings, directory, plan.identity(), overwrite)
-        if todo:  # the time per run of the runs made now, kept beside them (a resumed part keeps its time)
-            from ganeval.results import write_json
-
-            write_json({"seconds_per_run": plan.stage_seconds[stage] / todo, "runs_timed": todo,
-                        "load_1min": round(os.getloadavg()[0], 2), "cpu": cpu_model(), "device": settings.device},
-                       directory / "timing.json")
-        timing = read_timing(directory)
-        if part.knn == "approx" and "approx_recall" not in timing:  # measured once, kept beside the part's runs
-            if not warmed:
-                with plan.stage("compile pynndescent"):
-                    warm_up_approx()
-                warmed = True
-            with plan.stage("approx kNN recall"):
-                timing["approx_recall"] = approx_recall(a, part.settings, part.n)
-            from ganeval.results import write_json
-
-            write_json(timing, directory / "timing.json")
-        timings[f"n{part.n}-{part.name}"] = timing
-        if "seconds_per_run" in timing:
-            seconds[f"n{part.n}-{part.name}"] = float(timing["seconds_per_run"])
-            loads.append(float(timing.get("load_1min", math.nan)))
-        chunks.append(split_probe_draws(rows)[0])
+    rows, timings = run_parts(plan, parts, a, [({"pair": "same"}, b), ({"pair": "different"}, other_f)])
+    seconds = {k: float(t["seconds_per_run"]) for k, t in timings.items() if "seconds_per_run" in t}
+    loads = [float(t.get("load_1min", math.nan)) for t in timings.values() if "seconds_per_run" in t]
     recall = {int(key[1:].split("-")[0]): float(t["approx_recall"]) for key, t in timings.items() if "approx_recall" in t}
-    rows = pd.concat(chunks, ignore_index=True)
-    rows["knn"] = rows["knn"].fillna("") if "knn" in rows else ""
     summary = summarize(rows, settings.confidence)
     comparison = compare(rows, settings.confidence)
     claims = verdict(summary, comparison, seconds, recall)
@@ -128,21 +78,80 @@ def run(plan: Plan) -> pd.DataFrame:
     params = settings.metrics["imd"]["nndescent"] if "imd" in settings.metrics else None
     if params is not None and "approx" in methods:  # only a non-default setting is named (older records lack it)
         context["nndescent"] = ", ".join(f"{k}={v}" for k, v in params.items())
+    write_files(plan, summary, comparison, claims, context, timing_table(sizes, parts, timings, recall), methods)
+    return summary
+
+
+def open_parts(plan: Plan, parts: list[Any]) -> None:
+    """Refuse, before extraction, a part's store holding another config's or other content's runs; with
+    overwrite=true discard the stores of parts this grid no longer has, so results_dir holds one experiment."""
+    from ganeval.protocol.api import store_identity
+    from ganeval.protocol.store import check_store
+
+    overwrite = plan.options.overwrite
+    for part in parts:
+        check_store(part.directory(plan.results_dir), stable_hash(store_identity(part.settings, plan.identity())), overwrite)
+    if overwrite:
+        import shutil
+
+        planned = {part.directory(plan.results_dir) for part in parts}
+        for stale in sorted((plan.results_dir / "runs").glob("n*-*")):
+            if stale.is_dir() and stale not in planned:
+                shutil.rmtree(stale)
+
+
+def run_parts(plan: Plan, parts: list[Any], a: Any, fakes: list[Any]) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+    """Score every part of the grid (resumable, each in its own store) into one frame of per-run rows; and each
+    part's timing.json (seconds per run of the runs made now, the load, approx k-NN's recall, measured once)."""
+    from ganeval.protocol import run_blocks
+    from ganeval.results import write_json
+
+    overwrite, runs = plan.options.overwrite, plan.settings.runs
+    chunks, timings, warmed = [], {}, False
+    for part in parts:
+        directory = part.directory(plan.results_dir)
+        todo = runs - (0 if overwrite else min(stored_runs(directory), runs))
+        if part.knn == "approx" and not warmed and (todo or "approx_recall" not in read_timing(directory)):
+            with plan.stage("compile pynndescent"):
+                warm_up_approx()
+            warmed = True
+        groups = {"n": part.n, **({"knn": part.knn} if part.knn else {})}
+        stage = f"runs n={part.n} {part.name}"
+        with plan.stage(stage):
+            rows = run_blocks([Block(a, fakes, groups)], part.settings, directory, plan.identity(), overwrite)
+        if todo:  # the time per run of the runs made now, kept beside them (a resumed part keeps its time)
+            write_json({"seconds_per_run": plan.stage_seconds[stage] / todo, "runs_timed": todo,
+                        "load_1min": round(os.getloadavg()[0], 2), "cpu": cpu_model(), "device": plan.settings.device},
+                       directory / "timing.json")
+        timing = read_timing(directory)
+        if part.knn == "approx" and "approx_recall" not in timing:  # measured once, kept beside the part's runs
+            with plan.stage("approx kNN recall"):
+                timing["approx_recall"] = approx_recall(a, part.settings, part.n)
+            write_json(timing, directory / "timing.json")
+        timings[f"n{part.n}-{part.name}"] = timing
+        chunks.append(split_probe_draws(rows)[0])
+    rows = pd.concat(chunks, ignore_index=True)
+    rows["knn"] = rows["knn"].fillna("") if "knn" in rows else ""
+    return rows, timings
+
+
+def write_files(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame, claims: list[dict[str, Any]],
+                context: dict[str, Any], knn: pd.DataFrame, methods: list[str]) -> None:
+    """summary.csv/.json, comparison.csv, knn.csv, table.md, verdict.md and (plots) stability.png."""
+    from ganeval.common import atomic_write_text
+
     plan.record.verdict = claims
     plan.record.context = context
     plan.record.knn = "+".join(methods) or None  # pipeline.write would record metrics.imd.knn, not the methods run
     plan.record.set_results(summary, plan.stage_seconds)
     write_results(plan.results_dir, summary, comparison if len(comparison) else None, plan.record, tables=False)
-    write_csv(timing_table(sizes, parts, timings, recall), plan.results_dir / "knn.csv")
-    from ganeval.common import atomic_write_text
-
+    write_csv(knn, plan.results_dir / "knn.csv")
     atomic_write_text(plan.results_dir / "table.md", table_markdown(summary, comparison))
     atomic_write_text(plan.results_dir / "verdict.md", verdict_markdown(claims, summary, context))
     if plan.options.plots:
         plot_stability(summary, plan.results_dir / "stability.png")
     for c in claims:
         log.info("%s: %s", c["claim"], c["holds"])
-    return summary
 
 
 def regenerate(src: Any, out: Any) -> None:
