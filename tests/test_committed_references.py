@@ -51,7 +51,7 @@ def test_heat_traces_config_hash_is_what_its_config_and_inputs_give() -> None:
     less the number-neutral keys, the datasets' content hashes and the extractor's identity, hashed here again."""
     from hydra.utils import instantiate
 
-    from ganeval.app.pipeline import numeric_config
+    from ganeval.app.plan import numeric_config
     from ganeval.hashing import array_identity
     from ganeval.protocol.store import identity_hash
     from ganeval.studies.stored import read_record
