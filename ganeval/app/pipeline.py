@@ -267,7 +267,7 @@ def load_data(ctx: Context, node: Any, what: str) -> np.ndarray:
     check_finite(what, arr)
     check_scale(f"{what} ({node.get('path')})" if hasattr(node, "get") and node.get("path") else what, arr,
                 ctx.settings.metrics.reaches(), ctx.settings.sample_size)
-    ctx.content["data"][what] = array_identity(arr, 16)
+    ctx.content["data"][what] = array_identity(arr)
     return arr
 
 
@@ -333,7 +333,7 @@ def open_results(ctx: Context, protocol: bool = True) -> None:
 
     identity = store_identity(ctx.settings, ctx.identity()) if protocol else ctx.identity()
     try:  # run_loop keys the store by identity_hash of the identity it is given: the same key here
-        check_store(ctx.results_dir, ctx.set_config_hash(identity), ctx.cfg["overwrite"])
+        check_store(ctx.results_dir, ctx.set_config_hash(identity), ctx.cfg["overwrite"], identity)
     except ConfigMismatchError as e:
         raise ConfigMismatchError(f"{e}{stored_differences(ctx.results_dir, identity)}") from None
 

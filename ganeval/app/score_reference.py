@@ -156,7 +156,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
     ctx = pipeline.Context(cfg={"overwrite": request.overwrite, "plots": request.plots}, name="score",
                            results_dir=Path(request.out or "."), device=str(settings.device), config=config,
                            settings=settings)
-    ctx.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser(), 16)}
+    ctx.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser())}
     for f in fakes:
         ctx.content["generators"][f.name] = content_identity(request, f)
     ctx.record.extractor = ctx.content["extractor"] = ident

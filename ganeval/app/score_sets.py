@@ -376,14 +376,14 @@ def make_context(request: ScoreRequest, real: InputSet, fakes: list[InputSet], e
 
 
 def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
-    """`array_identity` of an input's array (16 hex), for a streamed source from one decoding pass (on rank 0 under
+    """`array_identity` of an input's array (full SHA-256), for a streamed source from one decoding pass (on rank 0 under
     torchrun, remembered in --cache-dir): the same value as for the array `ganeval.data.folder` would give."""
     if s.stream is None:
-        return array_identity(s.array, 16)  # type: ignore[arg-type]
+        return array_identity(s.array)  # type: ignore[arg-type]
     from ganeval.features.streaming import shared_content
 
     c = shared_content(s.stream, request.batch_size, request.num_workers, request.cache_dir, request.progress)
-    return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"][:16]}
+    return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"]}
 
 
 def extract(ctx: pipeline.Context, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray | None:

@@ -61,8 +61,8 @@ class _Base:
 
 
 def _file_identity(path: Path) -> dict[str, Any]:
-    """A generator file's path and SHA-256 (first 8 hex; None while the file is missing)."""
-    return {"path": str(path), "sha256": sha256_file(path, 8) if path.is_file() else None}
+    """A generator file's path and SHA-256 (full; None while the file is missing)."""
+    return {"path": str(path), "sha256": sha256_file(path) if path.is_file() else None}
 
 
 def _code_identity(obj: Any) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def _code_identity(obj: Any) -> dict[str, Any]:
     except TypeError:  # built-in or C-implemented
         source = None
     name = f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
-    return {"qualname": name, "code_sha256": sha256_file(source, 8) if source and Path(source).is_file() else None}
+    return {"qualname": name, "code_sha256": sha256_file(source) if source and Path(source).is_file() else None}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -289,7 +289,7 @@ class ModuleGenerator(_Base):
         module = self.module_spec if isinstance(self.module_spec, nn.Module) else self._module
         if module is not None:  # built (validate() builds it): its class and the weights it holds, by content
             ident["class"] = f"{type(module).__module__}.{type(module).__qualname__}"
-            ident["weights_sha256"] = state_dict_sha256(module.state_dict(), 8)
+            ident["weights_sha256"] = state_dict_sha256(module.state_dict())
         return ident
 
 
@@ -482,10 +482,10 @@ class SampleGenerator(_Base):
     def identity(self) -> dict[str, Any]:
         ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "path": str(self.path), "key": self.key}
         if self.path.is_file():
-            ident["sha256"] = sha256_file(self.path, 8)
+            ident["sha256"] = sha256_file(self.path)
         elif self.path.is_dir():
             from ganeval.data import list_images
 
             files = list_images(self.path)
-            ident.update(files=len(files), sha256=sha256_folder(self.path, files, 8))
+            ident.update(files=len(files), sha256=sha256_folder(self.path, files))
         return ident

@@ -56,7 +56,8 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
     extractor = pipeline.make_extractor(ctx)
     overwrite = pipeline.strict_bool(cfg, "overwrite")
     for part in parts:  # another config's or other content's runs: refused before extraction
-        check_store(part.directory(ctx.results_dir), stable_hash(store_identity(part.settings, ctx.identity())), overwrite)
+        identity = store_identity(part.settings, ctx.identity())
+        check_store(part.directory(ctx.results_dir), stable_hash(identity), overwrite, identity)
 
     if overwrite:  # discard the stores of parts this grid no longer has, so results_dir holds one experiment
         import shutil
