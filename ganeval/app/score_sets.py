@@ -86,6 +86,7 @@ class ScoreRequest:
     cache_dir: str | None = None  # feature cache (None: no cache)
     num_workers: int = 0  # DataLoader worker processes decoding image files
     size: int | None = None  # resize image files to size×size (PIL bilinear, as ganeval.data.folder's size=)
+    layout: str = "auto"  # how 4-D image arrays are laid out: auto (one that fits both refused), nchw, nhwc
     resize: str | None = None  # preprocessing mode (None: the extractor's default, legacy_pytorch / pil)
     save_ref: str | None = None  # write REAL's features, moments and provenance here (ganeval's reference .npz)
     save_stats: str | None = None  # write REAL's moments here as pytorch-fid's {mu, sigma} .npz
@@ -120,10 +121,12 @@ def data_names() -> list[str]:
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
 
-def load_input(arg: str, size: int | None = None) -> InputSet:
+def load_input(arg: str, size: int | None = None, layout: str = "auto") -> InputSet:
     """An input argument resolved (see the module doc for the order): image files are checked from their headers and
-    streamed later, arrays loaded; `size` resizes images of files to size×size. ValueError when it is none."""
-    from ganeval.data import array
+    streamed later, arrays loaded (4-D ones read in `layout`, see `ganeval.data.images.apply_layout`); `size` resizes
+    images of files to size×size. ValueError when it is none."""
+    from ganeval.data.files import load_array
+    from ganeval.data.images import apply_layout
     from ganeval.data.sources import ImageSource, is_streamable
 
     path = Path(arg).expanduser()
@@ -142,11 +145,13 @@ def load_input(arg: str, size: int | None = None) -> InputSet:
         if ref is not None:
             return ref
         try:
-            arr = array(Path(file).expanduser(), key or None)
+            arr = load_array(Path(file).expanduser(), key or None)
         except ValueError as e:
             if "pass key=" not in str(e):
                 raise
             raise ValueError(f"{e} (on the command line: {file}:KEY)") from None
+        if arr.ndim == 4:
+            arr = apply_layout(arr, layout, arg, "--layout nchw or --layout nhwc", strict=False)
         name = Path(file).stem + (f":{key}" if key else "")
         return classify(InputSet(arg, name, "array", arr, False))
     names = data_names()
@@ -417,8 +422,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
-    real = load_input(request.real, request.size)
-    fakes = [load_input(f, request.size) for f in request.fakes]
+    real = load_input(request.real, request.size, request.layout)
+    fakes = [load_input(f, request.size, request.layout) for f in request.fakes]
     sr.refuse_fake_references(fakes)
     if real.reference is not None and real.reference.moments_only:
         if request.save_ref is not None or request.save_stats is not None:
