@@ -74,3 +74,15 @@ def test_callable_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert CallableGenerator("amb22:sample", layout="NHWC").identity()["layout"] == "nhwc"
     with pytest.raises(ValueError, match="layout must be one of"):
         CallableGenerator("amb22:sample", layout="hwc")
+
+
+def test_samples_file_layout(tmp_path: Path) -> None:
+    from ganeval.gan.generators import SampleGenerator
+
+    np.save(tmp_path / "amb.npy", AMB)
+    with pytest.raises(ValueError, match=r"fits both N×C×H×W.*\+generator\.layout=nhwc"):
+        SampleGenerator(tmp_path / "amb.npy").validate()
+    g = SampleGenerator(tmp_path / "amb.npy", layout="nhwc")
+    g.validate()
+    assert np.array_equal(g.sample(len(AMB), 0), AMB.transpose(0, 3, 1, 2))
+    assert g.identity()["layout"] == "nhwc" and "layout" not in SampleGenerator(tmp_path / "amb.npy").identity()
