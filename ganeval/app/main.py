@@ -84,7 +84,11 @@ def refused(e: BaseException | str) -> int:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    status = report(e) if isinstance(e, BaseException) else (log.error("%s", e) or 2)
+    if isinstance(e, BaseException):
+        status = report(e)
+    else:
+        log.error("%s", e)
+        status = 2
     hc = HydraConfig.get() if HydraConfig.initialized() else None
     if hc is not None and hc.mode == RunMode.RUN and hc.runtime.output_dir:
         invocation.undo(Path(hc.runtime.output_dir))
