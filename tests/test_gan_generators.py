@@ -63,7 +63,7 @@ def test_checkpoint_generator_is_seeded_and_batch_size_free(checkpoint: Path) ->
     assert np.array_equal(a, CheckpointGenerator(checkpoint).sample(37, seed=4))
     assert not np.array_equal(a, g.sample(37, seed=5))
     ident = g.identity()
-    assert ident["kind"] == "checkpoint" and ident["arch"] == "digits" and len(ident["sha256"]) == 8
+    assert ident["kind"] == "checkpoint" and ident["arch"] == "digits" and len(ident["sha256"]) == 64
 
 
 def test_checkpoint_generator_matches_the_trained_module(checkpoint: Path) -> None:
@@ -123,7 +123,7 @@ def test_module_generator_loads_weights_and_is_seeded(tmp_path: Path) -> None:
     with torch.no_grad():
         expected = np.clip(np.rint((ref(latent(9, (8,), 1)).numpy() + 1) * 127.5), 0, 255).astype(np.uint8)
     assert np.array_equal(a, expected)
-    assert g.identity()["target"] == spec["_target_"] and len(g.identity()["state_dict"]["sha256"]) == 8
+    assert g.identity()["target"] == spec["_target_"] and len(g.identity()["state_dict"]["sha256"]) == 64
 
 
 def test_module_generator_accepts_a_module_with_4d_latents_and_01_range() -> None:
@@ -137,7 +137,7 @@ def test_module_generator_accepts_a_module_with_4d_latents_and_01_range() -> Non
     assert np.array_equal(a, expected)
     # weights held in memory are named by their content
     before = g.identity()["weights_sha256"]
-    assert len(before) == 8 and before == g.identity()["weights_sha256"]
+    assert len(before) == 64 and before == g.identity()["weights_sha256"]
     with torch.no_grad():
         net[0].bias.add_(1)
     assert g.identity()["weights_sha256"] != before

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ganeval.app import resolvers, schema
+from ganeval.app import invocation, resolvers, schema
 
 log = logging.getLogger("ganeval")
 resolvers.register()  # the root config's ${ganeval.*} interpolations: before Hydra composes it
@@ -79,6 +79,23 @@ def report(e: BaseException) -> int:
     return 2
 
 
+def refused(e: BaseException | str) -> int:
+    """Report a refusal (`report`; a string: one line as it is) and undo what Hydra wrote into the results folder
+    for this command, when it wrote nothing else there (`invocation.undo`); the exit status, 2."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if isinstance(e, BaseException):
+        status = report(e)
+    else:
+        log.error("%s", e)
+        status = 2
+    hc = HydraConfig.get() if HydraConfig.initialized() else None
+    if hc is not None and hc.mode == RunMode.RUN and hc.runtime.output_dir:
+        invocation.undo(Path(hc.runtime.output_dir))
+    return status
+
+
 TRACEBACK = "GANEVAL_TRACEBACK"  # the user's HYDRA_FULL_ERROR, kept while `main` sets it for Hydra
 
 
@@ -128,18 +145,17 @@ def main() -> None:
         try:
             run_app(cfg)
         except ValueError as e:  # first: `user_errors()` imports torch, which a bad key need not wait for
-            raise SystemExit(report(e)) from None
+            raise SystemExit(refused(e)) from None
         except user_errors() as e:
             # A config or input that cannot work: say what to change, without a traceback.
-            raise SystemExit(report(e)) from None
+            raise SystemExit(refused(e)) from None
         except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: what is stored, one line (ganeval.stops)
             log.error("%s", str(e) or "stopped (Ctrl-C) before any run was stored")
             raise SystemExit(130) from None
         except OSError as e:
             if (message := no_space(e)) is None:
                 raise
-            log.error("%s", message)
-            raise SystemExit(2) from None
+            raise SystemExit(refused(message)) from None
 
     from ganeval.stops import terminate_as_interrupt
 
@@ -148,6 +164,7 @@ def main() -> None:
     full = os.environ.get("HYDRA_FULL_ERROR") == "1"
     os.environ.setdefault(TRACEBACK, "1" if full else "0")
     os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach the `except` below instead of exiting 1
+    invocation.end()  # nothing noted by an earlier composition in this process (tests) counts for this command
     try:
         check_command_line(sys.argv[1:])
         _app()
@@ -156,6 +173,8 @@ def main() -> None:
             raise
         print(f"ganeval: error: {one_line(e)}", file=sys.stderr)
         raise SystemExit(2) from None
+    finally:
+        invocation.end()  # Hydra's scratch folders removed
 
 
 if __name__ == "__main__":

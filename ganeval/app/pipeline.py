@@ -52,7 +52,7 @@ def load_data(plan: Plan, node: Any, what: str) -> np.ndarray:
     check_finite(what, arr)
     check_scale(f"{what} ({node.get('path')})" if hasattr(node, "get") and node.get("path") else what, arr,
                 plan.settings.metrics.reaches(), plan.settings.sample_size)
-    plan.content["data"][what] = array_identity(arr, 16)
+    plan.content["data"][what] = array_identity(arr)
     return arr
 
 
@@ -118,7 +118,7 @@ def open_results(plan: Plan, protocol: bool = True) -> None:
 
     identity = store_identity(plan.settings, plan.identity()) if protocol else plan.identity()
     try:  # run_loop keys the store by identity_hash of the identity it is given: the same key here
-        check_store(plan.results_dir, plan.set_config_hash(identity), plan.options.overwrite)
+        check_store(plan.results_dir, plan.set_config_hash(identity), plan.options.overwrite, identity)
     except ConfigMismatchError as e:
         raise ConfigMismatchError(f"{e}{stored_differences(plan.results_dir, identity)}") from None
 

@@ -4,7 +4,8 @@
 
 - `${ganeval.results_dir:}`: `results_dir`, or results/<experiment> when it is null (`default_results_dir`,
   the one rule the pipeline uses too), so Hydra's run folder (`hydra.run.dir`) is the results directory (a
-  scratch folder when that cannot be written, so that the pipeline refuses it with its own message);
+  scratch folder when that cannot be written, so that the pipeline refuses it with its own message; scratch
+  folders are removed when the command ends, and a refused command's `.hydra/` undone: `ganeval.app.invocation`);
 - `${ganeval.first:a,b}`: a, or b when a is null (a sweep's directory: `results_dir`, else multirun/DATE/TIME);
 - `${ganeval.benchmark_dir:}`: results/benchmark/<data>-vs-<models>-<hash> (experiment=benchmark's default), so two
   benchmarks of different inputs coexist;
@@ -81,15 +82,16 @@ def benchmark_dir(root: Any) -> str:
 def _results_dir(*, _root_: Any) -> str:
     """Hydra's run folder: the results directory; when that cannot be written, a scratch folder instead, so that
     Hydra starts and the pipeline refuses the results directory with its own message (exit 2), not a traceback."""
-    import tempfile
+    from ganeval.app import invocation
 
     if _root_.get("dry_run") is True:  # a dry run writes nothing: Hydra's (empty) run folder goes to a scratch one
-        return str(Path(tempfile.gettempdir()) / "ganeval-dry-run")
+        return invocation.scratch_dir()
     path = default_results_dir(_root_.get("results_dir"), _choices(_root_).get("experiment"))
     try:
         check_writable(path, "results_dir")
     except ValueError:
-        return tempfile.mkdtemp(prefix="ganeval-hydra-")
+        return invocation.scratch_dir()  # removed when the command ends
+    invocation.note(path)  # what Hydra is about to write there is undone if the command is refused
     return str(path)
 
 

@@ -138,6 +138,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, default=None, help="resize every image file to SIZE×SIZE (PIL bilinear, as "
                    "ganeval.data.folder's size=) before the extractor's own preprocessing (--resize); without it, "
                    "image files of one set must share one size")
+    p.add_argument("--layout", default="auto", choices=("auto", "nchw", "nhwc"), help="how 4-D image arrays are laid "
+                   "out (default auto: an array fitting both N×C×H×W and N×H×W×C, e.g. 200×3×8×3, is refused)")
     p.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048),
                    help="Inception feature block (default 2048, pool3)")
     p.add_argument("--no-download", action="store_true", help="never download Inception weights")
@@ -272,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             real=args.real, fakes=args.fakes, features=args.features, metrics=metrics, runs=args.runs,
             sample_size=args.sample_size, confidence=args.confidence, seed=args.seed, device=args.device,
             batch_size=args.batch_size, weights=args.weights, dims=args.dims, download=not args.no_download,
-            cache_dir=args.cache_dir, num_workers=default_workers(args.num_workers), size=args.size, resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
+            cache_dir=args.cache_dir, num_workers=default_workers(args.num_workers), size=args.size, layout=args.layout, resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
             out=args.out, overwrite=args.overwrite, plots=not args.no_plots,
             progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol)
         if request.batch_size < 1:

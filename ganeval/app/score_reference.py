@@ -155,7 +155,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
         "overwrite": request.overwrite, "plots": request.plots, "progress": request.progress,
     }
     plan = score_plan(request, config, settings)
-    plan.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser(), 16)}
+    plan.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser())}
     for f in fakes:
         plan.content["generators"][f.name] = content_identity(request, f)
     plan.record.extractor = plan.content["extractor"] = ident

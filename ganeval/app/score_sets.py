@@ -88,6 +88,7 @@ class ScoreRequest:
     cache_dir: str | None = None  # feature cache (None: no cache)
     num_workers: int = 0  # DataLoader worker processes decoding image files
     size: int | None = None  # resize image files to size×size (PIL bilinear, as ganeval.data.folder's size=)
+    layout: str = "auto"  # how 4-D image arrays are laid out: auto (one that fits both refused), nchw, nhwc
     resize: str | None = None  # preprocessing mode (None: the extractor's default, legacy_pytorch / pil)
     save_ref: str | None = None  # write REAL's features, moments and provenance here (ganeval's reference .npz)
     save_stats: str | None = None  # write REAL's moments here as pytorch-fid's {mu, sigma} .npz
@@ -123,10 +124,12 @@ def data_names() -> list[str]:
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
 
-def load_input(arg: str, size: int | None = None) -> InputSet:
+def load_input(arg: str, size: int | None = None, layout: str = "auto") -> InputSet:
     """An input argument resolved (see the module doc for the order): image files are checked from their headers and
-    streamed later, arrays loaded; `size` resizes images of files to size×size. ValueError when it is none."""
-    from ganeval.data import array
+    streamed later, arrays loaded (4-D ones read in `layout`, see `ganeval.data.images.apply_layout`); `size` resizes
+    images of files to size×size. ValueError when it is none."""
+    from ganeval.data.files import load_array
+    from ganeval.data.images import apply_layout
     from ganeval.data.sources import ImageSource, is_streamable
 
     path = Path(arg).expanduser()
@@ -145,11 +148,13 @@ def load_input(arg: str, size: int | None = None) -> InputSet:
         if ref is not None:
             return ref
         try:
-            arr = array(Path(file).expanduser(), key or None)
+            arr = load_array(Path(file).expanduser(), key or None)
         except ValueError as e:
             if "pass key=" not in str(e):
                 raise
             raise ValueError(f"{e} (on the command line: {file}:KEY)") from None
+        if arr.ndim == 4:
+            arr = apply_layout(arr, layout, arg, "--layout nchw or --layout nhwc", strict=False)
         name = Path(file).stem + (f":{key}" if key else "")
         return classify(InputSet(arg, name, "array", arr, False))
     names = data_names()
@@ -386,14 +391,14 @@ def score_plan(request: ScoreRequest, config: dict[str, Any], settings: Settings
 
 
 def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
-    """`array_identity` of an input's array (16 hex), for a streamed source from one decoding pass (on rank 0 under
+    """`array_identity` of an input's array (full SHA-256), for a streamed source from one decoding pass (on rank 0 under
     torchrun, remembered in --cache-dir): the same value as for the array `ganeval.data.folder` would give."""
     if s.stream is None:
-        return array_identity(s.array, 16)  # type: ignore[arg-type]
+        return array_identity(s.array)  # type: ignore[arg-type]
     from ganeval.features.streaming import shared_content
 
     c = shared_content(s.stream, request.batch_size, request.num_workers, request.cache_dir, request.progress)
-    return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"][:16]}
+    return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"]}
 
 
 def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray | None:
@@ -427,8 +432,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
-    real = load_input(request.real, request.size) if request.protocol is None else sp.load_real(request)
-    fakes = [load_input(f, request.size) for f in request.fakes]
+    real = load_input(request.real, request.size, request.layout) if request.protocol is None else sp.load_real(request)
+    fakes = [load_input(f, request.size, request.layout) for f in request.fakes]
     sp.check_fakes(request, fakes)  # --protocol's n_generated
     sr.refuse_fake_references(fakes)
     if real.reference is not None and real.reference.moments_only:

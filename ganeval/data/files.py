@@ -130,28 +130,22 @@ def array(path: str | os.PathLike, key: str | None = None, mmap: bool = False, l
     array that fits both N×C×H×W and N×H×W×C (axes 1 and 3 both of size 1 or 3) is refused as ambiguous unless
     `layout` ("NCHW" or "NHWC") says which it is; an NHWC array is returned as an N×C×H×W view.
     """
-    out = _load_array(path, key, mmap)
+    out = load_array(path, key, mmap)
     return _with_layout(out, Path(path).expanduser(), layout)
 
 
 def _with_layout(a: np.ndarray, p: Path, layout: str | None) -> np.ndarray:
     """`a` checked against `layout` (see `array`): an ambiguous 4-D shape needs it, NHWC becomes an NCHW view."""
-    if layout is not None:
-        if layout not in ("NCHW", "NHWC"):
-            raise ValueError(f"layout={layout!r} for {p}: use NCHW or NHWC")
-        if a.ndim != 4:
-            raise ValueError(f"layout={layout} given but {p} holds a {a.ndim}-D array of shape {a.shape}; drop layout")
-        return a.transpose(0, 3, 1, 2) if layout == "NHWC" else a
-    if a.ndim == 4 and a.shape[1] in (1, 3) and a.shape[3] in (1, 3):
-        raise ValueError(f"{p} holds images of shape {a.shape}, which fits both N×C×H×W ({a.shape[2]}×{a.shape[3]} "
-                         f"images, {a.shape[1]} channels) and N×H×W×C ({a.shape[1]}×{a.shape[2]} images, "
-                         f"{a.shape[3]} channels): say which with +data.layout=NCHW or +data.layout=NHWC (data=array; in Python "
-                         "ganeval.data.array(path, layout=...))")
-    return a
+    from ganeval.data.images import apply_layout
+
+    if layout is not None and layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"layout={layout!r} for {p}: use NCHW or NHWC")
+    return apply_layout(a, layout, str(p), "+data.layout=NCHW or +data.layout=NHWC (data=array; in Python "
+                        "ganeval.data.array(path, layout=...))")
 
 
-def _load_array(path: str | os.PathLike, key: str | None, mmap: bool) -> np.ndarray:
-    """`array` without the layout rule."""
+def load_array(path: str | os.PathLike, key: str | None = None, mmap: bool = False) -> np.ndarray:
+    """`array` without the layout rule (for callers that apply their own: `ganeval-score --layout`)."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise FileNotFoundError(f"array file {p} does not exist")

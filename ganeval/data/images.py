@@ -38,6 +38,37 @@ def image_layout(shape: tuple[int, ...], what: str | None = None) -> str:
     )
 
 
+LAYOUTS = ("auto", "nchw", "nhwc")
+
+
+def apply_layout(a: ImageArray, layout: str | None, what: str, how: str, strict: bool = True) -> ImageArray:
+    """`a` read in the stated layout: "nhwc" becomes an N×C×H×W view, "nchw" is kept; "auto" (or None) refuses a 4-D
+    shape that fits both (axes 1 and 3 both of size 1 or 3, e.g. 200×3×8×3), where the first rule above would read it
+    silently one way. A stated layout must fit (its channel axis of size 1 or 3). `how` tells the user how to say
+    which; `strict`: a stated layout for a batch that is not 4-D is refused (else left to the other rules)."""
+    chosen = (layout or "auto").lower()
+    if chosen not in LAYOUTS:
+        raise ValueError(f"{what}: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    shape = tuple(a.shape)
+    if chosen == "auto":
+        if len(shape) == 4 and shape[1] in (1, 3) and shape[3] in (1, 3):
+            raise ValueError(f"{what} holds images of shape {shape}, which fits both N×C×H×W ({shape[2]}×{shape[3]} "
+                             f"images, {shape[1]} channels) and N×H×W×C ({shape[1]}×{shape[2]} images, {shape[3]} "
+                             f"channels): say which with {how}")
+        return a
+    if len(shape) != 4:
+        if strict:
+            raise ValueError(f"layout={chosen} given but {what} holds a {len(shape)}-D array of shape {shape}; drop it")
+        return a
+    axis = 3 if chosen == "nhwc" else 1
+    if shape[axis] not in (1, 3):
+        raise ValueError(f"layout={chosen} given but {what} of shape {shape} has {shape[axis]} on its channel axis "
+                         f"(axis {axis}; 1 or 3 expected): it is not {chosen.upper()}")
+    if chosen == "nhwc":
+        return a.permute(0, 3, 1, 2) if isinstance(a, torch.Tensor) else a.transpose(0, 3, 1, 2)
+    return a
+
+
 def describe(shape: tuple[int, ...]) -> str:
     """What one item of a batch of `shape` is, for messages: 'H×W images with C channel(s)' or 'rows of shape ...'."""
     try:

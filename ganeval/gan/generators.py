@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from ganeval.common import resolve_device
-from ganeval.data.images import as_uint8_images, to_uint8
+from ganeval.data.images import LAYOUTS, apply_layout, as_uint8_images, to_uint8
 from ganeval.gan.architectures import build_generator
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.code import from_source, own_modules
@@ -62,8 +62,8 @@ class _Base:
 
 
 def _file_identity(path: Path) -> dict[str, Any]:
-    """A generator file's path and SHA-256 (first 8 hex; None while the file is missing)."""
-    return {"path": str(path), "sha256": sha256_file(path, 8) if path.is_file() else None}
+    """A generator file's path and SHA-256 (full; None while the file is missing)."""
+    return {"path": str(path), "sha256": sha256_file(path) if path.is_file() else None}
 
 
 def _code_identity(obj: Any) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def _code_identity(obj: Any) -> dict[str, Any]:
     except TypeError:  # built-in or C-implemented
         source = None
     name = f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
-    return {"qualname": name, "code_sha256": sha256_file(source, 8) if source and Path(source).is_file() else None}
+    return {"qualname": name, "code_sha256": sha256_file(source) if source and Path(source).is_file() else None}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ class ModuleGenerator(_Base):
         module = self.module_spec if isinstance(self.module_spec, nn.Module) else self._module
         if module is not None:  # built (validate() builds it): its class and the weights it holds, by content
             ident["class"] = f"{type(module).__module__}.{type(module).__qualname__}"
-            ident["weights_sha256"] = state_dict_sha256(module.state_dict(), 8)
+            ident["weights_sha256"] = state_dict_sha256(module.state_dict())
         return ident
 
 
@@ -302,7 +302,9 @@ class CallableGenerator(_Base):
 
     It returns uint8 images (N×H×W, N×H×W×C or N×C×H×W, C = 1 or 3) or floats in [0, 1] (the same
     layouts); with points=True, float points N×D. `seed`, when given, is passed instead of the seed
-    `sample` is called with (one replica: one training seed of the model behind the callable).
+    `sample` is called with (one replica: one training seed of the model behind the callable). `layout`
+    ("auto", "nchw", "nhwc"): how 4-D outputs are laid out; under "auto" an output that fits both (e.g.
+    N×3×8×3) is refused, naming the option.
     """
 
     kind = "callable"
@@ -310,13 +312,16 @@ class CallableGenerator(_Base):
 
     def __init__(
         self, function: str | Callable[[int, int], Any], name: str | None = None, points: bool = False,
-        seed: int | None = None, replicas: Sequence[Any] | None = None,
+        seed: int | None = None, replicas: Sequence[Any] | None = None, layout: str = "auto",
     ) -> None:
         super().__init__(name or (function if isinstance(function, str) else getattr(function, "__name__", None)),
                          replicas)
         self.function = function
         self.points = points
         self.seed = seed
+        self.layout = str(layout).lower()
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"{self.what}: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
         if seed is not None:
             self._check_request(1, seed, 1)
         if isinstance(function, str) and (function.count(":") != 1 or not all(function.split(":"))):
@@ -359,15 +364,20 @@ class CallableGenerator(_Base):
             if out.ndim != 2 or len(out) != n or not np.issubdtype(out.dtype, np.floating):
                 raise ValueError(f"{self.what}: expected float points of shape ({n}, D), got {out.dtype} {out.shape}")
             return out
+        out = apply_layout(out, self.layout, f"{self.what}: the output of {self.function!r}",
+                           "layout=nchw or layout=nhwc (+generator.layout=nhwc, or +generators.NAME.layout=nhwc, in a config)")
         return as_uint8_images(out, self.what, n)
 
     def identity(self) -> dict[str, Any]:
-        """Kind, name, `module:function`, points, and the code: the qualified name and its module file's SHA-256."""
+        """Kind, name, `module:function`, points, layout when stated, and the code: the qualified name and its module
+        file's SHA-256."""
         target = self.function if isinstance(self.function, str) else (
             f"{getattr(self.function, '__module__', '?')}:{getattr(self.function, '__qualname__', '?')}")  # fmt: skip
         ident = {"kind": self.kind, "name": self.name, "function": target, "points": self.points}
         if self.seed is not None:
             ident["seed"] = self.seed
+        if self.layout != "auto":  # absent under auto: identities of before stay valid
+            ident["layout"] = self.layout
         try:
             fn = self._resolve()
         except ValueError:  # not importable (validate() says why): nothing more to name

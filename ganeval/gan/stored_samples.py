@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ganeval.data.images import as_uint8_images, image_layout
+from ganeval.data.images import LAYOUTS, apply_layout, as_uint8_images, image_layout
 from ganeval.gan.generators import _Base
 from ganeval.hashing import sha256_file, sha256_folder
 
@@ -27,12 +27,24 @@ class SampleGenerator(_Base):
     kind = "samples"
 
     def __init__(
-        self, path: str | Path, name: str | None = None, key: str | None = None, replicas: Sequence[Any] | None = None
+        self, path: str | Path, name: str | None = None, key: str | None = None, replicas: Sequence[Any] | None = None,
+        layout: str = "auto",
     ) -> None:
         super().__init__(name or Path(path).stem, replicas)
         self.path = Path(path)
         self.key = key
+        self.layout = str(layout).lower()
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"{self.what}: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
         self._data: np.ndarray | None = None
+
+    def _array(self, mmap: bool = False) -> np.ndarray:
+        """The samples array, 4-D images read in `layout` (an ambiguous shape under auto refused, naming the option)."""
+        from ganeval.data.files import load_array
+
+        arr = load_array(self.path, self.key, mmap=mmap)
+        return apply_layout(arr, self.layout, str(self.path), "+generator.layout=nchw or +generator.layout=nhwc "
+                            "(+generators.NAME.layout=... for one of several)", strict=False)
 
     def _source(self) -> str:
         if self.path.is_dir():
@@ -66,10 +78,8 @@ class SampleGenerator(_Base):
                 raise ValueError(f"{self.what}: the images in {str(self.path)!r} differ in size: "
                                  + ", ".join(f"{p.name} is {w}×{h}" for (w, h), p in sizes.items()))  # fmt: skip
             return
-        from ganeval.data import array
-
         try:
-            arr = array(self.path, self.key, mmap=True)  # a .npy is mapped: only its header and two rows are read
+            arr = self._array(mmap=True)  # a .npy is mapped: only its header and two rows are read
         except (OSError, ValueError) as e:
             raise ValueError(f"{self.what}: {e}") from e
         if arr.ndim == 2 and np.issubdtype(arr.dtype, np.floating):
@@ -82,10 +92,10 @@ class SampleGenerator(_Base):
 
     def _load(self) -> np.ndarray:
         if self._data is None:
-            from ganeval.data import array, folder
+            from ganeval.data import folder
 
             try:
-                self._data = folder(self.path) if self._source() == "folder" else array(self.path, self.key)
+                self._data = folder(self.path) if self._source() == "folder" else self._array()
             except (OSError, ValueError) as e:
                 raise ValueError(f"{self.what}: {e}") from e
         return self._data
@@ -110,11 +120,13 @@ class SampleGenerator(_Base):
 
     def identity(self) -> dict[str, Any]:
         ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "path": str(self.path), "key": self.key}
+        if self.layout != "auto":  # absent under auto: identities of before stay valid
+            ident["layout"] = self.layout
         if self.path.is_file():
-            ident["sha256"] = sha256_file(self.path, 8)
+            ident["sha256"] = sha256_file(self.path)
         elif self.path.is_dir():
             from ganeval.data import list_images
 
             files = list_images(self.path)
-            ident.update(files=len(files), sha256=sha256_folder(self.path, files, 8))
+            ident.update(files=len(files), sha256=sha256_folder(self.path, files))
         return ident

@@ -18,7 +18,7 @@ from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.linalg import column_sums64, eigvalsh, lower_congruence, matmul, syrk_t
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, register_metric
 from ganeval.metrics.validation import (
-    FLOAT64_MAX, RESCALE, check_same_dim, detached, finite_result, load_features, peak_of,
+    FLOAT32_TINY, FLOAT64_MAX, FLOAT64_TINY, RESCALE, check_same_dim, detached, finite_result, load_features, peak_of,
 )
 
 
@@ -45,12 +45,16 @@ def moments(
     return mu, sigma, None
 
 
-def reach(peak: float, n: int, d: int) -> tuple[float, float]:
+def reach(peak: float, n: int, d: int) -> tuple[float, float, bool, bool]:
     """The largest numbers FID forms (see `validation.Reach`): the covariance product sums N squares of
     centred entries (≤ 2·peak) in the working precision; the eigenvalues of Σ₁Σ₂ reach (tr Σ)² ≤
-    (4·D·peak²)² in float64."""
+    (4·D·peak²)² in float64. And whether it keeps its precision at the small end: the squares (~peak²)
+    stay 2²⁴ above float32's smallest normal number, the eigenvalues (~peak⁴) 2⁵² above float64's (below,
+    they lose bits to underflow: at peak 1e-80 FID was off by 6e-4, at 1e-100 it was tr Σ₁ + tr Σ₂)."""
     square = 4.0 * peak * peak
-    return n * square, max(n * square, (d * square) * (d * square))
+    small = peak * peak
+    return (n * square, max(n * square, (d * square) * (d * square)),
+            peak == 0 or small >= FLOAT32_TINY * 2.0**24, peak == 0 or small * small >= FLOAT64_TINY * 2.0**52)
 
 
 def load(x: ArrayLike, name: str, device: torch.device) -> torch.Tensor:
@@ -142,6 +146,10 @@ def frechet_distance(
             f"frechet_distance: means up to {mu_peak:.3g} and covariances up to {sigma_peak:.3g} would overflow "
             f"float64 (tr √(Σ₁Σ₂) forms (D·max|Σ|)²); {RESCALE}"
         )
+    for name, peak, scale in (("means", mu_peak, mu_peak * mu_peak), ("covariances", sigma_peak, sigma_peak)):
+        if 0 < scale and scale * scale < FLOAT64_TINY * 2.0**52:  # the eigenvalues' scale, as in `reach`
+            raise ValueError(f"frechet_distance: {name} no larger than {peak:.3g} would lose most of FID's "
+                             f"precision to float64 underflow (its eigenvalues ~ max|Σ|²); {RESCALE}")
     return fid_from_statistics(FidStatistics(m1, s1), FidStatistics(m2, s2))
 
 

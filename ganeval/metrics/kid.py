@@ -17,7 +17,7 @@ from ganeval.metrics.registry import (
     CROSS_GRAM_HOOKS, GramHook, GramTap, Metric, PairWork, Shared, integer, option, real, register_metric,
 )
 from ganeval.metrics.validation import (
-    check_same_dim, check_subset_size, detached, finite_result, inspect_features, power, working_dtype,
+    FLOAT32_TINY, FLOAT64_TINY, check_same_dim, check_subset_size, detached, finite_result, inspect_features, power, working_dtype,
 )
 
 CHUNK_ELEMENTS = 1 << 24  # subsets per batched product: chunk × subset_size × D stays near 64 MB in float32
@@ -128,12 +128,25 @@ def cross_parts(
 
 def reach(
     peak: float, n: int, d: int, degree: int = 3, coef0: float = 1.0, gamma: float | None = None
-) -> tuple[float, float]:
+) -> tuple[float, float, bool, bool]:
     """The largest numbers KID forms (see `validation.Reach`): kernel entries (γ·x·y + c)^degree ≤
     (|γ|·D·peak² + |c|)^degree, summed over ≤ N columns in the working precision, then over ≤ N rows
     in float64, where the spread over subsets squares estimates of the kernel's size too."""
-    kernel = power(abs(1.0 / d if gamma is None else gamma) * d * peak * peak + abs(coef0), degree)
-    return n * kernel, max(n * n * kernel, power(kernel, 2))
+    t = abs(1.0 / d if gamma is None else gamma) * d * peak * peak
+    kernel = power(t + abs(coef0), degree)
+    return n * kernel, max(n * n * kernel, power(kernel, 2)), precise(t, degree, coef0, 24), precise(t, degree, coef0, 53)
+
+
+def precise(t: float, degree: int, coef0: float, bits: int) -> bool:
+    """Whether the kernel keeps its precision with a significand of `bits` bits when γ·x·y reaches t: beside
+    coef0, t must keep half its bits in t + coef0 (at x·1e-4, float32 KID came out 0.0, and float64 at 1e-8);
+    with coef0 = 0, t^degree must stay 2^bits above the precision's smallest normal number."""
+    if t == 0:
+        return True  # all-zero features: every kernel entry is coef0^degree exactly
+    if coef0 != 0:
+        return t >= abs(coef0) * 2.0 ** -(bits // 2)
+    tiny = FLOAT32_TINY if bits <= 24 else FLOAT64_TINY
+    return power(t, degree) >= tiny * 2.0**bits
 
 
 def all_pairs_cheaper(nx: int, ny: int, subsets: int, subset_size: int) -> bool:

@@ -4,8 +4,12 @@ Every public metric function and `suite.prepare_set` load their feature arrays t
 one pass proves the values finite and finds their largest magnitude, from which each metric's `reach`
 (the largest number it will form) decides the precision: float16, bfloat16 and integer features are
 computed in float32, float32 ones in float64 only where float32 could overflow, and values too large
-even for float64 are refused with a ValueError. `finite_result` is the last guard: no metric returns
-NaN or inf without raising.
+even for float64 are refused with a ValueError. A reach may also say whether the metric keeps its precision
+at the other end, values so small that its terms fall below a precision's normal range or vanish beside a
+constant (FID's eigenvalues ~ peak⁴, KID's x·y/D beside coef0): float32 input is then computed in float64,
+and a scale too small even for float64 is refused the same way. Large scales lose nothing: FID is exactly
+scale-covariant (tests/test_scale.py checks it bit for bit against the scaled value and against mpmath).
+`finite_result` is the last guard: no metric returns NaN or inf without raising.
 """
 
 from __future__ import annotations
@@ -23,8 +27,13 @@ FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 FLOAT64_MAX = float(torch.finfo(torch.float64).max)
 RESCALE = "rescale the features (e.g. divide them by their standard deviation) before scoring"
 
+FLOAT32_TINY = float(torch.finfo(torch.float32).tiny)  # smallest normal numbers
+FLOAT64_TINY = float(torch.finfo(torch.float64).tiny)
+
 # (peak, N, D) -> (largest magnitude a metric forms in its working precision, largest it forms in float64)
-Reach = Callable[[float, int, int], tuple[float, float]]
+# or, for metrics that lose precision at small scales, those two and (whether it keeps its precision if the
+# working precision is float32, whether it keeps it in float64): see `Precise`
+Reach = Callable[[float, int, int], tuple[float, ...]]
 
 
 @dataclass(frozen=True)
@@ -116,13 +125,18 @@ def working_dtype(info: FeatureInfo, name: str, reaches: Sequence[tuple[str, Rea
     where a metric's reach overflows float32, and a ValueError where it would overflow even float64."""
     dtype = base or info.exact
     for what, reach in reaches:
-        working, wide = reach(info.peak, info.n, info.d)
+        working, wide, *precise = reach(info.peak, info.n, info.d)
         if not max(working, wide) <= FLOAT64_MAX:
             raise ValueError(
                 f"{name} has values up to {info.peak:.3g}: {what} would form numbers beyond float64's range "
                 f"(~1.8e308); {RESCALE}"
             )
-        if not working <= FLOAT32_MAX:
+        if precise and not precise[1]:
+            raise ValueError(
+                f"{name} has values no larger than {info.peak:.3g}: at so small a scale {what} would lose most of "
+                f"its precision even in float64 (its terms underflow or vanish beside a constant); {RESCALE}"
+            )
+        if not working <= FLOAT32_MAX or (precise and not precise[0]):
             dtype = torch.float64
     return dtype
 

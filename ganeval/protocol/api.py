@@ -127,8 +127,8 @@ def run_blocks(
         if identity is None:
             identity = {"blocks": [
                 {"groups": b.groups, **({"draw": list(b.draw)} if b.draw else {}),
-                 "real": array_identity(as_array(b.real), 16),
-                 "fakes": [{"groups": g, **array_identity(f, 16)} for g, f in b.fakes]}
+                 "real": array_identity(as_array(b.real)),
+                 "fakes": [{"groups": g, **array_identity(f)} for g, f in b.fakes]}
                 for b in blocks
             ]}
         full_identity = store_identity(settings, identity)

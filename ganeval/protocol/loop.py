@@ -2,21 +2,18 @@
 
 With several workers, the pools go to a scratch folder in the temporary directory that the spawned
 workers memory-map; the workers exit, removing that folder, as soon as the parent process dies (even
-by SIGKILL), and a later run removes the folders of dead runs that no worker was left to remove.
+by SIGKILL, even while they start up: `ganeval.lifeline`), and a later run removes the folders of dead runs
+that no worker was left to remove.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import glob
 import logging
 import os
 import shutil
-import signal
-import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -24,6 +21,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+from ganeval.lifeline import init_protocol_worker
 from ganeval.protocol import store
 from ganeval.protocol.settings import Settings
 from ganeval.protocol.task import Task
@@ -33,48 +31,6 @@ log = logging.getLogger("ganeval")
 SCRATCH_PREFIX = "ganeval-shared-"
 OWNER_FILE = "owner.lock"
 STALE_AFTER_S = 60.0
-PR_SET_PDEATHSIG = 1
-
-
-def _orphaned(scratch: str) -> None:
-    """Remove the dead parent's scratch folder and exit at once (what a worker does when its parent dies)."""
-    shutil.rmtree(scratch, ignore_errors=True)
-    os._exit(1)
-
-
-def _die_with_parent(parent: int, scratch: str) -> None:
-    """Make this worker exit, removing `scratch`, as soon as process `parent` dies (SIGKILL included)."""
-
-    def on_term(signum: int, frame: Any) -> None:
-        deadline = time.monotonic() + 1.0
-        while os.getppid() == parent and time.monotonic() < deadline:  # the kernel may signal before reparenting
-            time.sleep(0.01)
-        if os.getppid() != parent:
-            _orphaned(scratch)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # an ordinary SIGTERM: die as usual
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, on_term)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))  # the kernel tells us at once
-
-    def watch() -> None:  # portable fallback: an orphan is adopted by another process
-        while os.getppid() == parent:
-            time.sleep(0.2)
-        _orphaned(scratch)
-
-    threading.Thread(target=watch, name="ganeval-parent-watch", daemon=True).start()
-
-
-def _init_worker(threads: int, parent: int, scratch: str) -> None:
-    """Worker set-up: torch's thread count, and death with the parent."""
-    import torch
-
-    torch.set_num_threads(max(1, threads))
-    _die_with_parent(parent, scratch)
-
-
 def _remove_stale_scratch() -> None:
     """Remove the scratch folders of killed runs (their owner lock is free), never those of running ones."""
     for path in glob.glob(os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX + "*")):
@@ -162,7 +118,7 @@ def _run(task: Task, settings: Settings, layout: store.Layout, opened: store.Sto
 
             threads = max(1, (os.cpu_count() or 1) // workers)
             with _scratch() as tmp:
-                ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_init_worker,
+                ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=init_protocol_worker,
                                          initargs=(threads, os.getpid(), tmp))
                 try:
                     for _ in range(workers):

@@ -150,6 +150,47 @@ def identity_hash(identity: Any) -> str:
     return stable_hash(identity)
 
 
+HEX = re.compile(r"[0-9a-f]+")
+SHORTEST_STORED = 8  # the shortest content hash older versions stored (generators' files, code and weights)
+
+
+def _plain(obj: Any) -> Any:
+    """`obj` as it reads back from runs.meta.json (JSON types; others by str(), as `stable_hash` hashes them)."""
+    return json.loads(json.dumps(obj, sort_keys=True, default=str))
+
+
+def _same(stored: Any, now: Any, key: str = "") -> bool:
+    if isinstance(stored, dict) and isinstance(now, dict):
+        return stored.keys() == now.keys() and all(_same(stored[k], now[k], k) for k in stored)
+    if isinstance(stored, list) and isinstance(now, list):
+        return len(stored) == len(now) and all(_same(a, b, key) for a, b in zip(stored, now))
+    if (key.endswith("sha256") and isinstance(stored, str) and isinstance(now, str) and HEX.fullmatch(stored)
+            and HEX.fullmatch(now) and SHORTEST_STORED <= len(stored) < len(now)):
+        return now.startswith(stored)
+    return stored == now
+
+
+def same_identity(stored: Any, now: Any) -> bool:
+    """Whether a results folder's stored identity is `now`'s, allowing the content hashes older ganeval versions
+    stored cut short (8 or 16 hex digits under a key ending in "sha256"): such a one must be a prefix of today's full
+    SHA-256, everything else equal."""
+    return _same(stored, _plain(now))
+
+
+def _migrate(d: Path, meta: dict[str, Any], config_hash: str, identity: dict[str, Any] | None) -> dict[str, Any]:
+    """`meta` of a folder whose stored identity differs from `identity` only by shorter content hashes, rewritten in
+    today's form (its config hash and full hashes; the checksums of runs.csv kept), so that it resumes; a folder of
+    another identity raises ConfigMismatchError. Call it holding the lock."""
+    if identity is None or not same_identity(meta.get("identity"), identity):
+        raise ConfigMismatchError(
+            f"{d} holds runs made by another config (config hash {meta['config_hash']}, now {config_hash}); "
+            "choose another results_dir or pass overwrite=true to discard them"
+        )
+    meta = {**meta, "config_hash": config_hash, "identity": _plain(identity)}
+    _write_meta(d / META_FILE, meta)
+    return meta
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -219,10 +260,7 @@ def open_store(
         return Store(d, meta, None, {})
     meta = _read_meta(meta_path)
     if meta["config_hash"] != config_hash:
-        raise ConfigMismatchError(
-            f"{d} holds runs made by another config (config hash {meta['config_hash']}, now {config_hash}); "
-            "choose another results_dir or pass overwrite=true to discard them"
-        )
+        meta = _migrate(d, meta, config_hash, identity)  # an older version's short hashes resume; others refused
     if not runs_path.exists():
         return Store(d, meta, None, {})
     data = runs_path.read_bytes()
@@ -240,25 +278,21 @@ def open_store(
     return Store(d, meta, digest, runs)
 
 
-def check_store(results_dir: str | Path, config_hash: str, overwrite: bool = False) -> None:
+def check_store(results_dir: str | Path, config_hash: str, overwrite: bool = False,
+                identity: dict[str, Any] | None = None) -> None:
     """Before any expensive work, refuse a results_dir that another process is writing or (unless `overwrite`)
-    that holds runs of another config; reads only the lock and runs.meta.json (the rows are checked when the
-    run loop opens the store)."""
+    that holds runs of another config (given `identity`, a folder of an older version whose identity differs only
+    by shorter content hashes is brought to today's form instead); reads only the lock and runs.meta.json (the rows
+    are checked when the run loop opens the store)."""
     d = Path(results_dir)
-    with locked(d):
-        pass
     meta_path, runs_path = d / META_FILE, d / RUNS_FILE
+    with locked(d):
+        if not overwrite and meta_path.exists() and (meta := _read_meta(meta_path))["config_hash"] != config_hash:
+            _migrate(d, meta, config_hash, identity)
     if overwrite:
         clear_outputs(d)  # a fresh start: no output of the previous run survives into this one's report
         return
-    if meta_path.exists():
-        stored = _read_meta(meta_path)["config_hash"]
-        if stored != config_hash:
-            raise ConfigMismatchError(
-                f"{d} holds runs made by another config (config hash {stored}, now {config_hash}); "
-                "choose another results_dir or pass overwrite=true to discard them"
-            )
-    elif runs_path.exists():
+    if not meta_path.exists() and runs_path.exists():
         raise ConfigMismatchError(f"{runs_path} exists without {META_FILE}, so its config is unknown; "
                                   "choose another results_dir or pass overwrite=true to discard it")
 

@@ -90,7 +90,8 @@ def open_parts(plan: Plan, parts: list[Any]) -> None:
 
     overwrite = plan.options.overwrite
     for part in parts:
-        check_store(part.directory(plan.results_dir), stable_hash(store_identity(part.settings, plan.identity())), overwrite)
+        identity = store_identity(part.settings, plan.identity())
+        check_store(part.directory(plan.results_dir), stable_hash(identity), overwrite, identity)
     if overwrite:
         import shutil
 

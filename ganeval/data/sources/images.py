@@ -16,6 +16,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from ganeval.data.files import eight_bit
 from ganeval.data.sources.containers import Container, open_container
+from ganeval.lifeline import init_loader_worker
 
 log = logging.getLogger(__name__)
 GRAY_MODES = ("L", "1", "LA", "I;16", "I")  # read as one grey channel, as `ganeval.data.folder` does
@@ -178,7 +180,8 @@ class ImageSource:
         return DataLoader(self.dataset, batch_sampler=batch_sampler, num_workers=num_workers,
                           collate_fn=Collate(transform),
                           pin_memory=pin_memory and torch.cuda.is_available(),
-                          multiprocessing_context="fork" if num_workers and os.name == "posix" else None)
+                          multiprocessing_context="fork" if num_workers and os.name == "posix" else None,
+                          worker_init_fn=partial(init_loader_worker, os.getpid()) if num_workers else None)
 
     def batches(self, batch_size: int, num_workers: int = 0, pin_memory: bool = False,
                 batch_sampler: Sequence[Sequence[int]] | None = None,
