@@ -105,6 +105,11 @@ def test_in_flags_rewrites_keys() -> None:
     assert in_flags("REAL x has 5 rows, not more than IMD's k=5 neighbours: give more rows or lower imd.k") == (
         "REAL x has 5 rows, not more than IMD's k=5 neighbours: give more rows or lower it with --option imd.k=N")
     assert in_flags("--runs must be at least 1") == "--runs must be at least 1"  # flags stay as they are
+    assert in_flags("the file to write o/x.png is a symbolic link; remove the link or choose another results_dir") == (
+        "the file to write o/x.png is a symbolic link; remove the link or choose another --out")
+    assert in_flags("choose another results_dir or pass overwrite=true to discard them; results_dir=/x is a system "
+                    "directory") == ("choose another --out or pass --overwrite to discard them; --out /x is a system "
+                                     "directory")
 
 
 def test_imd_digits_follow_its_probe_noise(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -142,6 +142,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace runs of other inputs or options in --out, and "
                    "existing --save-ref/--save-stats files")
     p.add_argument("--no-plots", action="store_true", help="no summary.png in --out")
+    p.add_argument("--no-samples", action="store_true", help="no sample grids in --out (by default, with image "
+                   "inputs: samples_K_NAME.png, 16 images of each input drawn with --seed, shown in report.html)")
     p.add_argument("--json", action="store_true", help="print the results as JSON on stdout (and nothing else)")
     p.add_argument("--quiet", action="store_true", help="no progress bars (on stderr)")
     return p
@@ -254,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sample_size=args.sample_size, confidence=args.confidence, seed=args.seed, device=args.device,
             batch_size=args.batch_size, weights=args.weights, dims=args.dims, download=not args.no_download,
             cache_dir=args.cache_dir, num_workers=default_workers(args.num_workers), size=args.size, resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
-            out=args.out, overwrite=args.overwrite, plots=not args.no_plots,
+            out=args.out, overwrite=args.overwrite, plots=not args.no_plots, samples=not args.no_samples,
             progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]))
         if request.batch_size < 1:
             raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")

@@ -41,6 +41,10 @@ FLAG_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?<![-.\w])runs=(\d+)", r"--runs \1"),
     (r"(?<![-.\w])confidence=", r"--confidence "),
     (r"(?<![-.\w])seed=(-?\d+)", r"--seed \1"),
+    (r"(?<![-.\w])results_dir=(?=\S)", r"--out "),
+    (r"(?<![-.\w])results_dir\b", r"--out"),
+    (r"\bpass overwrite=true\b", r"pass --overwrite"),
+    (r"(?<![-.\w])overwrite=true\b", r"--overwrite"),
 )
 
 

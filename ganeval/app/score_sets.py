@@ -92,6 +92,7 @@ class ScoreRequest:
     out: str | None = None  # results directory (None: nothing written)
     overwrite: bool = False
     plots: bool = True
+    samples: bool = True  # a grid PNG of a few images of each image input in `out` (ganeval.app.score_samples)
     progress: bool = True
     command: str = ""  # the command line, recorded
 
@@ -436,6 +437,10 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     results_dir = ctx.results_dir if request.out is not None and main else None
     if results_dir is not None:
         pipeline.open_results(ctx, protocol=not full)
+        if request.samples:  # before the features: cheap (a few files decoded), and a refused path stops no long work
+            from ganeval.app.score_samples import write_sample_grids
+
+            write_sample_grids(results_dir, [real, *fakes], settings.seed)
     else:
         from ganeval.protocol.api import store_identity
 
