@@ -125,7 +125,7 @@ def test_missing_inception_weights_fail_before_training(tmp_path, monkeypatch) -
 def test_cli_unknown_option_lists_what_exists(tmp_path) -> None:  # type: ignore[no-untyped-def]
     r = _cli(["experiment=nosuch"], tmp_path)
     assert r.returncode == 2
-    assert "Could not find 'experiment/nosuch'" in r.stderr and "quickstart" in r.stderr
+    assert "experiment=nosuch: no such option; experiment is one of" in r.stderr and "quickstart" in r.stderr
     r = _cli(["runz=3"], tmp_path)
     assert r.returncode == 2 and "runz" in r.stderr
 
@@ -144,6 +144,9 @@ def test_cli_unknown_option_lists_what_exists(tmp_path) -> None:  # type: ignore
         (["runs=null"], "runs: field 'runs' is not Optional"),
         (["train_seeds=3"], "train_seeds: Invalid value assigned: int is not a ListConfig, list or tuple"),
         (["overwrite=no"], "overwrite must be true or false, got 'no'"),
+        (["experiment=blur_swep"], "experiment=blur_swep: no such option (did you mean blur_sweep?); experiment is one "
+                                   "of benchmark, blur_sweep,"),
+        (["features=pixel"], "features=pixel: no such option (did you mean pixels?)"),
         (["-m", "plots=true,1"], "plots must be true or false, got 1"),
     ],
 )

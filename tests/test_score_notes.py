@@ -137,3 +137,46 @@ def test_imd_digits_follow_its_probe_noise(capsys, tmp_path) -> None:  # type: i
 def test_kid_std_text_whole_sets() -> None:
     assert "whole sets of 500" in kid_std_text(0.0, 500, {"real": 500, "fake": 500})
     assert kid_std_text(1e-4, 500, {"real": 500, "fake": 800}) == "  (std over subsets 0.0001)"
+
+
+def test_a_mistyped_option_or_flag_is_one_line_naming_the_closest(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Refused before any input is read (the inputs here do not exist): exit 2, one line, the closest name."""
+    missing = [str(tmp_path / "no_real"), str(tmp_path / "no_fake")]
+    assert main([*missing, "--option", "kid.subset_szie=100"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["ganeval-score: --option kid.subset_szie=100: kid: unknown option 'subset_szie' (did you mean "
+                   "subset_size?); options are coef0, degree, subset_size, subsets"]
+    assert main([*missing, "--option", "kid.subsets=0"]) == 2
+    assert "--option kid.subsets=0: --option kid.subsets must be an integer ≥ 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main([*missing, "--sample-szie", "100"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "--sample-szie 100 (did you mean --sample-size?)" in err[0]
+    with pytest.raises(SystemExit):
+        main([*missing, "--bogus"])
+    assert "did you mean" not in capsys.readouterr().err  # nothing close: no guess
+
+
+def test_whole_set_note_when_every_run_draws_every_row() -> None:
+    from ganeval.app.score_notes import whole_set_note
+
+    sizes = {"REAL r/": 500, "FAKE f/": 800}
+    note = whole_set_note(sizes, 10, 500)
+    assert note is not None and "--sample-size 500 is every row of REAL r/:" in note
+    assert "the other sets" in note and "e.g. --sample-size 250" in note
+    assert "REAL r/ and FAKE f/" in (whole_set_note({"REAL r/": 500, "FAKE f/": 500}, 10, 500) or "")
+    assert whole_set_note(sizes, 10, 400) is None and whole_set_note(sizes, 1, None) is None
+
+
+def test_score_prints_the_whole_set_note_after_its_checks(tmp_path, capsys, caplog) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(0)
+    for name in ("r", "f"):
+        np.save(tmp_path / f"{name}.npy", rng.normal(size=(60, 4)).astype(np.float32))
+    r, f = str(tmp_path / "r.npy"), str(tmp_path / "f.npy")
+    assert main([r, f, "--metrics", "fid", "--runs", "3", "--sample-size", "60", "--quiet"]) == 0
+    assert "--sample-size 60 is every row of REAL" in caplog.text
+    caplog.clear()
+    assert main([r, f, "--metrics", "fid", "--runs", "3", "--sample-size", "61", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "larger than" in err[0] and "give that set more rows" in err[0]
+    assert "note:" not in caplog.text  # a refused command prints only why

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,15 @@ def one_line(e: BaseException) -> str:
         return f"{key}: no such key{hint}; `ganeval --help` lists the keys"
     if isinstance(cause, OmegaConfBaseException) and getattr(cause, "full_key", None):
         return f"{cause.full_key}: {str(cause).splitlines()[0]}"
-    return " ".join(str(e).partition("Config search path")[0].split())
+    text = str(e).partition("Config search path")[0]
+    missing = re.search(r"Could not find '([\w/@.]+)/([^'/]+)'", text)
+    listed = re.search(r"Available options in '[^']+':(.*)", text, re.S)
+    if missing and listed:  # a config group given an option it does not have (experiment=blur_swep)
+        options = listed.group(1).split()
+        group, value = missing.groups()
+        return (f"{group}={value}: no such option{schema.closest(value, options)}; {group} is one of "
+                f"{', '.join(options)}")
+    return " ".join(text.split())
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ import argparse
 import math
 import shlex
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 EPILOG = """\
 inputs (REAL, FAKE), resolved in this order:
@@ -90,13 +90,36 @@ def parse_option(text: str, metrics: dict[str, dict[str, Any]]) -> None:
         metrics[metric][name.strip()] = yaml.safe_load(value)
     except yaml.YAMLError as e:
         raise ValueError(f"--option {text}: cannot read the value ({e})") from None
+    from ganeval.metrics import get_metric
+
+    try:  # an unknown name or a bad value: refused here, before any input is read
+        get_metric(metric).resolve(metrics[metric])
+    except ValueError as e:
+        raise ValueError(f"--option {text}: {e}") from None
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (no usage block): an unknown flag named with the closest real one."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        import difflib
+
+        hint = ""
+        if message.startswith("unrecognized arguments:"):
+            flags = [o[2:] for a in self._actions for o in a.option_strings if o.startswith("--")]
+            for word in message.partition(":")[2].split():
+                near = difflib.get_close_matches(word.split("=")[0].lstrip("-"), flags, n=1, cutoff=0.6)
+                if word.startswith("-") and near:
+                    hint = f" (did you mean --{near[0]}?)"
+                    break
+        self.exit(2, f"{self.prog}: error: {message}{hint}; `{self.prog} --help` lists the options\n")
 
 
 def parser() -> argparse.ArgumentParser:
     """The command-line parser (its help lists the dataset names a REAL or FAKE may be)."""
     from ganeval.app.score_sets import data_names
 
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Score generated sets (FAKE) against a real set (REAL) with IMD, FID and KID.",
         epilog=EPILOG.format(names=", ".join(data_names())))

@@ -29,6 +29,21 @@ def default_kid_subset(metrics: MutableMapping[str, dict[str, Any]], sizes: Mapp
             f"only with KID at the same subset size; choose it with --option kid.subset_size=N")
 
 
+def whole_set_note(sizes: Mapping[str, int], runs: int, sample_size: int | None) -> str | None:
+    """With runs > 1, the note for sets whose every row each run draws (sample size = the set's size): the runs then
+    score the same rows of them, so an interval says nothing about other samples of those sets. None otherwise."""
+    if runs < 2 or sample_size is None:
+        return None
+    whole = [name for name, n in sizes.items() if n == sample_size]
+    if not whole:
+        return None
+    smaller = max(2, min(sizes.values()) // 2)
+    return (f"note: --sample-size {sample_size} is every row of {' and '.join(whole)}: each run scores the same rows "
+            f"of {'it' if len(whole) == 1 else 'them'}, so the intervals cover only what else varies (IMD's probes, "
+            f"KID's subsets{', the other sets' if len(whole) < len(sizes) else ''}), not other samples; for "
+            f"intervals over subsamples draw fewer rows, e.g. --sample-size {smaller}")
+
+
 # Library messages name config keys (`sample_size=600`, `metrics.kid.subset_size`, `lower kid.subset_size`);
 # ganeval-score's user types flags. Each pattern -> its flag spelling; applied in order.
 FLAG_WORDS: tuple[tuple[str, str], ...] = (
@@ -41,6 +56,7 @@ FLAG_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?<![-.\w])runs=(\d+)", r"--runs \1"),
     (r"(?<![-.\w])confidence=", r"--confidence "),
     (r"(?<![-.\w])seed=(-?\d+)", r"--seed \1"),
+    (r"\bgive that pool more rows\b", r"give that set more rows"),
     (r"(?<![-.\w])results_dir=(?=\S)", r"--out "),
     (r"(?<![-.\w])results_dir\b", r"--out"),
     (r"\bpass overwrite=true\b", r"pass --overwrite"),

@@ -330,13 +330,11 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
                          "smallest set's rows), or --runs 1 to score the full sets")
     if request.runs == 1 and request.sample_size is not None:
         raise ValueError("--sample-size applies to the subsample protocol (--runs > 1); --runs 1 scores the full sets")
-    from ganeval.app.score_notes import default_kid_subset
+    from ganeval.app.score_notes import default_kid_subset, whole_set_note
 
     sizes = {f"REAL {real.arg}": len(real), **{f"FAKE {f.arg}": len(f) for f in fakes}}
     chosen = {k: dict(v or {}) for k, v in request.metrics.items()}
-    note = default_kid_subset(chosen, sizes, request.runs, request.sample_size)
-    if note:
-        log.warning("%s", note)
+    notes = [default_kid_subset(chosen, sizes, request.runs, request.sample_size)]
     metrics = Metrics(chosen)
     if request.runs == 1:
         from ganeval.protocol.full import check_full_sizes
@@ -347,6 +345,9 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
                         progress=request.progress)
     if request.runs > 1:
         settings.check_pools(sizes)
+    for note in [*notes, whole_set_note(sizes, request.runs, request.sample_size)]:
+        if note:  # after the refusals: a command that stops prints only why
+            log.warning("%s", note)
     return settings
 
 
