@@ -73,9 +73,17 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 
 def report(e: BaseException) -> int:
-    """Log a user error as one message (the traceback too with HYDRA_FULL_ERROR=1); the exit status, 2."""
+    """Log a user error as one message (the traceback too with HYDRA_FULL_ERROR=1); the exit status, 2. Missing
+    Inception weights get the one line that names this command's keys (features.weights=FILE, features=pixels)."""
     full = os.environ.get(TRACEBACK, os.environ.get("HYDRA_FULL_ERROR", "0")) == "1"
-    log.error("%s%s", e, "" if full else "  (HYDRA_FULL_ERROR=1 for the traceback)", exc_info=e if full else None)
+    from ganeval.features.inception import WeightsNotFoundError
+
+    text: Any = e
+    if isinstance(e, WeightsNotFoundError):
+        from ganeval.app.score_notes import APP_WORDS, weights_message
+
+        text = weights_message(e, "download disabled" not in str(e), APP_WORDS)
+    log.error("%s%s", text, "" if full else "  (HYDRA_FULL_ERROR=1 for the traceback)", exc_info=e if full else None)
     return 2
 
 

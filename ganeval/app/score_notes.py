@@ -80,19 +80,25 @@ def refusal(error: BaseException, download: bool) -> str:
     return in_flags(str(error))
 
 
-def weights_message(error: BaseException, download: bool) -> str:
-    """One line for missing FID Inception weights, naming every way out in this command's terms."""
+SCORE_WORDS = {"weights": "--weights FILE", "weights_arg": "--weights", "no_download": "--no-download",
+               "pixels": "--features pixels"}
+APP_WORDS = {"weights": "features.weights=FILE", "weights_arg": "features.weights",
+             "no_download": "features.download=false", "pixels": "features=pixels"}  # the `ganeval` app's keys
+
+
+def weights_message(error: BaseException, download: bool, words: Mapping[str, str] = SCORE_WORDS) -> str:
+    """One line for missing FID Inception weights, naming every way out in the command's terms (`words`: its
+    flags, SCORE_WORDS for ganeval-score, APP_WORDS for the ganeval app)."""
     from ganeval.features.inception import WEIGHTS_ENV, WEIGHTS_FILENAME, WEIGHTS_URL, hub_weights_path
 
     first = str(error).splitlines()[1:2]
-    if first and "no such file" in first[0] and "not set" not in first[0]:
-        where = first[0].strip(" -").replace("the `weights` argument", "--weights")  # a path given: only it is read
+    if first and "no such file" in first[0] and "not set" not in first[0]:  # a path given: only it is read
+        where = first[0].strip(" -").replace("the `weights` argument", words["weights_arg"])
     else:
-        got = "download disabled (--no-download)" if not download else "the download failed (offline?)"
+        got = f"download disabled ({words['no_download']})" if not download else "the download failed (offline?)"
         where = f"not in {hub_weights_path()}; {got}"
-    return (f"no FID Inception weights ({where}): "
-            f"pass the file with --weights FILE or set {WEIGHTS_ENV}=FILE ({WEIGHTS_FILENAME} from {WEIGHTS_URL}), "
-            "or score without Inception: --features pixels")
+    return (f"no FID Inception weights ({where}): pass the file with {words['weights']} or set {WEIGHTS_ENV}=FILE "
+            f"({WEIGHTS_FILENAME} from {WEIGHTS_URL}), or score without Inception: {words['pixels']}")
 
 
 def significant_decimals(noise: float, value: float) -> int:
