@@ -180,3 +180,46 @@ def test_score_prints_the_whole_set_note_after_its_checks(tmp_path, capsys, capl
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "larger than" in err[0] and "give that set more rows" in err[0]
     assert "note:" not in caplog.text  # a refused command prints only why
+
+
+def test_size_hint_only_where_size_can_work() -> None:
+    from ganeval.app.score_notes import size_hint
+
+    assert size_hint(("r/", (1, 32, 32), True), ("f/", (1, 8, 8), True)) == (
+        ", or --size 32 (every image file resized to 32×32, REAL's size)")
+    assert size_hint(("digits", (1, 32, 32), False), ("f/", (1, 8, 8), True)) == ""  # --size refuses arrays
+    assert size_hint(("r/", (3, 32, 32), True), ("f/", (1, 8, 8), True)) == ""  # channels differ: --size cannot help
+    assert size_hint(("r/", (1, 32, 48), True), ("f/", (1, 8, 8), True)) == ""  # not square
+
+
+def test_two_folders_of_other_sizes_name_size_and_it_works(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for name, side in (("big", 16), ("small", 8)):
+        (tmp_path / name).mkdir()
+        for i in range(30):
+            Image.fromarray((rng.random((side, side)) * 255).astype(np.uint8)).save(tmp_path / name / f"{i}.png")
+    args = [str(tmp_path / "big"), str(tmp_path / "small"), "--features", "pixels", "--metrics", "fid", "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "FID needs features of one dimension" in err[0] and err[0].endswith(
+        "or --size 16 (every image file resized to 16×16, REAL's size)")
+    assert main([*args, "--size", "16"]) == 0
+
+
+def test_output_piped_into_head_ends_quietly(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    for name in ("r", "f"):
+        np.save(tmp_path / f"{name}.npy", rng.normal(size=(40, 4)).astype(np.float32))
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "ganeval.app.score", "r.npy", "f.npy", "--metrics", "fid", "--json",
+                          "--quiet"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()  # the reader is gone before anything is printed (as `| head -0`)
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 1 and "Traceback" not in err and "BrokenPipe" not in err, err

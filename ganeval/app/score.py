@@ -264,7 +264,19 @@ def default_workers(given: int | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point; user errors print one line on stderr and exit 2."""
+    """Console entry point; user errors print one line on stderr and exit 2. Output piped into a reader that stops
+    early (`| head`) ends quietly, as other command-line tools do."""
+    try:
+        return run(argv)
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
+        return 1
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """The command: parse, score, print (see `main`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
     from ganeval.app.main import user_errors

@@ -44,6 +44,26 @@ def whole_set_note(sizes: Mapping[str, int], runs: int, sample_size: int | None)
             f"intervals over subsamples draw fewer rows, e.g. --sample-size {smaller}")
 
 
+def chw(s: Any) -> tuple[str, tuple[int, int, int], bool]:
+    """(argument, (C, H, W) of its images, streamed from image files) of an image `InputSet`, for `size_hint`."""
+    import numpy as np
+
+    from ganeval.data.images import to_nchw
+
+    c, h, w = to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]
+    return s.arg, (int(c), int(h), int(w)), s.stream is not None
+
+
+def size_hint(real: tuple[str, tuple[int, int, int], bool], fake: tuple[str, tuple[int, int, int], bool]) -> str:
+    """', or --size N (...)' when both sets are image files (folders, zips, tars: `--size` resizes only those, and
+    refuses arrays) of one channel count and REAL's images are square; '' otherwise. Each set is (argument, (C, H, W),
+    streamed from files)."""
+    (_, (rc, rh, rw), r_files), (_, (fc, _, _), f_files) = real, fake
+    if rc != fc or not (r_files and f_files) or rh != rw:
+        return ""
+    return f", or --size {rh} (every image file resized to {rh}×{rh}, REAL's size)"
+
+
 # Library messages name config keys (`sample_size=600`, `metrics.kid.subset_size`, `lower kid.subset_size`);
 # ganeval-score's user types flags. Each pattern -> its flag spelling; applied in order.
 FLAG_WORDS: tuple[tuple[str, str], ...] = (
