@@ -70,10 +70,11 @@ def test_two_folders_of_500_score_in_one_try(folders, capsys, caplog) -> None:  
                  "--sample-size", "500", "--metrics", "fid,kid", "--quiet"]) == 0
 
 
-def test_missing_weights_names_every_way_out(folders, tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_missing_weights_names_every_way_out(folders, tmp_path, monkeypatch, capsys, caplog) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("GANEVAL_INCEPTION_WEIGHTS", raising=False)
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "hub"))
     assert main([str(folders["real"]), str(folders["fake"]), "--no-download", "--quiet"]) == 2
+    assert "note:" not in caplog.text  # the KID subset note (500 rows) would only precede the refusal
     err = capsys.readouterr().err.strip().splitlines()
     line = err[-1]
     assert line.startswith("ganeval-score: no FID Inception weights")

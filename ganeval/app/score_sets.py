@@ -435,6 +435,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     settings = make_settings(request, real, fakes, notes)
     extractor = make_extractor(request, fakes if sr.precomputed(real) else [real, *fakes])
     check_inputs(real, fakes, extractor, settings)
+    if callable(getattr(extractor, "weights_path", None)):
+        extractor.weights_path()  # missing Inception weights refused now (extraction resolves them first anyway)
     for note in notes:  # after every check: a refused command prints only why
         log.warning("%s", note)
     ctx = make_context(request, real, fakes, extractor, settings)
