@@ -122,10 +122,26 @@ def test_missing_inception_weights_fail_before_training(tmp_path, monkeypatch) -
     assert not models.exists()  # nothing trained
 
 
+def test_missing_weights_one_line_in_the_apps_keys(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The app's refusal names its own keys (features.weights=FILE, features=pixels), not ganeval-score's flags or
+    the Python argument `weights=` (an unknown top-level key)."""
+    missing = tmp_path / "missing.pth"
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1", "GANEVAL_INCEPTION_WEIGHTS": str(missing)}
+    r = subprocess.run([sys.executable, "-m", "ganeval", "features=inception", "features.download=false",
+                        f"models_dir={tmp_path / 'm'}", f"results_dir={tmp_path / 'r'}", *FAST], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    errors = [ln for ln in (r.stdout + r.stderr).splitlines() if "ERROR" in ln or "Traceback" in ln]
+    assert r.returncode == 2 and len(errors) == 1, r.stdout + r.stderr
+    assert f"no FID Inception weights ({missing} ($GANEVAL_INCEPTION_WEIGHTS): no such file)" in errors[0]
+    assert "pass the file with features.weights=FILE" in errors[0] and "features=pixels" in errors[0]
+    assert "--weights" not in errors[0] and "`weights=`" not in errors[0]
+    assert not (tmp_path / "m").exists()  # refused before training
+
+
 def test_cli_unknown_option_lists_what_exists(tmp_path) -> None:  # type: ignore[no-untyped-def]
     r = _cli(["experiment=nosuch"], tmp_path)
     assert r.returncode == 2
-    assert "Could not find 'experiment/nosuch'" in r.stderr and "quickstart" in r.stderr
+    assert "experiment=nosuch: no such option; experiment is one of" in r.stderr and "quickstart" in r.stderr
     r = _cli(["runz=3"], tmp_path)
     assert r.returncode == 2 and "runz" in r.stderr
 
@@ -144,6 +160,9 @@ def test_cli_unknown_option_lists_what_exists(tmp_path) -> None:  # type: ignore
         (["runs=null"], "runs: field 'runs' is not Optional"),
         (["train_seeds=3"], "train_seeds: Invalid value assigned: int is not a ListConfig, list or tuple"),
         (["overwrite=no"], "overwrite must be true or false, got 'no'"),
+        (["experiment=blur_swep"], "experiment=blur_swep: no such option (did you mean blur_sweep?); experiment is one "
+                                   "of benchmark, blur_sweep,"),
+        (["features=pixel"], "features=pixel: no such option (did you mean pixels?)"),
         (["-m", "plots=true,1"], "plots must be true or false, got 1"),
     ],
 )

@@ -70,10 +70,11 @@ def test_two_folders_of_500_score_in_one_try(folders, capsys, caplog) -> None:  
                  "--sample-size", "500", "--metrics", "fid,kid", "--quiet"]) == 0
 
 
-def test_missing_weights_names_every_way_out(folders, tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_missing_weights_names_every_way_out(folders, tmp_path, monkeypatch, capsys, caplog) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("GANEVAL_INCEPTION_WEIGHTS", raising=False)
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "hub"))
     assert main([str(folders["real"]), str(folders["fake"]), "--no-download", "--quiet"]) == 2
+    assert "note:" not in caplog.text  # the KID subset note (500 rows) would only precede the refusal
     err = capsys.readouterr().err.strip().splitlines()
     line = err[-1]
     assert line.startswith("ganeval-score: no FID Inception weights")
@@ -105,6 +106,11 @@ def test_in_flags_rewrites_keys() -> None:
     assert in_flags("REAL x has 5 rows, not more than IMD's k=5 neighbours: give more rows or lower imd.k") == (
         "REAL x has 5 rows, not more than IMD's k=5 neighbours: give more rows or lower it with --option imd.k=N")
     assert in_flags("--runs must be at least 1") == "--runs must be at least 1"  # flags stay as they are
+    assert in_flags("the file to write o/x.png is a symbolic link; remove the link or choose another results_dir") == (
+        "the file to write o/x.png is a symbolic link; remove the link or choose another --out")
+    assert in_flags("choose another results_dir or pass overwrite=true to discard them; results_dir=/x is a system "
+                    "directory") == ("choose another --out or pass --overwrite to discard them; --out /x is a system "
+                                     "directory")
 
 
 def test_imd_digits_follow_its_probe_noise(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -132,3 +138,89 @@ def test_imd_digits_follow_its_probe_noise(capsys, tmp_path) -> None:  # type: i
 def test_kid_std_text_whole_sets() -> None:
     assert "whole sets of 500" in kid_std_text(0.0, 500, {"real": 500, "fake": 500})
     assert kid_std_text(1e-4, 500, {"real": 500, "fake": 800}) == "  (std over subsets 0.0001)"
+
+
+def test_a_mistyped_option_or_flag_is_one_line_naming_the_closest(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Refused before any input is read (the inputs here do not exist): exit 2, one line, the closest name."""
+    missing = [str(tmp_path / "no_real"), str(tmp_path / "no_fake")]
+    assert main([*missing, "--option", "kid.subset_szie=100"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["ganeval-score: --option kid.subset_szie=100: kid: unknown option 'subset_szie' (did you mean "
+                   "subset_size?); options are coef0, degree, subset_size, subsets"]
+    assert main([*missing, "--option", "kid.subsets=0"]) == 2
+    assert "--option kid.subsets=0: --option kid.subsets must be an integer ≥ 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main([*missing, "--sample-szie", "100"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "--sample-szie 100 (did you mean --sample-size?)" in err[0]
+    with pytest.raises(SystemExit):
+        main([*missing, "--bogus"])
+    assert "did you mean" not in capsys.readouterr().err  # nothing close: no guess
+
+
+def test_whole_set_note_when_every_run_draws_every_row() -> None:
+    from ganeval.app.score_notes import whole_set_note
+
+    sizes = {"REAL r/": 500, "FAKE f/": 800}
+    note = whole_set_note(sizes, 10, 500)
+    assert note is not None and "--sample-size 500 is every row of REAL r/:" in note
+    assert "the other sets" in note and "e.g. --sample-size 250" in note
+    assert "REAL r/ and FAKE f/" in (whole_set_note({"REAL r/": 500, "FAKE f/": 500}, 10, 500) or "")
+    assert whole_set_note(sizes, 10, 400) is None and whole_set_note(sizes, 1, None) is None
+
+
+def test_score_prints_the_whole_set_note_after_its_checks(tmp_path, capsys, caplog) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(0)
+    for name in ("r", "f"):
+        np.save(tmp_path / f"{name}.npy", rng.normal(size=(60, 4)).astype(np.float32))
+    r, f = str(tmp_path / "r.npy"), str(tmp_path / "f.npy")
+    assert main([r, f, "--metrics", "fid", "--runs", "3", "--sample-size", "60", "--quiet"]) == 0
+    assert "--sample-size 60 is every row of REAL" in caplog.text
+    caplog.clear()
+    assert main([r, f, "--metrics", "fid", "--runs", "3", "--sample-size", "61", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "larger than" in err[0] and "give that set more rows" in err[0]
+    assert "note:" not in caplog.text  # a refused command prints only why
+
+
+def test_size_hint_only_where_size_can_work() -> None:
+    from ganeval.app.score_notes import size_hint
+
+    assert size_hint(("r/", (1, 32, 32), True), ("f/", (1, 8, 8), True)) == (
+        ", or --size 32 (every image file resized to 32×32, REAL's size)")
+    assert size_hint(("digits", (1, 32, 32), False), ("f/", (1, 8, 8), True)) == ""  # --size refuses arrays
+    assert size_hint(("r/", (3, 32, 32), True), ("f/", (1, 8, 8), True)) == ""  # channels differ: --size cannot help
+    assert size_hint(("r/", (1, 32, 48), True), ("f/", (1, 8, 8), True)) == ""  # not square
+
+
+def test_two_folders_of_other_sizes_name_size_and_it_works(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for name, side in (("big", 16), ("small", 8)):
+        (tmp_path / name).mkdir()
+        for i in range(30):
+            Image.fromarray((rng.random((side, side)) * 255).astype(np.uint8)).save(tmp_path / name / f"{i}.png")
+    args = [str(tmp_path / "big"), str(tmp_path / "small"), "--features", "pixels", "--metrics", "fid", "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "FID needs features of one dimension" in err[0] and err[0].endswith(
+        "or --size 16 (every image file resized to 16×16, REAL's size)")
+    assert main([*args, "--size", "16"]) == 0
+
+
+def test_output_piped_into_head_ends_quietly(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    for name in ("r", "f"):
+        np.save(tmp_path / f"{name}.npy", rng.normal(size=(40, 4)).astype(np.float32))
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "ganeval.app.score", "r.npy", "f.npy", "--metrics", "fid", "--json",
+                          "--quiet"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()  # the reader is gone before anything is printed (as `| head -0`)
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 1 and "Traceback" not in err and "BrokenPipe" not in err, err

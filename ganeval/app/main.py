@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,9 +74,17 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 
 def report(e: BaseException) -> int:
-    """Log a user error as one message (the traceback too with HYDRA_FULL_ERROR=1); the exit status, 2."""
+    """Log a user error as one message (the traceback too with HYDRA_FULL_ERROR=1); the exit status, 2. Missing
+    Inception weights get the one line that names this command's keys (features.weights=FILE, features=pixels)."""
     full = os.environ.get(TRACEBACK, os.environ.get("HYDRA_FULL_ERROR", "0")) == "1"
-    log.error("%s%s", e, "" if full else "  (HYDRA_FULL_ERROR=1 for the traceback)", exc_info=e if full else None)
+    from ganeval.features.inception import WeightsNotFoundError
+
+    text: Any = e
+    if isinstance(e, WeightsNotFoundError):
+        from ganeval.app.score_notes import APP_WORDS, weights_message
+
+        text = weights_message(e, "download disabled" not in str(e), APP_WORDS)
+    log.error("%s%s", text, "" if full else "  (HYDRA_FULL_ERROR=1 for the traceback)", exc_info=e if full else None)
     return 2
 
 
@@ -128,7 +137,15 @@ def one_line(e: BaseException) -> str:
         return f"{key}: no such key{hint}; `ganeval --help` lists the keys"
     if isinstance(cause, OmegaConfBaseException) and getattr(cause, "full_key", None):
         return f"{cause.full_key}: {str(cause).splitlines()[0]}"
-    return " ".join(str(e).partition("Config search path")[0].split())
+    text = str(e).partition("Config search path")[0]
+    missing = re.search(r"Could not find '([\w/@.]+)/([^'/]+)'", text)
+    listed = re.search(r"Available options in '[^']+':(.*)", text, re.S)
+    if missing and listed:  # a config group given an option it does not have (experiment=blur_swep)
+        options = listed.group(1).split()
+        group, value = missing.groups()
+        return (f"{group}={value}: no such option{schema.closest(value, options)}; {group} is one of "
+                f"{', '.join(options)}")
+    return " ".join(text.split())
 
 
 def main() -> None:

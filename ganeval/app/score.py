@@ -10,7 +10,7 @@ import argparse
 import math
 import shlex
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 EPILOG = """\
 inputs (REAL, FAKE), resolved in this order:
@@ -91,6 +91,29 @@ def parse_option(text: str, metrics: dict[str, dict[str, Any]]) -> None:
         metrics[metric][name.strip()] = yaml.safe_load(value)
     except yaml.YAMLError as e:
         raise ValueError(f"--option {text}: cannot read the value ({e})") from None
+    from ganeval.metrics import get_metric
+
+    try:  # an unknown name or a bad value: refused here, before any input is read
+        get_metric(metric).resolve(metrics[metric])
+    except ValueError as e:
+        raise ValueError(f"--option {text}: {e}") from None
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (no usage block): an unknown flag named with the closest real one."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        import difflib
+
+        hint = ""
+        if message.startswith("unrecognized arguments:"):
+            flags = [o[2:] for a in self._actions for o in a.option_strings if o.startswith("--")]
+            for word in message.partition(":")[2].split():
+                near = difflib.get_close_matches(word.split("=")[0].lstrip("-"), flags, n=1, cutoff=0.6)
+                if word.startswith("-") and near:
+                    hint = f" (did you mean --{near[0]}?)"
+                    break
+        self.exit(2, f"{self.prog}: error: {message}{hint}; `{self.prog} --help` lists the options\n")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -98,7 +121,7 @@ def parser() -> argparse.ArgumentParser:
     from ganeval.app.protocols import protocol_table
     from ganeval.app.score_sets import data_names
 
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Score generated sets (FAKE) against a real set (REAL) with IMD, FID and KID.",
         epilog=EPILOG.format(names=", ".join(data_names())))
@@ -149,6 +172,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace runs of other inputs or options in --out, and "
                    "existing --save-ref/--save-stats files")
     p.add_argument("--no-plots", action="store_true", help="no summary.png in --out")
+    p.add_argument("--no-samples", action="store_true", help="no sample grids in --out (by default, with image "
+                   "inputs: samples_K_NAME.png, 16 images of each input drawn with --seed, shown in report.html)")
     p.add_argument("--json", action="store_true", help="print the results as JSON on stdout (and nothing else)")
     p.add_argument("--quiet", action="store_true", help="no progress bars (on stderr)")
     return p
@@ -257,7 +282,19 @@ def default_workers(given: int | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point; user errors print one line on stderr and exit 2."""
+    """Console entry point; user errors print one line on stderr and exit 2. Output piped into a reader that stops
+    early (`| head`) ends quietly, as other command-line tools do."""
+    try:
+        return run(argv)
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
+        return 1
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """The command: parse, score, print (see `main`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
     from ganeval.app.main import user_errors
@@ -274,8 +311,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             real=args.real, fakes=args.fakes, features=args.features, metrics=metrics, runs=args.runs,
             sample_size=args.sample_size, confidence=args.confidence, seed=args.seed, device=args.device,
             batch_size=args.batch_size, weights=args.weights, dims=args.dims, download=not args.no_download,
-            cache_dir=args.cache_dir, num_workers=default_workers(args.num_workers), size=args.size, layout=args.layout, resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
-            out=args.out, overwrite=args.overwrite, plots=not args.no_plots,
+            cache_dir=args.cache_dir, num_workers=default_workers(args.num_workers), size=args.size, layout=args.layout,
+            resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
+            out=args.out, overwrite=args.overwrite, plots=not args.no_plots, samples=not args.no_samples,
             progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol)
         if request.batch_size < 1:
             raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")

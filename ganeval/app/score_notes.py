@@ -29,6 +29,41 @@ def default_kid_subset(metrics: MutableMapping[str, dict[str, Any]], sizes: Mapp
             f"only with KID at the same subset size; choose it with --option kid.subset_size=N")
 
 
+def whole_set_note(sizes: Mapping[str, int], runs: int, sample_size: int | None) -> str | None:
+    """With runs > 1, the note for sets whose every row each run draws (sample size = the set's size): the runs then
+    score the same rows of them, so an interval says nothing about other samples of those sets. None otherwise."""
+    if runs < 2 or sample_size is None:
+        return None
+    whole = [name for name, n in sizes.items() if n == sample_size]
+    if not whole:
+        return None
+    smaller = max(2, min(sizes.values()) // 2)
+    return (f"note: --sample-size {sample_size} is every row of {' and '.join(whole)}: each run scores the same rows "
+            f"of {'it' if len(whole) == 1 else 'them'}, so the intervals cover only what else varies (IMD's probes, "
+            f"KID's subsets{', the other sets' if len(whole) < len(sizes) else ''}), not other samples; for "
+            f"intervals over subsamples draw fewer rows, e.g. --sample-size {smaller}")
+
+
+def chw(s: Any) -> tuple[str, tuple[int, int, int], bool]:
+    """(argument, (C, H, W) of its images, streamed from image files) of an image `InputSet`, for `size_hint`."""
+    import numpy as np
+
+    from ganeval.data.images import to_nchw
+
+    c, h, w = to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]
+    return s.arg, (int(c), int(h), int(w)), s.stream is not None
+
+
+def size_hint(real: tuple[str, tuple[int, int, int], bool], fake: tuple[str, tuple[int, int, int], bool]) -> str:
+    """', or --size N (...)' when both sets are image files (folders, zips, tars: `--size` resizes only those, and
+    refuses arrays) of one channel count and REAL's images are square; '' otherwise. Each set is (argument, (C, H, W),
+    streamed from files)."""
+    (_, (rc, rh, rw), r_files), (_, (fc, _, _), f_files) = real, fake
+    if rc != fc or not (r_files and f_files) or rh != rw:
+        return ""
+    return f", or --size {rh} (every image file resized to {rh}×{rh}, REAL's size)"
+
+
 # Library messages name config keys (`sample_size=600`, `metrics.kid.subset_size`, `lower kid.subset_size`);
 # ganeval-score's user types flags. Each pattern -> its flag spelling; applied in order.
 FLAG_WORDS: tuple[tuple[str, str], ...] = (
@@ -41,6 +76,11 @@ FLAG_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?<![-.\w])runs=(\d+)", r"--runs \1"),
     (r"(?<![-.\w])confidence=", r"--confidence "),
     (r"(?<![-.\w])seed=(-?\d+)", r"--seed \1"),
+    (r"\bgive that pool more rows\b", r"give that set more rows"),
+    (r"(?<![-.\w])results_dir=(?=\S)", r"--out "),
+    (r"(?<![-.\w])results_dir\b", r"--out"),
+    (r"\bpass overwrite=true\b", r"pass --overwrite"),
+    (r"(?<![-.\w])overwrite=true\b", r"--overwrite"),
 )
 
 
@@ -60,19 +100,25 @@ def refusal(error: BaseException, download: bool) -> str:
     return in_flags(str(error))
 
 
-def weights_message(error: BaseException, download: bool) -> str:
-    """One line for missing FID Inception weights, naming every way out in this command's terms."""
+SCORE_WORDS = {"weights": "--weights FILE", "weights_arg": "--weights", "no_download": "--no-download",
+               "pixels": "--features pixels"}
+APP_WORDS = {"weights": "features.weights=FILE", "weights_arg": "features.weights",
+             "no_download": "features.download=false", "pixels": "features=pixels"}  # the `ganeval` app's keys
+
+
+def weights_message(error: BaseException, download: bool, words: Mapping[str, str] = SCORE_WORDS) -> str:
+    """One line for missing FID Inception weights, naming every way out in the command's terms (`words`: its
+    flags, SCORE_WORDS for ganeval-score, APP_WORDS for the ganeval app)."""
     from ganeval.features.inception import WEIGHTS_ENV, WEIGHTS_FILENAME, WEIGHTS_URL, hub_weights_path
 
     first = str(error).splitlines()[1:2]
-    if first and "no such file" in first[0] and "not set" not in first[0]:
-        where = first[0].strip(" -").replace("the `weights` argument", "--weights")  # a path given: only it is read
+    if first and "no such file" in first[0] and "not set" not in first[0]:  # a path given: only it is read
+        where = first[0].strip(" -").replace("the `weights` argument", words["weights_arg"])
     else:
-        got = "download disabled (--no-download)" if not download else "the download failed (offline?)"
+        got = f"download disabled ({words['no_download']})" if not download else "the download failed (offline?)"
         where = f"not in {hub_weights_path()}; {got}"
-    return (f"no FID Inception weights ({where}): "
-            f"pass the file with --weights FILE or set {WEIGHTS_ENV}=FILE ({WEIGHTS_FILENAME} from {WEIGHTS_URL}), "
-            "or score without Inception: --features pixels")
+    return (f"no FID Inception weights ({where}): pass the file with {words['weights']} or set {WEIGHTS_ENV}=FILE "
+            f"({WEIGHTS_FILENAME} from {WEIGHTS_URL}), or score without Inception: {words['pixels']}")
 
 
 def significant_decimals(noise: float, value: float) -> int:

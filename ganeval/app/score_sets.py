@@ -95,6 +95,7 @@ class ScoreRequest:
     out: str | None = None  # results directory (None: nothing written)
     overwrite: bool = False
     plots: bool = True
+    samples: bool = True  # a grid PNG of a few images of each image input in `out` (ganeval.app.score_samples)
     progress: bool = True
     command: str = ""  # the command line, recorded
     protocol: str | None = None  # --protocol NAME (`ganeval.app.score_protocol`): its values already applied
@@ -302,6 +303,7 @@ def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int:
 
 def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings: Settings) -> None:
     """Each input's shape for the extractor and the feature dimensions the metrics need, before extraction."""
+    from ganeval.app.score_notes import chw, size_hint
     from ganeval.app.score_reference import check_reference, precomputed
 
     for s in (real, *fakes):
@@ -319,13 +321,15 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
     for f in fakes:
         if same_dim and feature_dim(extractor, f) != d:
             raise ValueError(
-                f"{', '.join(n.upper() for n in same_dim)} need features of one dimension, but through "
+                f"{', '.join(n.upper() for n in same_dim)} need{'s' if len(same_dim) == 1 else ''} features of one "
+                "dimension, but through "
                 f"{extractor.name} REAL {real.describe()} gives {d} and FAKE {f.describe()} gives "
                 f"{feature_dim(extractor, f)}: give sets of one shape (images of one size and channel count)"
-                + (", or --features inception, which resizes every image" if extractor.name == "pixels" else ""))
+                + (", or --features inception, which resizes every image" if extractor.name == "pixels" else "")
+                + (size_hint(*(chw(s) for s in (real, f))) if real.images and f.images else ""))
 
 
-def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) -> Settings:
+def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet], notes: list[str]) -> Settings:
     """The protocol settings, with the set sizes checked against them: runs > 1 needs a sample size no larger than
     any set; runs=1 scores the full sets (the summary's sample_size is then the real set's rows)."""
     from ganeval.metrics.registry import Metrics, integer
@@ -337,13 +341,11 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
                          "smallest set's rows), or --runs 1 to score the full sets")
     if request.runs == 1 and request.sample_size is not None:
         raise ValueError("--sample-size applies to the subsample protocol (--runs > 1); --runs 1 scores the full sets")
-    from ganeval.app.score_notes import default_kid_subset
+    from ganeval.app.score_notes import default_kid_subset, whole_set_note
 
     sizes = {f"REAL {real.arg}": len(real), **{f"FAKE {f.arg}": len(f) for f in fakes}}
     chosen = {k: dict(v or {}) for k, v in request.metrics.items()}
-    note = default_kid_subset(chosen, sizes, request.runs, request.sample_size)
-    if note:
-        log.warning("%s", note)
+    kid_note = default_kid_subset(chosen, sizes, request.runs, request.sample_size)
     metrics = Metrics(chosen)
     if request.runs == 1:
         from ganeval.protocol.full import check_full_sizes
@@ -354,6 +356,7 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
                         progress=request.progress)
     if request.runs > 1:
         settings.check_pools(sizes)
+    notes += [n for n in (kid_note, whole_set_note(sizes, request.runs, request.sample_size)) if n]
     return settings
 
 
@@ -444,14 +447,23 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     if not fakes:
         return sr.save_only(request, real)
     label_sets(fakes)
-    settings = make_settings(request, real, fakes)
+    notes: list[str] = []
+    settings = make_settings(request, real, fakes, notes)
     extractor = make_extractor(request, fakes if sr.precomputed(real) else [real, *fakes])
     check_inputs(real, fakes, extractor, settings)
+    if callable(getattr(extractor, "weights_path", None)):
+        extractor.weights_path()  # missing Inception weights refused now (extraction resolves them first anyway)
+    for note in notes:  # after every check: a refused command prints only why
+        log.warning("%s", note)
     plan = make_plan(request, real, fakes, extractor, settings)
     full = settings.runs == 1
     results_dir = plan.results_dir if request.out is not None and main else None
     if results_dir is not None:
         pipeline.open_results(plan, protocol=not full)
+        if request.samples:  # before the features: cheap (a few files decoded), and a refused path stops no long work
+            from ganeval.app.score_samples import write_sample_grids
+
+            write_sample_grids(results_dir, [real, *fakes], settings.seed)
     else:
         from ganeval.protocol.api import store_identity
 

@@ -159,8 +159,13 @@ class Metric:
         given = dict(given or {})
         unknown = set(given) - set(self.defaults)
         if unknown:
+            import difflib
+
             names = ", ".join(repr(u) for u in sorted(unknown))
-            raise ValueError(f"{self.name}: unknown option {names}; options are {sorted(self.defaults) or 'none'}")
+            near = difflib.get_close_matches(sorted(unknown)[0], sorted(self.defaults), n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ValueError(f"{self.name}: unknown option {names}{hint}; options are "
+                             f"{', '.join(sorted(self.defaults)) or 'none'}")
         out = {**self.defaults, **given}
         for o in self.options:
             o.validate(f"metrics.{self.name}." if where is None else where, out[o.name])

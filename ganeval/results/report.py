@@ -212,7 +212,7 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
              f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
              f"<title>{esc(name)}</title><style>{CSS}</style></head><body>",
              f"<h1>{esc(name)}</h1>"]
-    from ganeval.results.verdict import VERDICT_FILE, sentences_for_dir, verdict_markdown
+    from ganeval.results.verdict import VERDICT_FILE, result_sentences, split_verdict
 
     shown = this_run(out)  # only files this run wrote: a previous run's comparison.csv is never shown as this one's
 
@@ -220,7 +220,7 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
         return p.exists() and (shown is None or p.name in shown)
 
     # the result in words first, as the terminal and verdict.md say it
-    sentences = sentences_for_dir(out) if ours(out / "comparison.csv") else []
+    sentences = result_sentences(out, ours)
     if sentences:
         parts.append('<section id="summary-verdict">' + "".join(f'<p class="verdict">{esc(t)}</p>' for t in sentences)
                      + "</section>")
@@ -238,8 +238,9 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
     if ours(table_md):
         parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text(), [record.interval_covers]))
     verdict = out / VERDICT_FILE
-    if ours(verdict) and verdict.read_text() != verdict_markdown(sentences):  # a study's own verdict
-        parts.append('<h2 id="verdict">Verdict (verdict.md)</h2>' + markdown_table(verdict.read_text(), headings=True))
+    rest = split_verdict(verdict.read_text())[1] if ours(verdict) else ""
+    if rest:  # a study's own account, below the sentences that head the page
+        parts.append('<h2 id="verdict">Verdict (verdict.md)</h2>' + markdown_table(rest, headings=True))
     wide = ("summary.png", "differences.png")
     pngs = sorted(filter(ours, out.glob("*.png")),
                   key=lambda p: (p.name not in wide, wide.index(p.name) if p.name in wide else 0, p.name))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
@@ -21,6 +21,7 @@ PAIR_COLUMNS = {"metric", "a", "b", "diff_mean", "diff_std", "ci_low", "ci_high"
                 "n_runs", "better", "confidence", "mde", "p_holm"}
 VERDICT_FILE = "verdict.md"
 VERDICT_HEADING = "# Verdict"
+RESULT_END = "---"  # in a study's verdict.md: the rule between its result sentences and the rest
 
 
 def decimals_for(half_width: float) -> int:
@@ -113,9 +114,65 @@ def sentences_for_dir(out_dir: str | Path) -> list[str]:
     return comparison_sentences(comparison, extractor)
 
 
-def verdict_markdown(sentences: list[str]) -> str:
-    """verdict.md of a comparison: the heading and one paragraph per sentence."""
-    return VERDICT_HEADING + "\n\n" + "\n\n".join(sentences) + "\n"
+def claim_sentence(what: str, verdict: str, evidence: str = "", detectable: str = "") -> str:
+    """One claim of a study in words: what was compared or stated, its verdict (holds / contradicted / not testable
+    here, `ganeval.results.verdicts`) and the numbers (the interval) that decided it; an untested claim names the
+    smallest effect its test could have detected."""
+    from ganeval.results.verdicts import NOT_TESTABLE
+
+    text = f"{what}: {verdict}" + (f" ({evidence})" if evidence else "")
+    if verdict == NOT_TESTABLE and detectable and detectable.split(" ")[0] not in evidence:
+        text += f"; the smallest effect the test could detect: {detectable}"
+    return text
+
+
+def claim_sentences(claims: Iterable[Any], confidence: float, rule: bool = False) -> list[str]:
+    """One sentence per `ganeval.results.verdicts.Claim` (with its rule after its name when `rule`); a claim a test
+    decided says its level and its Holm-corrected p-value."""
+    out = []
+    for c in claims:
+        evidence = c.evidence
+        if math.isfinite(c.p_holm):
+            p = f"{c.p_holm:.2g}" if c.p_holm >= 1e-4 else "< 1e-4"
+            evidence = "; ".join(filter(None, [evidence, f"{percent(confidence)} intervals, Holm-corrected p {p}"]))
+        out.append(claim_sentence(f"{c.name} ({c.rule})" if rule else c.name, c.verdict, evidence, c.detectable))
+    return out
+
+
+def verdict_markdown(sentences: list[str], title: str = "", body: str = "") -> str:
+    """verdict.md: the heading and one paragraph per result sentence; a study's own account (`body`, under its
+    `title`) follows after a rule, so the sentences stay the file's head (`split_verdict` reads them back)."""
+    heading = f"# {title}" if title else VERDICT_HEADING
+    if not sentences:
+        return heading + "\n\n" + body.strip("\n") + "\n"
+    text = heading + "\n\n" + "\n\n".join(sentences) + "\n"
+    return text + f"\n{RESULT_END}\n\n" + body.strip("\n") + "\n" if body.strip() else text
+
+
+def split_verdict(text: str) -> tuple[list[str], str]:
+    """(the result sentences at the head of a verdict.md, the rest): the paragraphs between the heading and the rule
+    `verdict_markdown` writes (all of them in a comparison's verdict.md); a verdict.md of another form is all rest."""
+    lines = text.splitlines()
+    if RESULT_END in lines:
+        head, rest = lines[1:lines.index(RESULT_END)], "\n".join(lines[lines.index(RESULT_END) + 1:]).strip("\n")
+        rest = "\n".join([lines[0], "", rest]) if rest else ""
+    elif lines and lines[0] == VERDICT_HEADING:
+        head, rest = lines[1:], ""
+    else:
+        return [], text
+    return [ln.strip() for ln in head if ln.strip()], rest
+
+
+def result_sentences(out_dir: str | Path, ours: Any = None) -> list[str]:
+    """The result in words of a results directory: the head of its verdict.md (a study's claims, or a comparison's
+    sentences), else the sentences of its comparison.csv; `ours(path)` says which files this run wrote."""
+    out = Path(out_dir)
+    ours = ours or (lambda p: p.is_file())
+    if ours(out / VERDICT_FILE):
+        head, _ = split_verdict((out / VERDICT_FILE).read_text())
+        if head:
+            return head
+    return sentences_for_dir(out) if ours(out / "comparison.csv") else []
 
 
 def write_verdict(out_dir: str | Path, comparison: pd.DataFrame | None, extractor: str | Mapping[str, Any] | None = None) -> Path | None:
@@ -144,7 +201,7 @@ def terminal_summary(out_dir: str | Path) -> str:
     table = out / "table.md"
     if ours(table):
         lines += [ln for ln in table.read_text().splitlines() if ln.startswith("|") or ln.startswith("#")]
-    sentences = sentences_for_dir(out) if ours(out / "comparison.csv") else []
+    sentences = result_sentences(out, ours)
     if sentences:
         lines += ["", *sentences]
     return "\n".join(lines).strip("\n")

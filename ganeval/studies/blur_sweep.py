@@ -312,13 +312,19 @@ def verdict_text(summary: pd.DataFrame, passes: pd.DataFrame | None, name: str, 
              f"{s0['confidence']:.0%} Student-t intervals. *Passes* = the blurred interval lies wholly above the "
              "similar-dataset interval (raw intervals: the normalisation divides both lines by the same reference "
              "mean, so it cannot change which lies above).", ""]
+    from ganeval.results.verdict import claim_sentence, claim_sentences, verdict_markdown
+
+    title, sentences = lines[0].lstrip("# "), []
     if passes is None:
         lines += ["No similar dataset was given (`second=null`): the question cannot be answered.", ""]
-        return "\n".join(lines)
+        sentences = [claim_sentence("The paper's blur order (FID and KID pass the similar distance before IMD)",
+                                    "not testable here", "no similar dataset was given: `second=null`")]
+        return verdict_markdown(sentences, title, "\n".join(lines[2:]))
     if rows is not None:
         from ganeval.results.verdicts import claims_table
 
         found = order_claims(rows, summary, passes, float(s0["confidence"]))
+        sentences = claim_sentences(found, float(s0["confidence"]))
         at1 = {c.name.split(" ")[0]: c for c in found if "σ = 1" in c.name and "line" in c.name}
         if at1:
             lines += ["**Headline: the order at σ = 1** — " + "; ".join(
@@ -395,7 +401,7 @@ def verdict_text(summary: pd.DataFrame, passes: pd.DataFrame | None, name: str, 
                   for m in metrics) + " of the reference; " +
               (f"the interval of {', '.join(LABELS.get(m, m) for m in reach)} reaches 1." if reach else
                "no interval reaches 1."), ""]
-    return "\n".join(lines)
+    return verdict_markdown(sentences, title, "\n".join(lines[2:]))
 
 
 def write_verdict(summary: pd.DataFrame, passes: pd.DataFrame | None, path: Path, name: str, second_name: str,

@@ -199,12 +199,15 @@ def verdict_lines(summary: pd.DataFrame, accuracy: pd.DataFrame | None, method: 
     return lines
 
 
-def paper_statements(summary: pd.DataFrame, confidence: float) -> list[str]:
-    """The figure's statements the present datasets can answer, from the intervals; the others named as untested."""
+def statements(summary: pd.DataFrame, confidence: float) -> list[tuple[str, str, str, str]]:
+    """The figure's statements, each (quote, verdict, what decided it, the line verdict.md says), from the intervals
+    of the datasets present; a statement they cannot answer is not testable here."""
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE
+
     names = list(dict.fromkeys(summary["data"]))
     t10 = nearest_t(np.unique(summary["t"]), [10.0])
     out = []
-    quote = "> \"For t=10, i.e., at a medium scale, CelebA is most different from the random graph\""
+    quote = "For t=10, i.e., at a medium scale, CelebA is most different from the random graph"
     if t10 and len(names) > 1:
         at = summary[np.isclose(summary["t"], t10[0])].set_index("data")
         dist = (at["mean"] / SCALE - 1).abs().sort_values(ascending=False)
@@ -219,19 +222,55 @@ def paper_statements(summary: pd.DataFrame, confidence: float) -> list[str]:
                 f"{'separate' if separate else 'overlap'}.")
         if "celeba" in names:
             held = first == "celeba" and separate
-            out += [quote, "", f"{'Holds' if held else 'Does not hold'}: {here}", ""]
+            out.append((quote, HOLDS if held else CONTRADICTED, here, f"{'Holds' if held else 'Does not hold'}: {here}"))
         else:
-            out += [quote, "", f"Not testable here (no CelebA). {here}", ""]
-    quote = "> \"Surprisingly, CIFAR-100 comes close to CIFAR-10 for large t values\""
+            out.append((quote, NOT_TESTABLE, f"no CelebA; {here[0].lower()}{here[1:].rstrip('.')}", f"Not testable here (no CelebA). {here}"))
+    quote = "Surprisingly, CIFAR-100 comes close to CIFAR-10 for large t values"
     if {"cifar10", "cifar100"} <= set(names):
         big = summary[np.isclose(summary["t"], summary["t"].max())].set_index("data")
         a, b = big.loc["cifar10"], big.loc["cifar100"]
         overlap = not (a.ci_high < b.ci_low or b.ci_high < a.ci_low)
-        out += [quote, "", f"At t = {summary['t'].max():.3g}: CIFAR-10 {a['mean'] / SCALE:.4f}, CIFAR-100 "
-                f"{b['mean'] / SCALE:.4f}; intervals {'overlap (close)' if overlap else 'separate'}.", ""]
+        here = (f"At t = {summary['t'].max():.3g}: CIFAR-10 {a['mean'] / SCALE:.4f}, CIFAR-100 "
+                f"{b['mean'] / SCALE:.4f}; intervals {'overlap (close)' if overlap else 'separate'}.")
+        out.append((quote, HOLDS if overlap else CONTRADICTED, here, here))
     else:
-        out += [quote, "", "Not testable here (needs CIFAR-10 and CIFAR-100: the paper's setting in the config's "
-                "comment).", ""]
+        why = "needs CIFAR-10 and CIFAR-100: the paper's setting in the config's comment"
+        out.append((quote, NOT_TESTABLE, why, f"Not testable here ({why})."))
+    return out
+
+
+def paper_statements(summary: pd.DataFrame, confidence: float) -> list[str]:
+    """verdict.md's lines on the figure's statements (`statements`): each quoted, then its answer."""
+    return [ln for quote, _, _, said in statements(summary, confidence) for ln in (f"> \"{quote}\"", "", said, "")]
+
+
+def verdict_text(summary: pd.DataFrame, accuracy: pd.DataFrame | None, method: str, steps: int, limit: float,
+                 confidence: float) -> str:
+    """verdict.md: the result sentences (the estimator's accuracy per dataset and m, the paper's statements), then
+    `verdict_lines`."""
+    from ganeval.results.verdict import claim_sentence, verdict_markdown
+
+    lines = verdict_lines(summary, accuracy, method, steps, limit, confidence)
+    heads = [claim_sentence(f"{m}-step SLQ on {name}: bias within {100 * limit:g} % of the exact trace at every "
+                            "plotted t", "holds" if within else "contradicted", evidence)
+             for name, m, within, evidence in accuracy_results(accuracy, limit, confidence)]
+    heads += [claim_sentence(f"The paper's \"{q}\"", v, why) for q, v, why, _ in statements(summary, confidence)]
+    return verdict_markdown(heads, lines[0].lstrip("# "), "\n".join(lines[2:]))
+
+
+def accuracy_results(accuracy: pd.DataFrame | None, limit: float, confidence: float) -> list[tuple[Any, Any, bool, str]]:
+    """Per (dataset, Lanczos steps) of the accuracy check: (dataset, m, bias within `limit` at every t, the worst t's
+    bias and interval)."""
+    from ganeval.results.verdict import percent
+
+    if accuracy is None or not len(accuracy):
+        return []
+    out = []
+    for (name, m), g in accuracy.groupby(["data", "lanczos_steps"], sort=False):
+        w = g.iloc[int(np.argmax(np.abs(g["bias_mean"].to_numpy())))]
+        within = bool(max(abs(w.bias_ci_low), abs(w.bias_ci_high)) < limit)
+        out.append((name, m, within, f"worst at t = {w.t:.3g}: bias {100 * w.bias_mean:+.3f} %, {percent(confidence)} "
+                    f"interval [{100 * w.bias_ci_low:+.3f}, {100 * w.bias_ci_high:+.3f}] %"))
     return out
 
 
@@ -285,7 +324,7 @@ def run(plan: Plan) -> pd.DataFrame:
                       trace_table(summary, nearest_t(ts, cfg.get("table_t") or [1, 3, 10, 30, 100]), title, protocol))
     limit = float(cfg.get("accuracy_limit", 0.01))
     atomic_write_text(plan.results_dir / "verdict.md",
-                      "\n".join(verdict_lines(summary, accuracy, method, steps, limit, settings.confidence)) + "\n")
+                      verdict_text(summary, accuracy, method, steps, limit, settings.confidence))
     if plan.options.plots:
         from ganeval.results import plots
 
@@ -325,4 +364,4 @@ def regenerate(src: Any, out: Any, scratch: str | None = None) -> None:
     atomic_write_text(out / "table.md", trace_table(summary, nearest_t(ts, cfg.get("table_t") or [1, 3, 10, 30, 100]),
                                                      title, protocol))
     limit = float(cfg.get("accuracy_limit", 0.01))
-    atomic_write_text(out / "verdict.md", "\n".join(verdict_lines(summary, accuracy, method, steps, limit, conf)) + "\n")
+    atomic_write_text(out / "verdict.md", verdict_text(summary, accuracy, method, steps, limit, conf))

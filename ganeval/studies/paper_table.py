@@ -299,6 +299,27 @@ def overall(o: pd.DataFrame) -> str:
     return f"Overall: the paper's ordering ({_model(B)} better) {status} ({what}).{untested}"
 
 
+def claim_result(o: pd.DataFrame, conf: str) -> str:
+    """The paper's ordering claim as one result sentence (`ganeval.results.verdict.claim_sentence`): its verdict over
+    the datasets run and the cells that decided it."""
+    from ganeval.results.verdict import claim_sentence
+
+    what = f"The paper's claim ({_model(B)} better than {_model(A)} on IMD, KID and FID for every dataset)"
+    run = o[o.verdict != NOT_RUN]
+    if run.empty:
+        return claim_sentence(what, NOT_TESTABLE, "no dataset of the paper's table was run")
+    counts = run.verdict.value_counts()
+    h, rv, u = (int(counts.get(v, 0)) for v in (HOLDS, REVERSED, UNDECIDED))
+
+    def cells(v: str) -> str:
+        return ", ".join(f"{_label(r.data)} {metric_label(r.metric)[0]}" for r in run[run.verdict == v].itertuples())
+
+    parts = [f"{k} {v}" + (f" ({cells(v)})" if k else "") for k, v in ((h, HOLDS), (rv, REVERSED), (u, UNDECIDED))]
+    verdict = HOLDS if h == len(run) else REVERSED if rv else UNDECIDED
+    return claim_sentence(what, verdict, f"of {len(run)} dataset × metric pairs run: {', '.join(parts)}; {conf} "
+                          f"intervals of the paired difference {_model(A)} − {_model(B)}, Holm-corrected")
+
+
 def agreement(o: pd.DataFrame) -> list[str]:
     """Per dataset run: does IMD's verdict agree with KID's and FID's (the paper's caption: IMD agrees with both)?
     Only decided verdicts (holds / contradicted) can agree or disagree; the line names which metrics were decided."""
@@ -328,9 +349,7 @@ def verdict_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, dif
     KID and FID per dataset run, an overall statement, and what our protocol and intervals are."""
     o = orderings(comparison, sorted(set(summary["data"].astype(str))))
     conf = _conf(summary)
-    lines = ["# The paper's Table 1 (tab:gans) against ours", ""]
-    if note:
-        lines += [f"**{note}**", ""]
+    lines = ["# The paper's Table 1 (tab:gans) against ours", ""]  # the note heads the result sentences (below)
     lines += [f"The paper's claim: {_model(B)} is better (lower) than {_model(A)} on IMD, KID and FID for every "
               f"dataset, and IMD agrees with KID and FID. Decided here from the {conf} interval of our paired "
               f"difference {_model(A)} − {_model(B)}, every dataset × metric pair run corrected together (Holm): "
@@ -353,7 +372,12 @@ def verdict_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, dif
     if agree:
         lines += ["", "IMD against KID and FID (the paper's caption: IMD agrees with both):", *agree]
     lines += ["", overall(o), "", _not_comparable(differences), "", coverage_note(summary), ""]
-    return "\n".join(lines)
+    from ganeval.results.verdict import comparison_sentences, percent
+    from ganeval.results.verdict import verdict_markdown as with_head
+
+    head = [*([f"**{note}**"] if note else []), *comparison_sentences(comparison),
+            claim_result(o, percent(float(summary["confidence"].iloc[0])))]
+    return with_head(head, lines[0].lstrip("# "), "\n".join(lines[2:]))
 
 
 def write(out_dir: str | Path, summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,

@@ -204,7 +204,16 @@ def verdict_text(found: list[dict[str, Any]], header: str, confidence: float = 0
                   f"Criterion: {c['criterion']}.", ""]
         lines += [f"- t = {t:.3g}: {'holds' if h else 'contradicted'} ({text})" for t, h, text in c["per_t"]]
         lines.append("")
-    return "\n".join(lines)
+    from dataclasses import replace
+
+    from ganeval.results.verdict import claim_sentences, verdict_markdown
+
+    def shown(c: dict[str, Any]) -> Any:  # the claim with the interval of its first failing t (else its last t)
+        t, _, text = next((p for p in c["per_t"] if not p[1]), c["per_t"][-1])
+        return replace(verdicts[c["claim"]], evidence=f"{verdicts[c['claim']].evidence}; at t = {t:.3g}: {text}")
+
+    return verdict_markdown(claim_sentences([shown(c) for c in found], confidence, rule=True), lines[0].lstrip("# "),
+                            "\n".join(lines[2:]))
 
 
 def header_text(k: int, sample_size: int, data: str, features: str, seed: int, probes: int, confidence: float,

@@ -291,7 +291,23 @@ def verdict_markdown(claims: list[dict[str, Any]], summary: pd.DataFrame, contex
     lines += [f"- {c['detail']}" for c in group("interval/")]
     lines += ["", "## Exact vs approximate kNN", ""]
     lines += [f"- {c['detail']}: intervals agree **{mark(c)}**" for c in group("approx/agrees/")] or ["- not run"]
-    return "\n".join(lines) + "\n"
+    from ganeval.results.verdict import verdict_markdown as with_head
+
+    return with_head(result_sentences(by, mark), lines[0].lstrip("# "), "\n".join(lines[2:]))
+
+
+def result_sentences(by: dict[str, dict[str, Any]], mark: Any) -> list[str]:
+    """The paper's statements as result sentences (`ganeval.results.verdict.claim_sentence`), each with its numbers:
+    IMD's divergence with n (a practical threshold on point estimates), then approximate k-NN's variance, divergence
+    and time."""
+    from ganeval.results.verdict import claim_sentence
+
+    out = [claim_sentence(f"IMD ({k.split('/')[-1]} k-NN) does not diverge too much with the sample size (point "
+                          "estimates, no test)", mark(c), c["detail"]) for k, c in by.items() if k.startswith("diverge/imd")]
+    said = {"approx/no_added_variance": "IMD with approximate k-NN adds no variance",
+            **{f"approx/diverges_further/{p}": f"IMD with approximate k-NN diverges further than exact as n grows "
+               f"({p} pair)" for p in PAIRS}, "approx/faster": "approximate k-NN is faster than exact"}
+    return out + [claim_sentence(what, mark(by[k]), by[k]["detail"]) for k, what in said.items() if k in by]
 
 
 # --------------------------------------------------------------------------- table and plot

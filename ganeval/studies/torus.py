@@ -283,10 +283,15 @@ def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str
     lines = ["# Vanilla GANs on a torus: verdict", "",
              "The paper's claim (appendix, figure \"torus\"): FID's and KID's intervals of the good and the bad GAN "
              "overlap while IMD's are distinct, the bad GAN's higher.", ""]
+    from ganeval.results.verdict import claim_sentences, comparison_sentences
+    from ganeval.results.verdict import verdict_markdown as with_head
+
+    sentences = []
     if comparison is not None:
+        found, conf = claims(summary, comparison, seeds, seed_cmp, v, good, bad), float(summary["confidence"].iloc[0])
+        sentences = comparison_sentences(comparison) + claim_sentences(found, conf)
         lines += [*headline(summary, v, seeds, comparison, good, bad, labels), "",
-                  claims_table(claims(summary, comparison, seeds, seed_cmp, v, good, bad),
-                               float(summary["confidence"].iloc[0])).rstrip("\n"), ""]
+                  claims_table(found, conf).rstrip("\n"), ""]
     lines += [f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
               + ", ".join(f"{k} {f:.3f}" for k, f in fractions.items())
               + (" (models: mean over training seeds; per training seed "
@@ -312,7 +317,7 @@ def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str
         lines += ["", *per_seed_lines(seeds, v, good, bad, labels)]
     if about:
         lines += ["", f"About the default setting: {about.strip()}"]
-    return "\n".join(lines) + "\n"
+    return with_head(sentences, lines[0].lstrip("# "), "\n".join(lines[2:]))
 
 
 def _claim_detail(v: pd.DataFrame, good: str, bad: str) -> str:
