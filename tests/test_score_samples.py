@@ -101,7 +101,7 @@ def test_names_and_large_images() -> None:
 
 
 def test_colour_folder_tiles_keep_their_colours(tmp_path: Path) -> None:
-    from ganeval.app.score_sets import load_input
+    from ganeval.app.score_inputs import load_input
     from ganeval.app.score_samples import write_sample_grids
 
     d = tmp_path / "rgb"

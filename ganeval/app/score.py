@@ -119,7 +119,7 @@ class Parser(argparse.ArgumentParser):
 def parser() -> argparse.ArgumentParser:
     """The command-line parser (its help lists the dataset names a REAL or FAKE may be)."""
     from ganeval.app.protocols import protocol_table
-    from ganeval.app.score_sets import data_names
+    from ganeval.app.score_inputs import data_names
 
     p = Parser(
         prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ganeval.app.protocols import normal_value, protocol_table
 
 if TYPE_CHECKING:
-    from ganeval.app.score_sets import InputSet, ScoreRequest
+    from ganeval.app.score_inputs import InputSet
+    from ganeval.app.score_sets import ScoreRequest
 
 OPTIONS = {"features._target_": "features", "features.dims": "dims", "features.resize": "resize", "seed": "seed"}
 FOLDER, ARRAY = "ganeval.data.folder", "ganeval.data.array"
@@ -96,14 +97,14 @@ def data_names_of(target: str) -> list[str]:
     from omegaconf import OmegaConf
 
     from ganeval.app.main import config_dir
-    from ganeval.app.score_sets import data_names
+    from ganeval.app.score_inputs import data_names
 
     return [n for n in data_names() if OmegaConf.load(config_dir() / "data" / f"{n}.yaml").get("_target_") == target]
 
 
 def load_real(request: "ScoreRequest") -> "InputSet":
     """REAL as the protocol fixes it (see the module doc), or ValueError naming what REAL must be."""
-    from ganeval.app.score_sets import load_input
+    from ganeval.app.score_inputs import load_input
 
     spec = protocol_spec(str(request.protocol))
     fixed = spec["fixed"]
@@ -131,7 +132,7 @@ def load_real(request: "ScoreRequest") -> "InputSet":
 def array_real(request: "ScoreRequest", data: Mapping[str, Any], what: str) -> "InputSet":
     """REAL of a `ganeval.data.array` protocol: `FILE.npz:KEY` with the protocol's key, or an ADM batch (its images
     are `arr_0`)."""
-    from ganeval.app.score_sets import load_input
+    from ganeval.app.score_inputs import load_input
 
     key = data.get("key")
     file, _, given = request.real.rpartition(":") if ":" in request.real and not Path(request.real).exists() \
@@ -155,7 +156,7 @@ def named_real(name: str, data: Mapping[str, Any]) -> "InputSet":
 
     from ganeval.app import pipeline
     from ganeval.app.main import config_dir
-    from ganeval.app.score_sets import InputSet, classify
+    from ganeval.app.score_inputs import InputSet, classify
 
     node = OmegaConf.merge(OmegaConf.load(config_dir() / "data" / f"{name}.yaml"), dict(data))
     arr = pipeline.instantiate(node)

@@ -19,7 +19,8 @@ from ganeval.data.references import (
 )
 
 if TYPE_CHECKING:
-    from ganeval.app.score_sets import InputSet, ScoreRequest, ScoreResult
+    from ganeval.app.score_inputs import InputSet
+    from ganeval.app.score_sets import ScoreRequest, ScoreResult
 
 LAYOUT_NAMES = {"ganeval": "ganeval reference", "pytorch-fid": "pytorch-fid statistics", "clean-fid": "clean-fid statistics",
                 "clean-fid-kid": "clean-fid KID features", "adm": "ADM reference batch", "edm2": "EDM2 reference"}
@@ -27,7 +28,7 @@ LAYOUT_NAMES = {"ganeval": "ganeval reference", "pytorch-fid": "pytorch-fid stat
 
 def reference_input(arg: str, file: str, key: str) -> "InputSet | None":
     """The input of a reference file (None: not a reference layout, load it as an array); `FILE:mu` refused."""
-    from ganeval.app.score_sets import InputSet, classify
+    from ganeval.app.score_inputs import InputSet, classify
 
     if key:
         refuse_moment_key(file, key)
