@@ -32,7 +32,7 @@ def grid_name(position: int, name: str) -> str:
 
 
 def sample_images(s: Any, rows: np.ndarray) -> np.ndarray:
-    """Rows `rows` of input `s` (`ganeval.app.score_sets.InputSet` holding images) as uint8 N×C×H×W; a streamed
+    """Rows `rows` of input `s` (`ganeval.app.score_inputs.InputSet` holding images) as uint8 N×C×H×W; a streamed
     folder, zip or tar decodes only those files."""
     from ganeval.data.images import as_uint8_images
 
