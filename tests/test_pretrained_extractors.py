@@ -159,3 +159,24 @@ def test_bad_options_fail_at_construction() -> None:
         get_extractor("dinov2", arch="vitx99")
     with pytest.raises(ValueError, match="not a tag"):
         get_extractor("clip", arch="ViT-L-14", pretrained="no-such-tag")
+
+
+def test_dinov2_table_normalisation_is_exact(dinov2_file: tuple[Path, torch.nn.Module]) -> None:
+    """The uint8 host stage + table lookup on the device gives the float input of before bit for bit, so the
+    features are those of the network on `preprocess(x)` (the float host stage workers used to pass on)."""
+    from ganeval.features.dinov2 import SIZE, normalise, normalise_table, preprocess
+
+    every = torch.arange(256, dtype=torch.uint8).repeat(3 * 4 * 4 * 2)[: 2 * 3 * 16 * 16].view(2, 3, 16, 16)
+    every = torch.cat([every, torch.randint(0, 256, (5, 3, 16, 16), dtype=torch.uint8,
+                                            generator=torch.Generator().manual_seed(1))])
+    assert torch.equal(normalise_table(every), normalise(every))
+    path, model = dinov2_file
+    ex = get_extractor("dinov2", arch="vits14", weights=str(path))
+    x = images(4, 3, 40, 30, seed=7)
+    host = ex.host_stage(x)
+    assert host.dtype == torch.uint8 and host.shape == (4, 3, SIZE, SIZE)
+    with torch.inference_mode():
+        want = model(preprocess(x)).float()
+        halves = torch.cat([model(preprocess(x[:2])), model(preprocess(x[2:]))])
+    assert torch.equal(ex(x), want)
+    assert torch.equal(torch.from_numpy(extract(x, ex, batch_size=2, device="cpu", progress=False)), halves)

@@ -62,12 +62,29 @@ def resolve_weights(arch: str, weights: str | os.PathLike | None = None, downloa
                                f"import timm; timm.create_model('{name}', pretrained=True)", weights, download)
 
 
-def preprocess(batch: torch.Tensor) -> torch.Tensor:
-    """uint8 (or [0, 1] float) images N×C×H×W -> the network's normalised 224×224 float input."""
-    x = pil_resize_batch(batch, SIZE).float().div_(255)
+def normalise(x: torch.Tensor) -> torch.Tensor:
+    """uint8 N×3×H×W -> float32 x/255 normalised by ImageNet mean/std, computed on the CPU."""
+    x = x.float().div_(255)
     mean = torch.tensor(MEAN, dtype=x.dtype).view(1, 3, 1, 1)
     std = torch.tensor(STD, dtype=x.dtype).view(1, 3, 1, 1)
     return (x - mean) / std
+
+
+# normalise() of every (channel, value): 3×256 float32 computed once on the CPU by normalise's own ops, so a lookup
+# gives its exact bits on any device (a GPU's x / 255 is a multiplication by 1/255, another rounding)
+_TABLE = normalise(torch.arange(256, dtype=torch.uint8).view(1, 1, 1, 256).expand(1, 3, 1, 256)).view(3, 256)
+
+
+def normalise_table(x: torch.Tensor) -> torch.Tensor:
+    """`normalise(x)` for uint8 x N×3×H×W on x's device, by table lookup: the same float32 values bit for bit."""
+    table = _TABLE.to(x.device)
+    index = x.to(torch.int64) + torch.arange(0, 3 * 256, 256, device=x.device).view(1, 3, 1, 1)
+    return table.view(-1)[index]
+
+
+def preprocess(batch: torch.Tensor) -> torch.Tensor:
+    """uint8 (or [0, 1] float) images N×C×H×W -> the network's normalised 224×224 float input."""
+    return normalise(pil_resize_batch(batch, SIZE))
 
 
 def preprocess_torch(batch: torch.Tensor) -> torch.Tensor:
@@ -113,12 +130,15 @@ class DinoV2Extractor(PretrainedExtractor):
         return ident
 
     def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
-        """pil: PIL resizing and normalisation on the host (overlapping the device's forward in extraction);
-        torch: nothing (it runs on the device)."""
-        return preprocess(batch) if self.resize_mode == "pil" else batch
+        """pil: PIL resizing on the host (overlapping the device's forward in extraction; DataLoader workers run it)
+        to uint8 224×224, a quarter of the float batch each worker would otherwise hold and pass on; torch: nothing
+        (it runs on the device)."""
+        return pil_resize_batch(batch, SIZE) if self.resize_mode == "pil" else batch
 
     def device_stage(self, x: torch.Tensor) -> torch.Tensor:
-        return super().device_stage(preprocess_torch(x) if self.resize_mode == "torch" else x)
+        """pil: `normalise` by table on the device (the values `preprocess` gives); torch: torch-fidelity's
+        preprocessing; then the forward."""
+        return super().device_stage(preprocess_torch(x) if self.resize_mode == "torch" else normalise_table(x))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         assert self._model is not None
@@ -126,4 +146,4 @@ class DinoV2Extractor(PretrainedExtractor):
 
 
 __all__ = ["DinoV2Extractor", "ARCHS", "RESIZE_MODES", "build", "resolve_weights", "preprocess", "preprocess_torch",
-           "timm_name"]
+           "normalise", "normalise_table", "timm_name"]

@@ -10,6 +10,7 @@ source with mixed sizes (no `size`) or an unreadable header is refused, naming t
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import json
@@ -114,6 +115,19 @@ class Collate:
         return (batch if self.transform is None else self.transform(batch)), None
 
 
+def started(loader: DataLoader) -> Iterator[Any]:
+    """iter(loader), its workers forked while the parent's objects are frozen out of the cyclic garbage collector
+    (`gc.freeze`): a worker's collections then never write to the parent's Python objects it inherited, so their
+    pages stay shared instead of being copied into every worker (`scripts/bench_worker_memory.py`)."""
+    if not loader.num_workers:
+        return iter(loader)
+    gc.freeze()
+    try:
+        return iter(loader)  # the workers start here
+    finally:
+        gc.unfreeze()
+
+
 class ImageSource:
     """The images of a folder, `.zip` or `.tar` as uint8 N×C×H×W batches, without holding them all.
 
@@ -187,7 +201,7 @@ class ImageSource:
         `transform` in the decoding process when given; a file that cannot be decoded raises `ValueError` naming it."""
         if batch_sampler is None:
             batch_sampler = [range(i, min(i + batch_size, len(self))) for i in range(0, len(self), batch_size)]
-        for batch, err in self.loader(batch_sampler, num_workers, pin_memory, transform):
+        for batch, err in started(self.loader(batch_sampler, num_workers, pin_memory, transform)):
             if err is not None:
                 raise ValueError(err)
             yield batch
