@@ -108,15 +108,24 @@ class PeakRss:
         self.peak = max(self.peak, _tree_rss())
 
 
+def cpu_seconds() -> float:
+    """CPU time (user + system) of this process and of its children that have ended (pool and DataLoader workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def timed(label: str, n: int, fn: Callable[[], Any], results: dict[str, float]) -> Any:
-    """Run fn, print its images/s and the process tree's peak RSS; keep the best rate of repeated labels."""
+    """Run fn, print its images/s, the CPU time of the process tree per image (the load of a shared machine moves
+    wall rates, much less the CPU each image costs) and the tree's peak PSS; keep the best rate and the least CPU of
+    repeated labels (results[label], results["cpu " + label])."""
     with PeakRss() as mem:
-        t0 = time.perf_counter()
+        c0, t0 = cpu_seconds(), time.perf_counter()
         out = fn()
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     results[label] = max(results.get(label, 0.0), n / dt)
-    print(f"{label:<34} {n / dt:9.1f} images/s  ({dt:7.2f} s, peak PSS of the process tree {mem.peak / 2**30:5.2f} GiB)",
-          flush=True)
+    results["cpu " + label] = min(results.get("cpu " + label, float("inf")), cpu / n)
+    print(f"{label:<34} {n / dt:9.1f} images/s  ({dt:7.2f} s, CPU {1000 * cpu / n:6.2f} ms/img, peak PSS of the "
+          f"process tree {mem.peak / 2**30:5.2f} GiB)", flush=True)
     return out
 
 
@@ -263,6 +272,9 @@ def main() -> None:
             pipe = results.get(f"pipeline {kind}, {w} workers")
             if dec and pipe:
                 print(f"  pipeline {kind} / bare decode: {pipe / dec:6.1%}")
+                cd, cp = results[f"cpu decode, bare PIL, pool of {w}"], results[f"cpu pipeline {kind}, {w} workers"]
+                print(f"  CPU per image, bare decode / pipeline {kind}: {cd / cp:6.1%} (the rate ratio an idle machine "
+                      "whose cores all decode would give)")
             for name in args.extractors.split(","):
                 fw, xt = results.get(f"forward {name}, resident batch"), results.get(f"extract {name} from {kind}")
                 if fw and xt:

@@ -164,12 +164,16 @@ def test_bad_options_fail_at_construction() -> None:
 def test_dinov2_table_normalisation_is_exact(dinov2_file: tuple[Path, torch.nn.Module]) -> None:
     """The uint8 host stage + table lookup on the device gives the float input of before bit for bit, so the
     features are those of the network on `preprocess(x)` (the float host stage workers used to pass on)."""
-    from ganeval.features.dinov2 import SIZE, normalise, normalise_table, preprocess
+    from ganeval.features.dinov2 import SIZE, normalise, normalise_by_table, normalise_table, preprocess
 
     every = torch.arange(256, dtype=torch.uint8).repeat(3 * 4 * 4 * 2)[: 2 * 3 * 16 * 16].view(2, 3, 16, 16)
     every = torch.cat([every, torch.randint(0, 256, (5, 3, 16, 16), dtype=torch.uint8,
                                             generator=torch.Generator().manual_seed(1))])
+    assert torch.equal(normalise_by_table(every), normalise(every))  # the GPU's path, run here
     assert torch.equal(normalise_table(every), normalise(every))
+    x = every.float().div(255)  # the formula of before, out of place: the same bits as the in-place one
+    assert torch.equal(normalise(every), (x - torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1))
+                       / torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1))
     path, model = dinov2_file
     ex = get_extractor("dinov2", arch="vits14", weights=str(path))
     x = images(4, 3, 40, 30, seed=7)

@@ -63,11 +63,11 @@ def resolve_weights(arch: str, weights: str | os.PathLike | None = None, downloa
 
 
 def normalise(x: torch.Tensor) -> torch.Tensor:
-    """uint8 N×3×H×W -> float32 x/255 normalised by ImageNet mean/std, computed on the CPU."""
+    """uint8 N×3×H×W -> float32 (x/255 - mean) / std with ImageNet's mean/std, in place in one float buffer."""
     x = x.float().div_(255)
-    mean = torch.tensor(MEAN, dtype=x.dtype).view(1, 3, 1, 1)
-    std = torch.tensor(STD, dtype=x.dtype).view(1, 3, 1, 1)
-    return (x - mean) / std
+    mean = torch.tensor(MEAN, dtype=x.dtype, device=x.device).view(1, 3, 1, 1)
+    std = torch.tensor(STD, dtype=x.dtype, device=x.device).view(1, 3, 1, 1)
+    return x.sub_(mean).div_(std)
 
 
 # normalise() of every (channel, value): 3×256 float32 computed once on the CPU by normalise's own ops, so a lookup
@@ -76,10 +76,15 @@ _TABLE = normalise(torch.arange(256, dtype=torch.uint8).view(1, 1, 1, 256).expan
 
 
 def normalise_table(x: torch.Tensor) -> torch.Tensor:
-    """`normalise(x)` for uint8 x N×3×H×W on x's device, by table lookup: the same float32 values bit for bit."""
-    table = _TABLE.to(x.device)
-    index = x.to(torch.int64) + torch.arange(0, 3 * 256, 256, device=x.device).view(1, 3, 1, 1)
-    return table.view(-1)[index]
+    """`normalise(x)` of the CPU for uint8 x N×3×H×W on x's device, bit for bit: on the CPU normalise itself (one
+    float buffer), elsewhere a lookup in the table."""
+    return normalise(x) if x.device.type == "cpu" else normalise_by_table(x)
+
+
+def normalise_by_table(x: torch.Tensor) -> torch.Tensor:
+    """The lookup of `normalise_table` on any device (the CPU included: what a GPU computes, testable here)."""
+    index = x.to(torch.int32).add_(torch.arange(0, 3 * 256, 256, dtype=torch.int32, device=x.device).view(1, 3, 1, 1))
+    return _TABLE.to(x.device).view(-1).index_select(0, index.view(-1)).view(x.shape)
 
 
 def preprocess(batch: torch.Tensor) -> torch.Tensor:
@@ -146,4 +151,4 @@ class DinoV2Extractor(PretrainedExtractor):
 
 
 __all__ = ["DinoV2Extractor", "ARCHS", "RESIZE_MODES", "build", "resolve_weights", "preprocess", "preprocess_torch",
-           "normalise", "normalise_table", "timm_name"]
+           "normalise", "normalise_table", "normalise_by_table", "timm_name"]
