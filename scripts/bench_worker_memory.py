@@ -6,7 +6,13 @@ workers while a thread samples `/proc/<pid>/smaps_rollup` of this process and of
 prints the peak of the summed PSS (pages shared between processes counted once in all), the main process's peak,
 and each worker's peak PSS and Private_Dirty (what the worker itself allocated), with the CPU model.
 
-  python scripts/bench_worker_memory.py --n 768 --workers 3 --batch-size 64 --arch vits14
+With --consumer-delay SECONDS the forward is left out: the model is built in the main process as extraction builds
+it, then the batches of the same DataLoader path (workers decoding and running the host stage) are taken one every
+SECONDS, as from a device slower than decoding (DINOv2 ViT-L on a GPU: 275 img/s against 3 265 img/s of decoding on
+16 cores), so every worker fills its prefetch queue: the workers' side at a larger scale in seconds.
+
+  python scripts/bench_worker_memory.py --n 256 --workers 2 --batch-size 64 --arch vits14
+  python scripts/bench_worker_memory.py --n 1024 --workers 4 --batch-size 128 --arch vits14 --consumer-delay 1
 """
 
 from __future__ import annotations
@@ -117,6 +123,7 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--arch", default="vits14")
     p.add_argument("--dir", default=None, help="work folder (images reused when present)")
+    p.add_argument("--consumer-delay", type=float, default=None, help="seconds per batch instead of the forward")
     args = p.parse_args()
 
     import torch
@@ -139,16 +146,28 @@ def main() -> None:
         pass
     with Sampler() as mem:
         t0 = time.perf_counter()
-        feats, _ = extract_with_info(src, ex, batch_size=args.batch_size, device="cpu", num_workers=args.workers,
-                                     progress=False)
+        if args.consumer_delay is None:
+            feats, _ = extract_with_info(src, ex, batch_size=args.batch_size, device="cpu", num_workers=args.workers,
+                                         progress=False)
+            what = f"{feats.shape} features"
+        else:
+            ex.setup(torch.device("cpu"))  # built before the workers fork, as extraction does
+            rows = 0
+            for b in src.batches(args.batch_size, args.workers, transform=ex.host_stage):
+                rows += len(b)
+                time.sleep(args.consumer_delay)
+            what = f"{rows} host-stage rows {tuple(b.shape[1:])} {b.dtype} (no forward: one batch every " \
+                   f"{args.consumer_delay} s)"
         dt = time.perf_counter() - t0
     me = os.getpid()
     workers = {pid: r for pid, r in mem.per.items() if pid != me}
     print(f"DINOv2 {args.arch} (random weights, loaded from file), {args.n} PNGs {args.size}², batch "
-          f"{args.batch_size}, {args.workers} workers: {feats.shape} in {dt:.1f} s ({args.n / dt:.1f} img/s)")
+          f"{args.batch_size}, {args.workers} workers: {what} in {dt:.1f} s ({args.n / dt:.1f} img/s)")
     print(f"  before extraction: PSS {before.total / gib:.2f} GiB")
     print(f"  peak summed PSS of the tree: {mem.total / gib:.2f} GiB; main process peak PSS "
           f"{mem.per[me]['Pss'] / gib:.2f} GiB")
+    print(f"  workers: sum of their peak PSS {sum(r.get('Pss', 0) for r in workers.values()) / gib:.2f} GiB, of their "
+          f"peak Private_Dirty {sum(r.get('Private_Dirty', 0) for r in workers.values()) / gib:.2f} GiB")
     for pid, r in sorted(workers.items()):
         print(f"  worker {pid}: peak PSS {r.get('Pss', 0) / gib:.3f} GiB, Private_Dirty "
               f"{r.get('Private_Dirty', 0) / gib:.3f} GiB, PSS of shared memory {r.get('Pss_Shmem', 0) / gib:.3f} GiB")

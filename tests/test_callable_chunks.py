@@ -137,3 +137,35 @@ def test_streamed_features_equal_the_whole_pool(small_budget: None) -> None:
     want, _ = extract_with_info(g.sample(65, seed=1), "pixels", batch_size=8, progress=False)
     got, _ = extract_with_info(g.sample_batches(65, seed=1, batch_size=8), "pixels", batch_size=8, progress=False)
     assert np.array_equal(got, want)
+
+
+def test_app_streams_a_large_pool_into_the_extractor(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """`ganeval experiment=benchmark` with an offset-aware image callable: past WHOLE_BYTES its pool is never one
+    array (generated_pool is not called) and the results and feature-cache keys equal those of the whole pool."""
+    import pandas as pd
+
+    from ganeval.app import generators as app_generators
+    from apphelp import run_inprocess
+
+    np.save(tmp_path / "real.npy", plain(300, 99))
+
+    def run(tag: str) -> pd.DataFrame:
+        return run_inprocess(["experiment=benchmark", "data=array", f"data.path={tmp_path / 'real.npy'}",
+                              "generator=callable", "generator.function=test_callable_chunks:with_offset",
+                              "features=pixels", "sample_size=100", "runs=3", "n_generated=200",
+                              f"results_dir={tmp_path / tag}", f"cache_dir={tmp_path / ('cache-' + tag)}",
+                              "metrics.imd.nv=10", "metrics.kid.subsets=5", "metrics.kid.subset_size=50",
+                              "progress=false", "plots=false"])
+
+    whole = run("whole")
+    monkeypatch.setattr(chunked, "WHOLE_BYTES", 64 * ROW)
+    monkeypatch.setattr(chunked, "CHUNK_BYTES", 10 * ROW + 5)
+
+    def no_pool(*a, **k):  # type: ignore[no-untyped-def]
+        raise AssertionError("the pool was drawn whole")
+
+    monkeypatch.setattr(app_generators, "generated_pool", no_pool)
+    streamed = run("streamed")
+    pd.testing.assert_frame_equal(whole, streamed)
+    assert {p.name for p in (tmp_path / "cache-whole").glob("*.npz")} == \
+        {p.name for p in (tmp_path / "cache-streamed").glob("*.npz")}

@@ -106,10 +106,8 @@ def run(ctx: pipeline.Context) -> pd.DataFrame:
             fakes[model] = []
             for i, gen in enumerate(generators.realise_generators(ctx, reals[name], seed_plans, name, model)):
                 what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
-                pool = generators.generated_pool(ctx, gen, f"{name}/{model}")
-                with ctx.stage("features"):
-                    fake_f = pipeline.features(ctx, pool, extractor, what)
-                generators.check_dims(real_f, reals[name], fake_f, pool, what)
+                fake_f, shape = generators.generated_features(ctx, gen, f"{name}/{model}", extractor, what)
+                generators.check_dims(real_f, reals[name], fake_f, shape, what)
                 fakes[model].append(fake_f)
         blocks += generators.seed_blocks(real_f, fakes, {"data": name})
 
