@@ -328,3 +328,19 @@ def test_workers_fork_with_the_parent_frozen_then_gc_is_restored(tmp_path: Path)
     assert seen[0] > 0 and seen[1] == 0  # frozen while the workers fork; not for the worker-free loader
     assert gc.get_freeze_count() == 0
     assert all(np.array_equal(a, b) for a, b in zip(got, plain)) and len(got) == 3
+
+
+def test_streamed_reader_names_the_member_in_its_notes(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The member's name reaches a conversion note (formatted only when one is written: `Described`)."""
+    from PIL import Image
+
+    from ganeval.data import files
+
+    files._NOTED.clear()
+    (tmp_path / "imgs").mkdir()
+    Image.fromarray(np.full((8, 8, 4), 7, np.uint8)).save(tmp_path / "imgs" / "a.png")  # RGBA
+    with caplog.at_level("WARNING", logger="ganeval.data.files"):
+        out = ImageSource(tmp_path / "imgs").read_all()
+    assert out.shape == (1, 3, 8, 8) and (out == 7).all()
+    assert [r.getMessage() for r in caplog.records if "alpha" in r.getMessage()][0].startswith(
+        f"{tmp_path / 'imgs' / 'a.png'} has an alpha channel")

@@ -49,6 +49,16 @@ def _why(e: Exception) -> str:
     return f"{type(e).__name__}: {' '.join(str(e).split())}"
 
 
+class Described:
+    """A member's name as messages give it (`Container.describe`), made only when a message is written."""
+
+    def __init__(self, container: Container, name: str) -> None:
+        self.container, self.name = container, name
+
+    def __str__(self) -> str:
+        return self.container.describe(self.name)
+
+
 class DecodedImages(Dataset):
     """Item i: member i decoded to uint8 C×H×W, or the one-line error naming it (workers never raise, so the
     message reaches the user without a worker traceback)."""
@@ -70,8 +80,10 @@ class DecodedImages(Dataset):
         try:
             with _open(data) as im:
                 im.load()
-                im = eight_bit(im, self.container.describe(name))  # 16-bit scaled, not clipped at 255
-                im = im.convert("L" if im.mode in GRAY_MODES else "RGB")
+                im = eight_bit(im, Described(self.container, name))  # 16-bit scaled, not clipped at 255
+                mode = "L" if im.mode in GRAY_MODES else "RGB"
+                if im.mode != mode:  # converting to its own mode would only copy it
+                    im = im.convert(mode)
                 if self.size is not None and im.size != (self.size, self.size):
                     im = im.resize((self.size, self.size), Image.BILINEAR)
                 if self.channels == 3 and im.mode != "RGB":
