@@ -7,7 +7,9 @@ Makes N PNGs of S×S (smooth colour images with noise, made in parallel), zips t
   extract     extract_with_info(ImageSource(...), EXTRACTOR) from the folder and from the zip, no cache
   forward     the bare extractor on one batch resident on the device, repeated (inception, dinov2: random weights)
 and prints images/s with the ratios (pipeline / decode, extract / forward), and the peak resident memory of the
-whole process tree (PSS of the main process and DataLoader workers, sampled from /proc every 50 ms) during each phase.
+whole process tree (PSS of the main process and DataLoader workers, sampled from /proc every --sample-every seconds,
+1 by default: one sample of a process's smaps_rollup costs ~8 ms of CPU here, so sampling every 50 ms, as this script
+did before, took about half a core of the 2 from the decoders it was timing) during each phase.
 
   python scripts/bench_sources.py --n 20000 --workers 2 --extractors pixels                # CPU, issue #24
   python scripts/bench_sources.py --n 20000 --workers 15 --device cuda --extractors inception,dinov2
@@ -89,7 +91,9 @@ def _tree_rss() -> int:
 
 
 class PeakRss:
-    """Peak resident memory (PSS) of the process tree while the block runs (sampled every 50 ms)."""
+    """Peak resident memory (PSS) of the process tree while the block runs (sampled every `every` seconds)."""
+
+    every = 1.0
 
     def __enter__(self) -> "PeakRss":
         self.peak = _tree_rss()
@@ -99,7 +103,7 @@ class PeakRss:
         return self
 
     def _run(self) -> None:
-        while not self._stop.wait(0.05):
+        while not self._stop.wait(self.every):
             self.peak = max(self.peak, _tree_rss())
 
     def __exit__(self, *exc: Any) -> None:
@@ -217,7 +221,9 @@ def main() -> None:
     p.add_argument("--keep", action="store_true", help="keep the images (with --dir: reused when present)")
     p.add_argument("--no-zip", action="store_true", help="skip the zip (folder only)")
     p.add_argument("--phases", default="decode,pipeline,extract,forward", help="which phases to run")
+    p.add_argument("--sample-every", type=float, default=1.0, help="seconds between memory samples (default 1)")
     args = p.parse_args()
+    PeakRss.every = args.sample_every
 
     import torch
 
