@@ -184,3 +184,22 @@ def test_dinov2_table_normalisation_is_exact(dinov2_file: tuple[Path, torch.nn.M
         halves = torch.cat([model(preprocess(x[:2])), model(preprocess(x[2:]))])
     assert torch.equal(ex(x), want)
     assert torch.equal(torch.from_numpy(extract(x, ex, batch_size=2, device="cpu", progress=False)), halves)
+
+
+def test_clip_uint8_host_stage_is_exact(clip_file: tuple[Path, torch.nn.Module, object]) -> None:
+    """CLIP's workers stop at uint8 224² (open_clip's PIL steps), ToTensor + Normalize by `normtable` on the device:
+    the network's input is open_clip's transform output bit for bit, by the CPU path and by the table."""
+    from ganeval.features import normtable
+
+    path, model, preprocess = clip_file
+    ex = get_extractor("clip", arch="ViT-B-32", pretrained="openai", weights=str(path))
+    x = images(3, 3, 40, 56, seed=21)
+    host = ex.host_stage(x)
+    assert host.dtype == torch.uint8 and host.shape == (3, 3, 224, 224)
+    want = torch.stack([preprocess(im) for im in pil_images(x)])
+    _, mean, std = ex._split()
+    assert torch.equal(normtable.normalise(host, mean, std), want)
+    assert torch.equal(normtable.lookup(host, normtable.table(mean, std)), want)  # the GPU's path, run here
+    with torch.inference_mode():
+        ref = model.encode_image(want).float()
+    assert torch.equal(ex(x), ref)

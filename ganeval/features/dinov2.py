@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from ganeval.features import normtable
 from ganeval.features.base import register
 from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
 from ganeval.features.resize import pil_resize_batch, pixels_255, tf1_bilinear
@@ -63,28 +64,21 @@ def resolve_weights(arch: str, weights: str | os.PathLike | None = None, downloa
 
 
 def normalise(x: torch.Tensor) -> torch.Tensor:
-    """uint8 N×3×H×W -> float32 (x/255 - mean) / std with ImageNet's mean/std, in place in one float buffer."""
-    x = x.float().div_(255)
-    mean = torch.tensor(MEAN, dtype=x.dtype, device=x.device).view(1, 3, 1, 1)
-    std = torch.tensor(STD, dtype=x.dtype, device=x.device).view(1, 3, 1, 1)
-    return x.sub_(mean).div_(std)
+    """uint8 N×3×H×W -> float32 (x/255 - mean) / std with ImageNet's mean/std (`ganeval.features.normtable`)."""
+    return normtable.normalise(x, MEAN, STD)
 
 
-# normalise() of every (channel, value): 3×256 float32 computed once on the CPU by normalise's own ops, so a lookup
-# gives its exact bits on any device (a GPU's x / 255 is a multiplication by 1/255, another rounding)
-_TABLE = normalise(torch.arange(256, dtype=torch.uint8).view(1, 1, 1, 256).expand(1, 3, 1, 256)).view(3, 256)
+_TABLE = normtable.table(MEAN, STD)  # normalise() of every (channel, byte), for an exact lookup on other devices
 
 
 def normalise_table(x: torch.Tensor) -> torch.Tensor:
-    """`normalise(x)` of the CPU for uint8 x N×3×H×W on x's device, bit for bit: on the CPU normalise itself (one
-    float buffer), elsewhere a lookup in the table."""
-    return normalise(x) if x.device.type == "cpu" else normalise_by_table(x)
+    """`normalise(x)` of the CPU for uint8 x on x's device, bit for bit (on the CPU normalise itself)."""
+    return normtable.normalise_on(x, MEAN, STD, _TABLE)
 
 
 def normalise_by_table(x: torch.Tensor) -> torch.Tensor:
-    """The lookup of `normalise_table` on any device (the CPU included: what a GPU computes, testable here)."""
-    index = x.to(torch.int32).add_(torch.arange(0, 3 * 256, 256, dtype=torch.int32, device=x.device).view(1, 3, 1, 1))
-    return _TABLE.to(x.device).view(-1).index_select(0, index.view(-1)).view(x.shape)
+    """The table lookup `normalise_table` does off the CPU, on any device (testable on the CPU)."""
+    return normtable.lookup(x, _TABLE)
 
 
 def preprocess(batch: torch.Tensor) -> torch.Tensor:
