@@ -7,7 +7,9 @@ Makes N PNGs of S×S (smooth colour images with noise, made in parallel), zips t
   extract     extract_with_info(ImageSource(...), EXTRACTOR) from the folder and from the zip, no cache
   forward     the bare extractor on one batch resident on the device, repeated (inception, dinov2: random weights)
 and prints images/s with the ratios (pipeline / decode, extract / forward), and the peak resident memory of the
-whole process tree (PSS of the main process and DataLoader workers, sampled from /proc every 50 ms) during each phase.
+whole process tree (PSS of the main process and DataLoader workers, sampled from /proc every --sample-every seconds,
+1 by default: one sample of a process's smaps_rollup costs ~8 ms of CPU here, so sampling every 50 ms, as this script
+did before, took about half a core of the 2 from the decoders it was timing) during each phase.
 
   python scripts/bench_sources.py --n 20000 --workers 2 --extractors pixels                # CPU, issue #24
   python scripts/bench_sources.py --n 20000 --workers 15 --device cuda --extractors inception,dinov2
@@ -89,7 +91,9 @@ def _tree_rss() -> int:
 
 
 class PeakRss:
-    """Peak resident memory (PSS) of the process tree while the block runs (sampled every 50 ms)."""
+    """Peak resident memory (PSS) of the process tree while the block runs (sampled every `every` seconds)."""
+
+    every = 1.0
 
     def __enter__(self) -> "PeakRss":
         self.peak = _tree_rss()
@@ -99,7 +103,7 @@ class PeakRss:
         return self
 
     def _run(self) -> None:
-        while not self._stop.wait(0.05):
+        while not self._stop.wait(self.every):
             self.peak = max(self.peak, _tree_rss())
 
     def __exit__(self, *exc: Any) -> None:
@@ -108,15 +112,24 @@ class PeakRss:
         self.peak = max(self.peak, _tree_rss())
 
 
+def cpu_seconds() -> float:
+    """CPU time (user + system) of this process and of its children that have ended (pool and DataLoader workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def timed(label: str, n: int, fn: Callable[[], Any], results: dict[str, float]) -> Any:
-    """Run fn, print its images/s and the process tree's peak RSS; keep the best rate of repeated labels."""
+    """Run fn, print its images/s, the CPU time of the process tree per image (the load of a shared machine moves
+    wall rates, much less the CPU each image costs) and the tree's peak PSS; keep the best rate and the least CPU of
+    repeated labels (results[label], results["cpu " + label])."""
     with PeakRss() as mem:
-        t0 = time.perf_counter()
+        c0, t0 = cpu_seconds(), time.perf_counter()
         out = fn()
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     results[label] = max(results.get(label, 0.0), n / dt)
-    print(f"{label:<34} {n / dt:9.1f} images/s  ({dt:7.2f} s, peak PSS of the process tree {mem.peak / 2**30:5.2f} GiB)",
-          flush=True)
+    results["cpu " + label] = min(results.get("cpu " + label, float("inf")), cpu / n)
+    print(f"{label:<34} {n / dt:9.1f} images/s  ({dt:7.2f} s, CPU {1000 * cpu / n:6.2f} ms/img, peak PSS of the "
+          f"process tree {mem.peak / 2**30:5.2f} GiB)", flush=True)
     return out
 
 
@@ -208,7 +221,9 @@ def main() -> None:
     p.add_argument("--keep", action="store_true", help="keep the images (with --dir: reused when present)")
     p.add_argument("--no-zip", action="store_true", help="skip the zip (folder only)")
     p.add_argument("--phases", default="decode,pipeline,extract,forward", help="which phases to run")
+    p.add_argument("--sample-every", type=float, default=1.0, help="seconds between memory samples (default 1)")
     args = p.parse_args()
+    PeakRss.every = args.sample_every
 
     import torch
 
@@ -263,6 +278,9 @@ def main() -> None:
             pipe = results.get(f"pipeline {kind}, {w} workers")
             if dec and pipe:
                 print(f"  pipeline {kind} / bare decode: {pipe / dec:6.1%}")
+                cd, cp = results[f"cpu decode, bare PIL, pool of {w}"], results[f"cpu pipeline {kind}, {w} workers"]
+                print(f"  CPU per image, bare decode / pipeline {kind}: {cd / cp:6.1%} (the rate ratio an idle machine "
+                      "whose cores all decode would give)")
             for name in args.extractors.split(","):
                 fw, xt = results.get(f"forward {name}, resident batch"), results.get(f"extract {name} from {kind}")
                 if fw and xt:

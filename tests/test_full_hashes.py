@@ -35,7 +35,7 @@ def _age(d: Path, length: int) -> dict:  # type: ignore[type-arg]
 
 
 def test_generator_identities_hold_full_sha256(tmp_path: Path) -> None:
-    from ganeval.gan.generators import SampleGenerator
+    from ganeval.gan import SampleGenerator
 
     np.save(tmp_path / "s.npy", np.zeros((4, 1, 8, 8), np.uint8))
     ident = SampleGenerator(tmp_path / "s.npy").identity()

@@ -51,7 +51,7 @@ def _no_work(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("expensive work started before the check")
 
     monkeypatch.setattr(pipeline, "features", boom)
-    for name in ("generated_pool", "train_generator"):
+    for name in ("generated_pool", "generated_features", "train_generator"):
         monkeypatch.setattr(generators, name, boom)
 
 

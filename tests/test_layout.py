@@ -77,7 +77,7 @@ def test_callable_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_samples_file_layout(tmp_path: Path) -> None:
-    from ganeval.gan.generators import SampleGenerator
+    from ganeval.gan import SampleGenerator
 
     np.save(tmp_path / "amb.npy", AMB)
     with pytest.raises(ValueError, match=r"fits both N×C×H×W.*\+generator\.layout=nhwc"):

@@ -159,3 +159,47 @@ def test_bad_options_fail_at_construction() -> None:
         get_extractor("dinov2", arch="vitx99")
     with pytest.raises(ValueError, match="not a tag"):
         get_extractor("clip", arch="ViT-L-14", pretrained="no-such-tag")
+
+
+def test_dinov2_table_normalisation_is_exact(dinov2_file: tuple[Path, torch.nn.Module]) -> None:
+    """The uint8 host stage + table lookup on the device gives the float input of before bit for bit, so the
+    features are those of the network on `preprocess(x)` (the float host stage workers used to pass on)."""
+    from ganeval.features.dinov2 import SIZE, normalise, normalise_by_table, normalise_table, preprocess
+
+    every = torch.arange(256, dtype=torch.uint8).repeat(3 * 4 * 4 * 2)[: 2 * 3 * 16 * 16].view(2, 3, 16, 16)
+    every = torch.cat([every, torch.randint(0, 256, (5, 3, 16, 16), dtype=torch.uint8,
+                                            generator=torch.Generator().manual_seed(1))])
+    assert torch.equal(normalise_by_table(every), normalise(every))  # the GPU's path, run here
+    assert torch.equal(normalise_table(every), normalise(every))
+    x = every.float().div(255)  # the formula of before, out of place: the same bits as the in-place one
+    assert torch.equal(normalise(every), (x - torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1))
+                       / torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1))
+    path, model = dinov2_file
+    ex = get_extractor("dinov2", arch="vits14", weights=str(path))
+    x = images(4, 3, 40, 30, seed=7)
+    host = ex.host_stage(x)
+    assert host.dtype == torch.uint8 and host.shape == (4, 3, SIZE, SIZE)
+    with torch.inference_mode():
+        want = model(preprocess(x)).float()
+        halves = torch.cat([model(preprocess(x[:2])), model(preprocess(x[2:]))])
+    assert torch.equal(ex(x), want)
+    assert torch.equal(torch.from_numpy(extract(x, ex, batch_size=2, device="cpu", progress=False)), halves)
+
+
+def test_clip_uint8_host_stage_is_exact(clip_file: tuple[Path, torch.nn.Module, object]) -> None:
+    """CLIP's workers stop at uint8 224² (open_clip's PIL steps), ToTensor + Normalize by `normtable` on the device:
+    the network's input is open_clip's transform output bit for bit, by the CPU path and by the table."""
+    from ganeval.features import normtable
+
+    path, model, preprocess = clip_file
+    ex = get_extractor("clip", arch="ViT-B-32", pretrained="openai", weights=str(path))
+    x = images(3, 3, 40, 56, seed=21)
+    host = ex.host_stage(x)
+    assert host.dtype == torch.uint8 and host.shape == (3, 3, 224, 224)
+    want = torch.stack([preprocess(im) for im in pil_images(x)])
+    _, mean, std = ex._split()
+    assert torch.equal(normtable.normalise(host, mean, std), want)
+    assert torch.equal(normtable.lookup(host, normtable.table(mean, std)), want)  # the GPU's path, run here
+    with torch.inference_mode():
+        ref = model.encode_image(want).float()
+    assert torch.equal(ex(x), ref)

@@ -302,3 +302,46 @@ def test_score_options_for_streamed_sets(tmp_path: Path, capsys: pytest.CaptureF
     for extra, words in ((["--size", "4"], "--size resizes image files"), (["--num-workers", "-1"], "--num-workers")):
         assert main([str(tmp_path / "a.npy"), str(tmp_path / "a.npy"), "--quiet", *extra]) == 2
         assert words in capsys.readouterr().err
+
+
+def test_workers_fork_with_the_parent_frozen_then_gc_is_restored(tmp_path: Path) -> None:
+    """`started` freezes the parent's objects only while the DataLoader forks its workers (gc.freeze: their pages
+    stay shared); afterwards nothing is left frozen, and the batches are those of the worker-free path."""
+    import gc
+
+    from ganeval.data.sources import images as source_images
+
+    root = make_images(tmp_path / "imgs", 5, (8, 8, 3))
+    src = ImageSource(root)
+    seen: list[int] = []
+    real_iter = source_images.DataLoader.__iter__
+
+    def spy(self):  # type: ignore[no-untyped-def]
+        seen.append(gc.get_freeze_count())
+        return real_iter(self)
+
+    source_images.DataLoader.__iter__ = spy  # type: ignore[method-assign]
+    try:
+        got = [b.clone() for b in src.batches(2, num_workers=2)]
+        plain = [b.clone() for b in src.batches(2, num_workers=0)]
+    finally:
+        source_images.DataLoader.__iter__ = real_iter  # type: ignore[method-assign]
+    assert seen[0] > 0 and seen[1] == 0  # frozen while the workers fork; not for the worker-free loader
+    assert gc.get_freeze_count() == 0
+    assert all(np.array_equal(a, b) for a, b in zip(got, plain)) and len(got) == 3
+
+
+def test_streamed_reader_names_the_member_in_its_notes(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The member's name reaches a conversion note (formatted only when one is written: `Described`)."""
+    from PIL import Image
+
+    from ganeval.data import files
+
+    files._NOTED.clear()
+    (tmp_path / "imgs").mkdir()
+    Image.fromarray(np.full((8, 8, 4), 7, np.uint8)).save(tmp_path / "imgs" / "a.png")  # RGBA
+    with caplog.at_level("WARNING", logger="ganeval.data.files"):
+        out = ImageSource(tmp_path / "imgs").read_all()
+    assert out.shape == (1, 3, 8, 8) and (out == 7).all()
+    assert [r.getMessage() for r in caplog.records if "alpha" in r.getMessage()][0].startswith(
+        f"{tmp_path / 'imgs' / 'a.png'} has an alpha channel")

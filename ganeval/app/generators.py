@@ -189,6 +189,24 @@ def generated_pool(plan: Plan, gen: Any, name: str) -> np.ndarray:
         return np.asarray(gen.sample(n, seed=plan.settings.seed, batch_size=plan.options.batch_size, device=plan.device))
 
 
+def generated_features(plan: Plan, gen: Any, name: str, extractor: Any, what: str) -> tuple[np.ndarray, Any]:
+    """(features of the generator's pool, the pool's shape). A pool larger than `ganeval.gan.chunked.WHOLE_BYTES`
+    (2 GiB) from a generator that can stream goes batch by batch into the extractor (`PoolStream`: with cache_dir
+    it is drawn twice on a cache miss, once to hash it); a smaller one is drawn whole, as before: the same features."""
+    from ganeval.app.pipeline import features
+    from ganeval.gan import chunked
+    from ganeval.gan.pool import PoolStream
+
+    if hasattr(gen, "sample_batches"):
+        stream = PoolStream(gen, pool_size(plan, gen), plan.settings.seed, plan.options.batch_size, plan.device)
+        if stream.nbytes > chunked.WHOLE_BYTES:
+            with plan.stage("features"):
+                return features(plan, stream, extractor, what), stream.shape  # type: ignore[arg-type]
+    pool = generated_pool(plan, gen, name)
+    with plan.stage("features"):
+        return features(plan, pool, extractor, what), pool.shape
+
+
 def pool_size(plan: Plan, gen: Any) -> int:
     """`n_generated`, except for a samples generator, whose pool is the samples given (its length)."""
     return len(gen) if hasattr(gen, "__len__") else int(plan.options.n_generated)
@@ -199,15 +217,17 @@ def generator_identity(gen: Any) -> dict[str, Any]:
     return dict(gen.identity()) if hasattr(gen, "identity") else {"type": type(gen).__name__}
 
 
-def check_dims(real_f: np.ndarray, real: np.ndarray, fake_f: np.ndarray, pool: np.ndarray, what: str) -> None:
-    """Refuse generated features of another dimension than the real ones, saying how the inputs differ."""
+def check_dims(real_f: np.ndarray, real: np.ndarray, fake_f: np.ndarray, pool: Any, what: str) -> None:
+    """Refuse generated features of another dimension than the real ones, saying how the inputs differ (`pool`:
+    the generated array or its shape)."""
     from ganeval.data.images import describe
 
     if fake_f.shape[1] == real_f.shape[1]:
         return
+    shape = tuple(getattr(pool, "shape", pool))
     raise ValueError(
         f"{what} has {fake_f.shape[1]}-d features but its real data {real_f.shape[1]}-d, through the same extractor: "
-        f"the inputs differ (real: {describe(real.shape)}, shape {real.shape}; generated: {describe(pool.shape)}, "
-        f"shape {pool.shape}). Give both one shape: images of one size and channel count (features=pixels can "
+        f"the inputs differ (real: {describe(real.shape)}, shape {real.shape}; generated: {describe(shape)}, "
+        f"shape {shape}). Give both one shape: images of one size and channel count (features=pixels can "
         "resize with features.size=... and features.channels=...), features of one dimension"
     )

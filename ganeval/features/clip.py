@@ -11,14 +11,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
+from ganeval.features import normtable
 from ganeval.features.base import register
 from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
 from ganeval.features.resize import to_pil
 
 WEIGHTS_ENV = "GANEVAL_CLIP_WEIGHTS"
 HUB_FILES = ("open_clip_model.safetensors", "open_clip_pytorch_model.bin")
+TO_TENSOR = ("ToTensor", "MaybeToTensor")  # the transforms open_clip ends with before Normalize (uint8 -> x/255)
 
 
 def pretrained_cfg(arch: str, tag: str) -> dict[str, Any]:
@@ -68,6 +71,7 @@ class ClipExtractor(PretrainedExtractor):
         self.weights = weights
         self.download = bool(download)
         self._preprocess: Any = None
+        self._table: torch.Tensor | None = None
 
     def resolve(self) -> Path:
         return resolve_weights(self.arch, self.pretrained, self.weights, self.download)
@@ -84,11 +88,39 @@ class ClipExtractor(PretrainedExtractor):
             "preprocess": "open_clip's eval transform per image (gray->rgb); encode_image, not normalised",
         }
 
+    def _split(self) -> tuple[Any, tuple[float, ...], tuple[float, ...]] | None:
+        """(the PIL part of open_clip's transform, mean, std) when it ends in ToTensor + Normalize (so the host
+        stage can stop at uint8 and `normtable` finish it on the device, the same bits), else None."""
+        from torchvision import transforms as T
+
+        steps = list(getattr(self._preprocess, "transforms", []))
+        if len(steps) < 2 or type(steps[-1]) is not T.Normalize or type(steps[-2]).__name__ not in TO_TENSOR:
+            return None
+        mean, std = tuple(float(v) for v in steps[-1].mean), tuple(float(v) for v in steps[-1].std)
+        return (T.Compose(steps[:-2]), mean, std) if len(mean) == len(std) == 3 else None
+
     def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
-        """open_clip's PIL transform per image on the host (overlapping the device's forward in extraction)."""
+        """open_clip's PIL transform per image on the host (overlapping the device's forward in extraction; DataLoader
+        workers run it) up to uint8 RGB, a quarter of the float batch; its ToTensor + Normalize run in device_stage."""
         if self._preprocess is None:  # the transform comes with the network
             self._model = self.build()
-        return torch.stack([self._preprocess(im) for im in to_pil(batch)])
+        split = self._split()
+        images = to_pil(batch)
+        if split is not None:
+            out = [np.asarray(split[0](im)) for im in images]
+            if all(a.dtype == np.uint8 and a.ndim == 3 and a.shape[2] == 3 for a in out):
+                return torch.from_numpy(np.stack(out).transpose(0, 3, 1, 2).copy())
+        return torch.stack([self._preprocess(im) for im in images])
+
+    def device_stage(self, x: torch.Tensor) -> torch.Tensor:
+        """ToTensor + Normalize of a uint8 host-stage batch on its device (`normtable`: the CPU's bits), the forward."""
+        if x.dtype == torch.uint8:
+            split = self._split()
+            assert split is not None, "a uint8 batch comes only from a host stage that stops at uint8"
+            if self._table is None:
+                self._table = normtable.table(split[1], split[2])
+            x = normtable.normalise_on(x, split[1], split[2], self._table)
+        return super().device_stage(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         assert self._model is not None

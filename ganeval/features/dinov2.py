@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from ganeval.features import normtable
 from ganeval.features.base import register
 from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
 from ganeval.features.resize import pil_resize_batch, pixels_255, tf1_bilinear
@@ -62,12 +63,27 @@ def resolve_weights(arch: str, weights: str | os.PathLike | None = None, downloa
                                f"import timm; timm.create_model('{name}', pretrained=True)", weights, download)
 
 
+def normalise(x: torch.Tensor) -> torch.Tensor:
+    """uint8 N×3×H×W -> float32 (x/255 - mean) / std with ImageNet's mean/std (`ganeval.features.normtable`)."""
+    return normtable.normalise(x, MEAN, STD)
+
+
+_TABLE = normtable.table(MEAN, STD)  # normalise() of every (channel, byte), for an exact lookup on other devices
+
+
+def normalise_table(x: torch.Tensor) -> torch.Tensor:
+    """`normalise(x)` of the CPU for uint8 x on x's device, bit for bit (on the CPU normalise itself)."""
+    return normtable.normalise_on(x, MEAN, STD, _TABLE)
+
+
+def normalise_by_table(x: torch.Tensor) -> torch.Tensor:
+    """The table lookup `normalise_table` does off the CPU, on any device (testable on the CPU)."""
+    return normtable.lookup(x, _TABLE)
+
+
 def preprocess(batch: torch.Tensor) -> torch.Tensor:
     """uint8 (or [0, 1] float) images N×C×H×W -> the network's normalised 224×224 float input."""
-    x = pil_resize_batch(batch, SIZE).float().div_(255)
-    mean = torch.tensor(MEAN, dtype=x.dtype).view(1, 3, 1, 1)
-    std = torch.tensor(STD, dtype=x.dtype).view(1, 3, 1, 1)
-    return (x - mean) / std
+    return normalise(pil_resize_batch(batch, SIZE))
 
 
 def preprocess_torch(batch: torch.Tensor) -> torch.Tensor:
@@ -113,12 +129,15 @@ class DinoV2Extractor(PretrainedExtractor):
         return ident
 
     def host_stage(self, batch: torch.Tensor) -> torch.Tensor:
-        """pil: PIL resizing and normalisation on the host (overlapping the device's forward in extraction);
-        torch: nothing (it runs on the device)."""
-        return preprocess(batch) if self.resize_mode == "pil" else batch
+        """pil: PIL resizing on the host (overlapping the device's forward in extraction; DataLoader workers run it)
+        to uint8 224×224, a quarter of the float batch each worker would otherwise hold and pass on; torch: nothing
+        (it runs on the device)."""
+        return pil_resize_batch(batch, SIZE) if self.resize_mode == "pil" else batch
 
     def device_stage(self, x: torch.Tensor) -> torch.Tensor:
-        return super().device_stage(preprocess_torch(x) if self.resize_mode == "torch" else x)
+        """pil: `normalise` by table on the device (the values `preprocess` gives); torch: torch-fidelity's
+        preprocessing; then the forward."""
+        return super().device_stage(preprocess_torch(x) if self.resize_mode == "torch" else normalise_table(x))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         assert self._model is not None
@@ -126,4 +145,4 @@ class DinoV2Extractor(PretrainedExtractor):
 
 
 __all__ = ["DinoV2Extractor", "ARCHS", "RESIZE_MODES", "build", "resolve_weights", "preprocess", "preprocess_torch",
-           "timm_name"]
+           "normalise", "normalise_table", "normalise_by_table", "timm_name"]

@@ -24,6 +24,7 @@ from torch import nn
 from ganeval.common import resolve_device
 from ganeval.data.images import LAYOUTS, apply_layout, as_uint8_images, to_uint8
 from ganeval.gan.architectures import build_generator
+from ganeval.gan.chunked import Call, plan, rebatch, takes_offset
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.code import from_source, own_modules
 from ganeval.gan.sampling import generate, generate_batches, latent
@@ -304,7 +305,8 @@ class CallableGenerator(_Base):
     layouts); with points=True, float points N×D. `seed`, when given, is passed instead of the seed
     `sample` is called with (one replica: one training seed of the model behind the callable). `layout`
     ("auto", "nchw", "nhwc"): how 4-D outputs are laid out; under "auto" an output that fits both (e.g.
-    N×3×8×3) is refused, naming the option.
+    N×3×8×3) is refused, naming the option. A large pool is drawn in chunks (`fn(n, seed, offset=o)` when the
+    callable takes `offset`): see `ganeval.gan.chunked`.
     """
 
     kind = "callable"
@@ -348,25 +350,58 @@ class CallableGenerator(_Base):
         return obj
 
     def validate(self) -> None:
-        """Import the callable and check two samples have the expected shape and range."""
+        """Import the callable and check two samples have the expected shape and range (and, when it takes
+        `offset`, that fn(1, 0, offset=2) is row 2 of fn(3, 0))."""
         self.sample(2, 0)
+        if takes_offset(self._resolve()):
+            whole, tail = self._call(Call(3, 0)), self._call(Call(1, 0, 2))
+            if not np.array_equal(whole[2:], tail):
+                raise ValueError(f"{self.what}: fn(1, seed, offset=2) differs from row 2 of fn(3, seed); a callable "
+                                 "taking `offset` must return rows offset … offset+n-1 of fn(offset+n, seed)")
 
-    def sample(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> np.ndarray:
-        """Whatever `function(n, seed)` returns, checked and converted to uint8 N×C×H×W (or float N×D)."""
-        self._check_request(n, seed, batch_size)
+    def _call(self, call: Call) -> np.ndarray:
+        """One call of the function, checked and converted to uint8 N×C×H×W (or float N×D)."""
         fn = self._resolve()
         with from_source(self._module_name()):  # what it imports while it runs is its code too
-            out = fn(int(n), int(seed if self.seed is None else self.seed))
+            out = fn(int(call.rows), int(call.seed), **call.kwargs())
         if isinstance(out, torch.Tensor):
             out = out.detach().cpu().numpy()
         out = np.asarray(out)
         if self.points:
-            if out.ndim != 2 or len(out) != n or not np.issubdtype(out.dtype, np.floating):
-                raise ValueError(f"{self.what}: expected float points of shape ({n}, D), got {out.dtype} {out.shape}")
+            if out.ndim != 2 or len(out) != call.rows or not np.issubdtype(out.dtype, np.floating):
+                raise ValueError(f"{self.what}: expected float points of shape ({call.rows}, D), got {out.dtype} "
+                                 f"{out.shape}")
             return out
         out = apply_layout(out, self.layout, f"{self.what}: the output of {self.function!r}",
                            "layout=nchw or layout=nhwc (+generator.layout=nhwc, or +generators.NAME.layout=nhwc, in a config)")
-        return as_uint8_images(out, self.what, n)
+        return as_uint8_images(out, self.what, call.rows)
+
+    def _chunks(self, n: int, seed: int) -> Iterator[np.ndarray]:
+        """The pool's rows chunk by chunk (`ganeval.gan.chunked.plan`): one call when it is drawn whole."""
+        seed = int(seed if self.seed is None else self.seed)
+        offset_aware = takes_offset(self._resolve())
+        calls = [Call(n, seed)]
+        if offset_aware or n > 1:  # the row size decides: one row of the function's own output (its dtype)
+            fn = self._resolve()
+            with from_source(self._module_name()):
+                probe = fn(1, seed, **({"offset": 0} if offset_aware else {}))
+            row = probe.element_size() * probe.numel() if isinstance(probe, torch.Tensor) else np.asarray(probe).nbytes
+            calls = plan(n, seed, max(1, int(row)), offset_aware)
+        for call in calls:
+            yield self._call(call)
+
+    def sample(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> np.ndarray:
+        """Whatever `function(n, seed)` returns (its chunks, for a large pool), checked and converted to uint8
+        N×C×H×W (or float N×D)."""
+        self._check_request(n, seed, batch_size)
+        parts = list(self._chunks(n, seed))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def sample_batches(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> Iterator[np.ndarray]:
+        """`sample(n, seed)`'s rows in batches of `batch_size` (the same values and batches as slicing it), holding
+        at most one chunk and one batch: extraction without an N-image array."""
+        self._check_request(n, seed, batch_size)
+        yield from rebatch(self._chunks(n, seed), batch_size)
 
     def identity(self) -> dict[str, Any]:
         """Kind, name, `module:function`, points, layout when stated, and the code: the qualified name and its module

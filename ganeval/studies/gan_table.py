@@ -109,10 +109,8 @@ def run(plan: Plan) -> pd.DataFrame:
             fakes[model] = []
             for i, gen in enumerate(generators.realise_generators(plan, reals[name], seed_plans, name, model)):
                 what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
-                pool = generators.generated_pool(plan, gen, f"{name}/{model}")
-                with plan.stage("features"):
-                    fake_f = pipeline.features(plan, pool, extractor, what)
-                generators.check_dims(real_f, reals[name], fake_f, pool, what)
+                fake_f, shape = generators.generated_features(plan, gen, f"{name}/{model}", extractor, what)
+                generators.check_dims(real_f, reals[name], fake_f, shape, what)
                 fakes[model].append(fake_f)
         blocks += generators.seed_blocks(real_f, fakes, {"data": name})
 

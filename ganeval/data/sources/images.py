@@ -10,6 +10,7 @@ source with mixed sizes (no `size`) or an unreadable header is refused, naming t
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import json
@@ -50,6 +51,16 @@ def _why(e: Exception) -> str:
     return f"{type(e).__name__}: {' '.join(str(e).split())}"
 
 
+class Described:
+    """A member's name as messages give it (`Container.describe`), made only when a message is written."""
+
+    def __init__(self, container: Container, name: str) -> None:
+        self.container, self.name = container, name
+
+    def __str__(self) -> str:
+        return self.container.describe(self.name)
+
+
 class DecodedImages(Dataset):
     """Item i: member i decoded to uint8 C×H×W, or the one-line error naming it (workers never raise, so the
     message reaches the user without a worker traceback)."""
@@ -71,8 +82,10 @@ class DecodedImages(Dataset):
         try:
             with _open(data) as im:
                 im.load()
-                im = eight_bit(im, self.container.describe(name))  # 16-bit scaled, not clipped at 255
-                im = im.convert("L" if im.mode in GRAY_MODES else "RGB")
+                im = eight_bit(im, Described(self.container, name))  # 16-bit scaled, not clipped at 255
+                mode = "L" if im.mode in GRAY_MODES else "RGB"
+                if im.mode != mode:  # converting to its own mode would only copy it
+                    im = im.convert(mode)
                 if self.size is not None and im.size != (self.size, self.size):
                     im = im.resize((self.size, self.size), Image.BILINEAR)
                 if self.channels == 3 and im.mode != "RGB":
@@ -114,6 +127,19 @@ class Collate:
         for k, (a, _) in enumerate(items):
             out[k] = a[None] if a.ndim == 2 else a.transpose(2, 0, 1)  # type: ignore[union-attr]
         return (batch if self.transform is None else self.transform(batch)), None
+
+
+def started(loader: DataLoader) -> Iterator[Any]:
+    """iter(loader), its workers forked while the parent's objects are frozen out of the cyclic garbage collector
+    (`gc.freeze`): a worker's collections then never write to the parent's Python objects it inherited, so their
+    pages stay shared instead of being copied into every worker (`scripts/bench_worker_memory.py`)."""
+    if not loader.num_workers:
+        return iter(loader)
+    gc.freeze()
+    try:
+        return iter(loader)  # the workers start here
+    finally:
+        gc.unfreeze()
 
 
 class ImageSource:
@@ -190,7 +216,7 @@ class ImageSource:
         `transform` in the decoding process when given; a file that cannot be decoded raises `ValueError` naming it."""
         if batch_sampler is None:
             batch_sampler = [range(i, min(i + batch_size, len(self))) for i in range(0, len(self), batch_size)]
-        for batch, err in self.loader(batch_sampler, num_workers, pin_memory, transform):
+        for batch, err in started(self.loader(batch_sampler, num_workers, pin_memory, transform)):
             if err is not None:
                 raise ValueError(err)
             yield batch
