@@ -205,6 +205,25 @@ def bare_forward(ex: Any, device: Any, size: int, batch_size: int) -> Callable[[
     return run
 
 
+def print_ratios(results: dict[str, float], kinds: list[str], extractors: list[str], w: int) -> None:
+    """The ratios the targets are stated in: pipeline / bare decode (rate and CPU per image), extract / forward."""
+    print("\nratios:")
+    dec = results.get(f"decode, bare PIL, pool of {w}")
+    for kind in kinds:
+        pipe = results.get(f"pipeline {kind}, {w} workers")
+        if dec and pipe:
+            print(f"  pipeline {kind} / bare decode: {pipe / dec:6.1%}")
+            cd, cp = results[f"cpu decode, bare PIL, pool of {w}"], results[f"cpu pipeline {kind}, {w} workers"]
+            print(f"  CPU per image, bare decode / pipeline {kind}: {cd / cp:6.1%} (the rate ratio an idle machine "
+                  "whose cores all decode would give)")
+        for name in extractors:
+            fw, xt = results.get(f"forward {name}, resident batch"), results.get(f"extract {name} from {kind}")
+            if fw and xt:
+                print(f"  extract {name} from {kind} / bare forward: {xt / fw:6.1%}")
+            if dec and xt and name == "pixels":
+                print(f"  extract {name} from {kind} / bare decode: {xt / dec:6.1%}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=50000, help="images to make and read (default 50000)")
@@ -272,21 +291,7 @@ def main() -> None:
                     timed(f"extract {name} from {kind}", args.n,
                           lambda src=src, ex=ex: extract_with_info(src, ex, batch_size=args.batch_size, device=device,
                                                                    num_workers=w, progress=False), results)
-        print("\nratios:")
-        dec = results.get(f"decode, bare PIL, pool of {w}")
-        for kind, _ in sources:
-            pipe = results.get(f"pipeline {kind}, {w} workers")
-            if dec and pipe:
-                print(f"  pipeline {kind} / bare decode: {pipe / dec:6.1%}")
-                cd, cp = results[f"cpu decode, bare PIL, pool of {w}"], results[f"cpu pipeline {kind}, {w} workers"]
-                print(f"  CPU per image, bare decode / pipeline {kind}: {cd / cp:6.1%} (the rate ratio an idle machine "
-                      "whose cores all decode would give)")
-            for name in args.extractors.split(","):
-                fw, xt = results.get(f"forward {name}, resident batch"), results.get(f"extract {name} from {kind}")
-                if fw and xt:
-                    print(f"  extract {name} from {kind} / bare forward: {xt / fw:6.1%}")
-                if dec and xt and name == "pixels":
-                    print(f"  extract {name} from {kind} / bare decode: {xt / dec:6.1%}")
+        print_ratios(results, [kind for kind, _ in sources], args.extractors.split(","), w)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -253,6 +253,31 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
     if samples:  # what the trained generators draw, per model and training seed
         parts.append('<h2 id="samples">Generated samples</h2><div class="gallery samples">' + "\n".join(samples)
                      + "</div>")
+    parts += result_files(out, record, ours)
+    parts.append('<h2 id="inputs">Extractor, generators, k-NN</h2>')
+    parts.append(meta_table([("extractor (weights identity)", record.extractor), ("IMD k-NN", record.knn)]
+                            + [(f"generator {k}", v) for k, v in sorted((record.generators or {}).items())]))
+    versions = {**record.packages}
+    commit = git_commit()
+    parts.append('<h2 id="versions">Versions and times</h2>'
+                 + meta_table([*sorted(versions.items()), ("ganeval source commit", commit),
+                               ("stage seconds", record.stage_seconds or None),
+                               ("seconds per run", None if record.seconds_per_run is None
+                                else round(record.seconds_per_run, 3))]))
+    config = json.dumps(record.config, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    parts.append(f'<h2 id="config">Resolved config</h2><details><summary>the config as resolved (JSON)</summary>'
+                 f'<pre class="config"><code id="config-json">{esc(config)}</code></pre></details>')
+    hidden = (REPORT_FILE, ".ganeval.lock")  # the lock is held while the report is written, removed at a clean exit
+    files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in hidden) if out.is_dir() else []
+    parts.append('<h2 id="files">Files in this directory</h2><p>' + esc(", ".join(files)) + "</p>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def result_files(out: Path, record: RunRecord, ours: Any) -> list[str]:
+    """The report's "Results" part: the CSVs this run wrote (rounded to their intervals, and as written) and the
+    run record's tables (verdict, variance shares, hole fractions)."""
+    parts = []
     csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV and ours(p)),
                   key=lambda p: (p.name != "summary.csv", p.name))
     if csvs:
@@ -272,24 +297,7 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
         elif value:
             parts.append(f"<h3>{esc(extra)} (summary.json)</h3>" + meta_table(sorted(dict(value).items())
                          if isinstance(value, dict) else [(extra, value)]))
-    parts.append('<h2 id="inputs">Extractor, generators, k-NN</h2>')
-    parts.append(meta_table([("extractor (weights identity)", record.extractor), ("IMD k-NN", record.knn)]
-                            + [(f"generator {k}", v) for k, v in sorted((record.generators or {}).items())]))
-    versions = {**record.packages}
-    commit = git_commit()
-    parts.append('<h2 id="versions">Versions and times</h2>'
-                 + meta_table([*sorted(versions.items()), ("ganeval source commit", commit),
-                               ("stage seconds", record.stage_seconds or None),
-                               ("seconds per run", None if record.seconds_per_run is None
-                                else round(record.seconds_per_run, 3))]))
-    config = json.dumps(record.config, indent=2, sort_keys=True, default=str, ensure_ascii=False)
-    parts.append(f'<h2 id="config">Resolved config</h2><details><summary>the config as resolved (JSON)</summary>'
-                 f'<pre class="config"><code id="config-json">{esc(config)}</code></pre></details>')
-    hidden = (REPORT_FILE, ".ganeval.lock")  # the lock is held while the report is written, removed at a clean exit
-    files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in hidden) if out.is_dir() else []
-    parts.append('<h2 id="files">Files in this directory</h2><p>' + esc(", ".join(files)) + "</p>")
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+    return parts
 
 
 def write_report(out_dir: str | Path, record: RunRecord, title: str = "") -> Path:

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from ganeval.studies.stability_grid import (LINES, PAIRS, PAPER, Part, approx_recall, knn_methods, loglog_slope,
+from ganeval.studies.stability_grid import (LINES, PAIRS, PAPER, Part, loglog_slope,
                                             welch_interval)
 
 
@@ -200,7 +200,7 @@ def approx_claims(summary: pd.DataFrame, comparison: pd.DataFrame,
                 "holds": all(overlap),
                 "paired_zero": [int(r.n) for _, r in a.iterrows() if not r.excludes_zero],
                 "detail": f"{pair} pair: exact and approx intervals overlap at "
-                          + (f"every n" if all(overlap) else
+                          + ("every n" if all(overlap) else
                              f"n = {', '.join(str(int(n)) for n, o in zip(exact.n, overlap) if o) or 'no n'}")
                           + "; the paired difference contains 0 at "
                           + (", ".join(str(int(r.n)) for _, r in a.iterrows() if not r.excludes_zero) or "no n"),
