@@ -17,13 +17,18 @@ def compose_config(overrides: list[str]) -> Any:
         return compose("config", overrides=overrides, return_hydra_config=True)
 
 
-def run_inprocess(overrides: list[str]) -> Any:
-    """Compose the config like the `ganeval` command and run it; return the experiment's summary."""
+def app_config(overrides: list[str]) -> Any:
+    """The config the `ganeval` command hands its app for `overrides` (Hydra's node set aside, as Hydra does)."""
     cfg = compose_config(overrides)
     HydraConfig.instance().set_config(cfg)
     with open_dict(cfg):
         del cfg["hydra"]
-    return run_app(cfg)
+    return cfg
+
+
+def run_inprocess(overrides: list[str]) -> Any:
+    """Compose the config like the `ganeval` command and run it; return the experiment's summary."""
+    return run_app(app_config(overrides))
 
 
 def toy_points(n: int, seed: int) -> Any:

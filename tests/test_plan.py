@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apphelp import compose_config, run_inprocess
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
+from apphelp import app_config, run_inprocess
 
 from ganeval.app import plan as plan_module
 from ganeval.app.plan import Plan, build_plan, describe
@@ -18,11 +16,7 @@ from ganeval.app.schema import ROOT_KEYS
 
 
 def _plan(overrides: list[str]) -> Plan:
-    cfg = compose_config(overrides)
-    HydraConfig.instance().set_config(cfg)
-    with open_dict(cfg):
-        del cfg["hydra"]
-    return build_plan(cfg)
+    return build_plan(app_config(overrides))
 
 
 def test_the_plan_holds_typed_settings_options_inputs_and_outputs(tmp_path: Path) -> None:
