@@ -70,3 +70,16 @@ def test_console_help_lists_experiments_and_keys(tmp_path: Path) -> None:
     assert re.search(r"\n  quickstart +Quickstart \(the default experiment\)", p.stdout)
     assert "  sample_size=1000 " in p.stdout and "dry_run=false" in p.stdout and "data: array" in p.stdout
     assert not any(tmp_path.iterdir())  # --help writes nothing
+
+
+def test_a_top_level_key_is_declared_in_one_place() -> None:
+    """(issue 21) The schema alone declares a top-level key (type, default, --help line): config.yaml lists none."""
+    import re
+
+    from ganeval.app.schema import HELP, ROOT_KEYS
+
+    text = (config_dir() / "config.yaml").read_text()
+    top = {m.group(1) for m in re.finditer(r"^([A-Za-z_]\w*):", text, re.M)}
+    assert top == {"defaults", "hydra"}, top
+    groups = {"data", "features", "metrics", "generator"}
+    assert set(HELP) == set(ROOT_KEYS) - groups and all(len(h) > 10 for h in HELP.values())
