@@ -132,3 +132,12 @@ def test_a_datasets_train_argument_is_not_a_generator_to_train(tmp_path: Path) -
     roles = {i.key: i.role for i in plan.inputs}
     assert roles["datasets.mnist.data"] == "data" and roles["datasets.mnist.generators.wgan"] == "generator to train"
     assert "datasets.celeba.data" not in roles  # left out by include
+
+
+def test_dry_run_refuses_like_the_real_run(tmp_path: Path) -> None:
+    """quickstart with sample_size=5000: both the dry run and the real run name the 1797 digits first (the dry run
+    used to name the generated pool, whose fix, n_generated, would only lead to the data's refusal)."""
+    for dry in ("true", "false"):
+        with pytest.raises(ValueError, match=r"sample_size=5000 is larger than data \(1797 rows\)"):
+            run_inprocess([f"dry_run={dry}", "sample_size=5000", f"results_dir={tmp_path / 'res'}"])
+    assert not (tmp_path / "res").exists()
