@@ -85,6 +85,22 @@ def test_missing_weights_names_every_way_out(folders, tmp_path, monkeypatch, cap
     assert "nope.pth (--weights): no such file" in line and "--features pixels" in line
 
 
+
+def test_a_weights_file_that_is_not_weights_is_one_line(folders, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--weights naming the wrong file (here a .npy array, and a torch file holding a list): exit 2, one line
+    naming the file and --weights, no traceback (torch.load's UnpicklingError used to escape)."""
+    import torch
+
+    wrong = tmp_path / "feats.npy"
+    np.save(wrong, np.zeros((3, 4), dtype=np.float32))
+    listed = tmp_path / "list.pth"
+    torch.save([1, 2], listed)
+    for path in (wrong, listed):
+        assert main([str(folders["real"]), str(folders["fake"]), "--weights", str(path), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("ganeval-score: "), err
+        assert str(path) in err[0] and "--weights FILE" in err[0] and "--features pixels" in err[0], err[0]
+
 @pytest.mark.parametrize("extra, flag", [
     (["--runs", "3", "--sample-size", "600"], "--sample-size 600"),
     (["--runs", "3", "--sample-size", "400", "--option", "kid.subset_size=500"], "--option kid.subset_size="),

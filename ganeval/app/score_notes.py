@@ -79,6 +79,8 @@ FLAG_WORDS: tuple[tuple[str, str], ...] = (
     (r"\bgive that pool more rows\b", r"give that set more rows"),
     (r"(?<![-.\w])results_dir=(?=\S)", r"--out "),
     (r"(?<![-.\w])results_dir\b", r"--out"),
+    (r"(?<![-.\w])features\.weights=FILE\b", r"--weights FILE"),
+    (r"(?<![-.\w])features=(\w+)", r"--features \1"),
     (r"\bpass overwrite=true\b", r"pass --overwrite"),
     (r"(?<![-.\w])overwrite=true\b", r"--overwrite"),
 )
