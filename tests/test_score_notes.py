@@ -240,3 +240,16 @@ def test_output_piped_into_head_ends_quietly(tmp_path) -> None:  # type: ignore[
     p.stdout.close()  # the reader is gone before anything is printed (as `| head -0`)
     err = p.stderr.read().decode()
     assert p.wait(timeout=300) == 1 and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_file_where_a_folder_is_expected_names_the_fix(folders, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """One image file, or a text file, given as a set: one line saying what ganeval-score reads (one image: its
+    folder), not "array file must be .npy or .npz"."""
+    one = folders["real"] / "000.png"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x")
+    for arg, words in ((one, f"is one image file: give the folder that holds the images, e.g. {one.parent}"),
+                       (notes, "is not a file ganeval-score reads: give an image folder")):
+        assert main([str(arg), str(folders["fake"]), "--features", "pixels", "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"ganeval-score: {arg} ") and words in err[0], err
