@@ -253,3 +253,16 @@ def test_a_file_where_a_folder_is_expected_names_the_fix(folders, tmp_path, caps
         assert main([str(arg), str(folders["fake"]), "--features", "pixels", "--quiet"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"ganeval-score: {arg} ") and words in err[0], err
+
+
+def test_layout_and_confidence_refusals_name_their_flags(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A stated --layout that does not fit and a --confidence out of range: the flag as typed, and the way out."""
+    rng = np.random.default_rng(0)
+    for name in ("r", "f"):
+        np.save(tmp_path / f"{name}.npy", rng.integers(0, 255, (60, 8, 8, 3)).astype(np.uint8))
+    sets = [str(tmp_path / "r.npy"), str(tmp_path / "f.npy")]
+    assert main([*sets, "--features", "pixels", "--layout", "nchw", "--quiet"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("ganeval-score: --layout nchw given") and "--layout nhwc" in line, line
+    assert main([*sets, "--features", "pixels", "--confidence", "2", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().startswith("ganeval-score: --confidence must lie strictly between 0 and 1")

@@ -75,6 +75,8 @@ FLAG_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?<![-.\w])sample_size\b", r"--sample-size"),
     (r"(?<![-.\w])runs=(\d+)", r"--runs \1"),
     (r"(?<![-.\w])confidence=", r"--confidence "),
+    (r"^confidence\b", r"--confidence"),
+    (r"^layout=(\w+) given\b", r"--layout \1 given"),
     (r"(?<![-.\w])seed=(-?\d+)", r"--seed \1"),
     (r"\bgive that pool more rows\b", r"give that set more rows"),
     (r"(?<![-.\w])results_dir=(?=\S)", r"--out "),
