@@ -141,3 +141,11 @@ def test_dry_run_refuses_like_the_real_run(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match=r"sample_size=5000 is larger than data \(1797 rows\)"):
             run_inprocess([f"dry_run={dry}", "sample_size=5000", f"results_dir={tmp_path / 'res'}"])
     assert not (tmp_path / "res").exists()
+
+
+def test_describe_says_one_run() -> None:
+    from ganeval.protocol import Settings
+
+    plan = Plan(name="x", results_dir=Path("out"), device="cpu", config={}, study="m.run",
+                settings=Settings(runs=1, sample_size=10, metrics={"fid": {}}, progress=False))
+    assert "protocol: 1 run of 10 rows per pool" in describe(plan)
