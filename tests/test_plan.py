@@ -149,3 +149,14 @@ def test_describe_says_one_run() -> None:
     plan = Plan(name="x", results_dir=Path("out"), device="cpu", config={}, study="m.run",
                 settings=Settings(runs=1, sample_size=10, metrics={"fid": {}}, progress=False))
     assert "protocol: 1 run of 10 rows per pool" in describe(plan)
+
+
+def test_a_missing_value_is_named_with_an_example_of_its_own(tmp_path: Path) -> None:
+    """generator=samples without generator.path names generator.path, and no data.path example that is not its."""
+    with pytest.raises(ValueError) as info:
+        _plan(["experiment=benchmark", "data=digits", "generator=samples", f"results_dir={tmp_path}"])
+    text = str(info.value)
+    assert text.startswith("generator.path must be given: add generator.path=") and "data.path" not in text, text
+    with pytest.raises(ValueError, match=r"data.path must be given: .*e\.g\. data\.path=/path/to/real\.npy"):
+        _plan(["experiment=benchmark", "data=array", "generator=samples", "generator.path=x.npy",
+               f"results_dir={tmp_path}"])

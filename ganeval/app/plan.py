@@ -255,8 +255,9 @@ def check_missing(cfg: Any) -> None:
     missing = sorted(k for k in OmegaConf.missing_keys(cfg) if not k.startswith("hydra") and not replicated(k))
     if missing:
         keys = ", ".join(missing)
-        raise ValueError(f"{keys} must be given: add {' '.join(k + '=...' for k in missing)} to the command line "
-                         "(e.g. data.path=/path/to/real.npy for data=array)")
+        example = " (e.g. data.path=/path/to/real.npy for data=array)" if "data.path" in missing else ""
+        raise ValueError(f"{keys} must be given: add {' '.join(k + '=...' for k in missing)} to the command line"
+                         + example)
 
 
 def check_keys(node: Any, path: str = "") -> None:
