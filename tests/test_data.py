@@ -301,3 +301,15 @@ def test_dataset_configs_target_the_sources(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("GANEVAL_DATA", str(tmp_path))
     cfg = OmegaConf.load(CONFIGS / "data" / "mnist.yaml")
     assert instantiate(cfg, download=False).shape == (2, 1, 28, 28)
+
+
+def test_array_given_a_folder_says_it_is_one(tmp_path: Path) -> None:
+    """data=array data.path=FOLDER: the folder exists, so "does not exist" was wrong; say it is a folder and
+    name data=folder."""
+    from ganeval.data import array
+
+    (tmp_path / "imgs").mkdir()
+    with pytest.raises(ValueError, match=r"imgs is a folder, not a \.npy/\.npz file: .*data=folder"):
+        array(tmp_path / "imgs")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        array(tmp_path / "nope.npy")

@@ -147,6 +147,9 @@ def _with_layout(a: np.ndarray, p: Path, layout: str | None) -> np.ndarray:
 def load_array(path: str | os.PathLike, key: str | None = None, mmap: bool = False) -> np.ndarray:
     """`array` without the layout rule (for callers that apply their own: `ganeval-score --layout`)."""
     p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"array file {p} is a folder, not a .npy/.npz file: for a folder of images use "
+                         "data=folder (ganeval.data.folder)")
     if not p.is_file():
         raise FileNotFoundError(f"array file {p} does not exist")
     if p.suffix.lower() not in (".npy", ".npz"):
