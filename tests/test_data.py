@@ -313,3 +313,10 @@ def test_array_given_a_folder_says_it_is_one(tmp_path: Path) -> None:
         array(tmp_path / "imgs")
     with pytest.raises(FileNotFoundError, match="does not exist"):
         array(tmp_path / "nope.npy")
+
+
+def test_folder_given_a_file_says_it_is_one(tmp_path: Path) -> None:
+    """data=folder data.path=FILE.npy: say it is a file and name data=array (not "does not exist")."""
+    np.save(tmp_path / "x.npy", np.zeros((3, 2), np.float32))
+    with pytest.raises(ValueError, match=r"x\.npy is a file, not a folder of images: .*data=array"):
+        gd.folder(tmp_path / "x.npy")

@@ -16,6 +16,9 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 def list_images(path: str | os.PathLike) -> list[Path]:
     """Image files under `path` (recursive; png/jpg/jpeg/webp/bmp, any case), sorted by relative path."""
     root = Path(path).expanduser()
+    if root.is_file():
+        raise ValueError(f"image folder {root} is a file, not a folder of images: for a .npy/.npz array use "
+                         "data=array (ganeval.data.array)")
     if not root.is_dir():
         raise FileNotFoundError(f"image folder {root} does not exist or is not a directory")
     files = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS]
