@@ -73,12 +73,23 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return (ValueError, FileNotFoundError, InstantiationException, OmegaConfBaseException, WeightsNotFoundError)
 
 
+def unwrapped(e: BaseException) -> BaseException:
+    """The error raised inside a `_target_` (a dataset absent offline, a bad file), not Hydra's wrapper around it,
+    whose text adds "Error in call to target ...", the cause's repr and "full_key:" on three lines."""
+    from hydra.errors import InstantiationException
+
+    while isinstance(e, InstantiationException) and isinstance(e.__cause__, Exception):
+        e = e.__cause__
+    return e
+
+
 def report(e: BaseException) -> int:
     """Log a user error as one message (the traceback too with HYDRA_FULL_ERROR=1); the exit status, 2. Missing
     Inception weights get the one line that names this command's keys (features.weights=FILE, features=pixels)."""
     full = os.environ.get(TRACEBACK, os.environ.get("HYDRA_FULL_ERROR", "0")) == "1"
     from ganeval.features.inception import WeightsNotFoundError
 
+    e = unwrapped(e)
     text: Any = e
     if isinstance(e, WeightsNotFoundError):
         from ganeval.app.score_notes import APP_WORDS, weights_message

@@ -97,11 +97,13 @@ def in_flags(message: str) -> str:
 
 def refusal(error: BaseException, download: bool) -> str:
     """The one line `ganeval-score` prints for a user error: weights named by its flags, keys turned into flags."""
+    from ganeval.app.main import unwrapped
     from ganeval.features.inception import WeightsNotFoundError
 
+    error = unwrapped(error)
     if isinstance(error, WeightsNotFoundError):
         return weights_message(error, download)
-    return in_flags(str(error))
+    return in_flags(" ".join(str(error).split()))
 
 
 SCORE_WORDS = {"weights": "--weights FILE", "weights_arg": "--weights", "no_download": "--no-download",
