@@ -1,4 +1,4 @@
-"""Every `ganeval …` command written in a config comment, the README's code blocks or `ganeval/app/main.py` works as
+"""Every `ganeval …` command written in a config comment, the code blocks of the README and docs/ or `ganeval/app/main.py` works as
 written: each is run with dry_run=true (compose + every check that needs no input's content, no work), a -m
 command once per job of its sweep; `ganeval-collate` examples name the folder a sweep makes. New experiment files
 are picked up by the glob. `python tests/test_commands.py` prints the list."""
