@@ -266,3 +266,21 @@ def test_layout_and_confidence_refusals_name_their_flags(tmp_path, capsys) -> No
     assert line.startswith("ganeval-score: --layout nchw given") and "--layout nhwc" in line, line
     assert main([*sets, "--features", "pixels", "--confidence", "2", "--quiet"]) == 2
     assert capsys.readouterr().err.strip().startswith("ganeval-score: --confidence must lie strictly between 0 and 1")
+
+
+def test_out_into_a_folder_of_someone_elses_files_is_refused(folders, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--out naming a folder of the user's own files (here the real images' folder) is refused before any work, as
+    the app refuses such a results_dir; --overwrite writes beside them."""
+    rng = np.random.default_rng(0)
+    for name in ("r", "f"):
+        np.save(tmp_path / f"{name}.npy", rng.normal(size=(60, 4)).astype(np.float32))
+    theirs = tmp_path / "mine"
+    theirs.mkdir()
+    (theirs / "table.md").write_text("my own table\n")
+    args = [str(tmp_path / "r.npy"), str(tmp_path / "f.npy"), "--metrics", "fid", "--quiet", "--out", str(theirs)]
+    assert main(args) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and line.startswith(f"ganeval-score: --out {theirs} is not empty (table.md)"), line
+    assert "--overwrite" in line and "results_dir" not in line, line
+    assert sorted(p.name for p in theirs.iterdir()) == ["table.md"]
+    assert main([*args, "--overwrite"]) == 0 and (theirs / "summary.csv").is_file()
