@@ -163,6 +163,7 @@ def test_cli_unknown_option_lists_what_exists(tmp_path) -> None:  # type: ignore
         (["experiment=blur_swep"], "experiment=blur_swep: no such option (did you mean blur_sweep?); experiment is one "
                                    "of benchmark, blur_sweep,"),
         (["features=pixel"], "features=pixel: no such option (did you mean pixels?)"),
+        (["~metrics.fd"], "~metrics.fd: no such key to delete; `ganeval --cfg job` shows the composed config"),
         (["-m", "plots=true,1"], "plots must be true or false, got 1"),
     ],
 )

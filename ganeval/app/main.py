@@ -156,6 +156,9 @@ def one_line(e: BaseException) -> str:
         group, value = missing.groups()
         return (f"{group}={value}: no such option{schema.closest(value, options)}; {group} is one of "
                 f"{', '.join(options)}")
+    gone = re.search(r"Could not delete from config\. '([^']+)' does not exist", text)
+    if gone:  # ~KEY of a key the config does not hold (~metrics.fd)
+        return f"~{gone.group(1)}: no such key to delete; `ganeval --cfg job` shows the composed config"
     return " ".join(text.split())
 
 
