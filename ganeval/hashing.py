@@ -25,6 +25,23 @@ def _cut(digest: str, length: int | None) -> str:
     return digest[:length] if length else digest
 
 
+SHOWN = 8  # hex digits of a content hash where one is displayed (logs, tables, report); stored hashes are full
+SHORTEST_STORED = 8  # the shortest content hash older versions stored (generators' files, Inception's weights)
+_HEX = frozenset("0123456789abcdef")
+
+
+def short_hash(digest: str) -> str:
+    """A stored hash as it is displayed: its first SHOWN hex digits (what older versions stored, so both read alike)."""
+    return digest[:SHOWN]
+
+
+def cut_short_form(stored: Any, now: Any) -> bool:
+    """Whether `stored` is `now` as an older ganeval stored it: hex of SHORTEST_STORED or more digits that is a proper
+    prefix of today's (longer) hex hash `now`. What lets results, caches and references of older versions be used."""
+    return (isinstance(stored, str) and isinstance(now, str) and SHORTEST_STORED <= len(stored) < len(now)
+            and set(stored) <= _HEX and set(now) <= _HEX and now.startswith(stored))
+
+
 def _numpy(a: np.ndarray | torch.Tensor) -> np.ndarray:
     """A numpy view (or CPU copy) of an array or tensor, whose bytes are what gets hashed."""
     return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)

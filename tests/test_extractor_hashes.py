@@ -1,0 +1,128 @@
+"""The feature extractors' identities hold their weights' full SHA-256 (issue #22; Inception kept 8 hex digits,
+DINOv2/CLIP 16), and what older versions wrote with the short form is still used: results folders resume (their
+stored extractor "weights" must be a prefix of today's), and feature-cache entries under the old key are read."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from ganeval.features import inception as inc
+from ganeval.hashing import sha256_file
+from ganeval.protocol.store import META_FILE, ConfigMismatchError, identity_hash, same_identity
+
+FULL = "abcdef01" + "23456789" + "0" * 48
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Random-init FID Inception weights, saved like the real file (loaded through the real loading path)."""
+    return inc.save_random_weights(tmp_path_factory.mktemp("w") / "random_inception.pth", seed=0)
+
+
+def _inception(weights: Path) -> inc.InceptionExtractor:
+    return inc.InceptionExtractor(dims=64, weights=str(weights), resize=False, download=False)
+
+
+def _age_extractor(d: Path, digits: int, where: tuple[str, ...]) -> dict:  # type: ignore[type-arg]
+    """Rewrite d's runs.meta.json as an older version wrote it: the extractor identity at `where` with its weights
+    hash cut to `digits` (and the config hash that identity gives); return the aged meta."""
+    meta = json.loads((d / META_FILE).read_text())
+    node = meta["identity"]
+    for k in where:
+        node = node[k]
+    assert len(node["weights"]) == 64
+    node["weights"] = node["weights"][:digits]
+    meta["config_hash"] = identity_hash(meta["identity"])
+    (d / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    return meta
+
+
+def test_inception_identity_holds_the_full_sha256(weights: Path) -> None:
+    ex = _inception(weights)
+    assert ex.identity()["weights"] == sha256_file(weights) and len(sha256_file(weights)) == 64
+    assert ex.legacy_identity() == {**ex.identity(), "weights": sha256_file(weights)[:8]}
+
+
+@pytest.mark.parametrize("stored, now, same", [
+    ({"extractor": {"name": "inception", "weights": FULL[:8]}}, {"extractor": {"name": "inception", "weights": FULL}},
+     True),
+    ({"content": {"extractor": {"weights": FULL[:16]}}}, {"content": {"extractor": {"weights": FULL}}}, True),
+    ({"features": {"weights": FULL[:8]}}, {"features": {"weights": FULL}}, True),  # ganeval-score's config
+    ({"extractor": {"weights": "abcdef02"}}, {"extractor": {"weights": FULL}}, False),  # other weights
+    ({"extractor": {"weights": FULL[:7]}}, {"extractor": {"weights": FULL}}, False),  # shorter than any stored form
+    ({"extractor": {"weights": FULL[:8], "dims": 64}}, {"extractor": {"weights": FULL, "dims": 2048}}, False),
+    ({"generator": {"weights": FULL[:8]}}, {"generator": {"weights": FULL}}, False),  # only an extractor's weights
+    ({"weights": FULL[:8]}, {"weights": FULL}, False),
+    ({"extractor": {"path": FULL[:8]}}, {"extractor": {"path": FULL}}, False),
+    ({"extractor": {"weights": FULL}}, {"extractor": {"weights": FULL[:8]}}, False),  # now shorter: never
+])
+def test_same_identity_accepts_a_short_extractor_weights_hash(stored: dict, now: dict, same: bool) -> None:  # type: ignore[type-arg]
+    assert same_identity(stored, now) is same
+
+
+def _blocks(weights: Path) -> tuple[list, dict]:  # type: ignore[type-arg]
+    from ganeval.features import extract
+    from ganeval.protocol import Block
+
+    ex = _inception(weights)
+    x = np.random.default_rng(0).integers(0, 256, (24, 3, 75, 75), dtype=np.uint8)
+    feats = extract(x, ex, batch_size=24, progress=False)
+    return [Block(feats[:12], [({"model": "fake"}, feats[12:])])], {"extractor": ex.identity()}
+
+
+def test_library_folder_with_a_short_extractor_hash_resumes(weights: Path, tmp_path: Path) -> None:
+    from ganeval.protocol import Settings, run_blocks
+
+    blocks, ident = _blocks(weights)
+    d = tmp_path / "res"
+    settings = Settings(runs=2, sample_size=8, metrics=("fid",), progress=False)
+    run_blocks(blocks, settings, d, ident)
+    meta = json.loads((d / META_FILE).read_text())
+    for runs, digits in ((3, 8), (4, 16)):
+        old = _age_extractor(d, digits, ("data", "extractor"))
+        stored = (d / "runs.csv").read_text()
+        rows = run_blocks(blocks, Settings(runs=runs, sample_size=8, metrics=("fid",), progress=False), d, ident)
+        assert sorted(set(rows["run"])) == list(range(runs)) and (d / "runs.csv").read_text().startswith(stored)
+        migrated = json.loads((d / META_FILE).read_text())
+        assert migrated["config_hash"] != old["config_hash"]
+        assert migrated["identity"]["data"] == meta["identity"]["data"]  # today's form: the full hash
+    old = _age_extractor(d, 8, ("data", "extractor"))
+    old["identity"]["data"]["extractor"]["weights"] = "0" * 8  # other weights under a short hash
+    old["config_hash"] = identity_hash(old["identity"])
+    (d / META_FILE).write_text(json.dumps(old))
+    with pytest.raises(ConfigMismatchError, match="another config"):
+        run_blocks(blocks, Settings(runs=5, sample_size=8, metrics=("fid",), progress=False), d, ident)
+    assert json.loads((d / META_FILE).read_text()) == old  # nothing rewritten
+
+
+@pytest.mark.slow
+def test_ganeval_app_resumes_a_folder_with_a_short_extractor_hash(weights: Path, tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    from apphelp import run_inprocess
+
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "real.npy", rng.integers(0, 256, size=(20, 3, 75, 75), dtype=np.uint8))
+    np.save(tmp_path / "fake.npy", rng.integers(0, 128, size=(20, 3, 75, 75), dtype=np.uint8))
+    d = tmp_path / "res"
+    args = ["experiment=benchmark", "data=array", f"data.path={tmp_path / 'real.npy'}", "generator=samples",
+            f"generator.path={tmp_path / 'fake.npy'}", "features=inception", f"features.weights={weights}",
+            "features.download=false", "features.dims=64", "features.resize=false", "sample_size=10",
+            "batch_size=20", "~metrics.imd", "~metrics.kid", "progress=false", "plots=false", f"cache_dir={tmp_path / 'cache'}",
+            f"results_dir={d}"]
+    run_inprocess([*args, "runs=1"])
+    old = _age_extractor(d, 8, ("data", "content", "extractor"))
+    stored = (d / "runs.csv").read_text()
+    with caplog.at_level(logging.INFO):
+        run_inprocess([*args, "runs=2"])
+    assert "resuming: 1 of 2" in caplog.text and (d / "runs.csv").read_text().startswith(stored)
+    migrated = json.loads((d / META_FILE).read_text())
+    assert migrated["identity"]["data"]["content"]["extractor"]["weights"] == sha256_file(weights)
+    assert migrated["config_hash"] != old["config_hash"]
+    summary = json.loads((d / "summary.json").read_text())
+    assert summary["config_hash"] == migrated["config_hash"] and summary["extractor"]["weights"] == sha256_file(weights)
