@@ -126,3 +126,99 @@ def test_ganeval_app_resumes_a_folder_with_a_short_extractor_hash(weights: Path,
     assert migrated["config_hash"] != old["config_hash"]
     summary = json.loads((d / "summary.json").read_text())
     assert summary["config_hash"] == migrated["config_hash"] and summary["extractor"]["weights"] == sha256_file(weights)
+
+
+def _older_entry(cache_dir: Path, content: str, identity: dict, feats: np.ndarray) -> Path:  # type: ignore[type-arg]
+    """Write a feature-cache entry as an older ganeval did: under the key of `identity` (its weights hash short)."""
+    from ganeval.features import cache as fcache
+
+    path = fcache.cache_path(cache_dir, fcache.cache_key(content, identity))
+    fcache.save_cached(path, feats, {"extractor": identity, "content": content, "n": int(feats.shape[0])})
+    return path
+
+
+def _counting(ex: object, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the extractor's forward passes (every batch goes through `device_stage`)."""
+    calls: list[int] = []
+    real = ex.device_stage  # type: ignore[attr-defined]
+    monkeypatch.setattr(ex, "device_stage", lambda b: calls.append(len(b)) or real(b))
+    return calls
+
+
+def _snapshot(d: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def test_a_cache_entry_of_the_short_identity_is_used_read_only(weights: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from ganeval.features import cache as fcache
+    from ganeval.features import extract_with_info
+    from ganeval.hashing import StreamHasher
+
+    x = np.random.default_rng(5).integers(0, 256, (3, 3, 75, 75), dtype=np.uint8)
+    h = StreamHasher()
+    h.update(x)
+    ex = _inception(weights)
+    old_identity = {**ex.identity(), "weights": sha256_file(weights)[:8]}  # what the extractor recorded before
+    marked = np.arange(3 * 64, dtype=np.float32).reshape(3, 64)  # not the network's: proves the entry is read
+    old = _older_entry(tmp_path / "c", h.hexdigest(), old_identity, marked)
+    before = _snapshot(tmp_path / "c")
+    calls = _counting(ex, monkeypatch)
+    got, info = extract_with_info(x, ex, cache_dir=tmp_path / "c", progress=False)
+    assert calls == [] and info["cache_hit"] and info["cache_file"] == str(old)
+    np.testing.assert_array_equal(got, marked)
+    assert _snapshot(tmp_path / "c") == before  # never rewritten, copied or moved
+    # an entry under another weights file's short hash is not these weights' features: computed and stored anew
+    other = inc.save_random_weights(tmp_path / "other.pth", seed=1)
+    ex2 = _inception(other)
+    calls2 = _counting(ex2, monkeypatch)
+    _older_entry(tmp_path / "d", h.hexdigest(), {**ex2.identity(), "weights": sha256_file(weights)[:8]}, marked)
+    got2, info2 = extract_with_info(x, ex2, cache_dir=tmp_path / "d", progress=False)
+    assert calls2 == [3] and not info2["cache_hit"] and not np.array_equal(got2, marked)
+    assert Path(info2["cache_file"]).name == f"{fcache.cache_key(h.hexdigest(), ex2.identity())}.npz"  # today's key
+
+
+def test_a_streamed_source_uses_the_short_identity_entry(weights: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from PIL import Image
+
+    from ganeval.data.sources import ImageSource
+    from ganeval.features import extract_with_info
+
+    rng = np.random.default_rng(1)
+    (tmp_path / "img").mkdir()
+    for i in range(3):
+        Image.fromarray(rng.integers(0, 256, (75, 75, 3), dtype=np.uint8)).save(tmp_path / "img" / f"{i}.png")
+    source = ImageSource(tmp_path / "img")
+    ex = _inception(weights)
+    marked = np.ones((3, 64), np.float32)
+    old = _older_entry(tmp_path / "c", source.content(batch_size=50)["stream"],
+                       {**ex.identity(), "weights": sha256_file(weights)[:8]}, marked)
+    calls = _counting(ex, monkeypatch)
+    got, info = extract_with_info(source, ex, cache_dir=tmp_path / "c", progress=False)
+    assert calls == [] and info["cache_hit"] and info["cache_file"] == str(old)
+    np.testing.assert_array_equal(got, marked)
+
+
+@pytest.mark.slow
+def test_dinov2_cache_entry_of_its_16_digit_identity_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    timm = pytest.importorskip("timm")
+    from ganeval.features import extract_with_info, get_extractor
+    from ganeval.hashing import StreamHasher
+
+    torch.manual_seed(0)
+    model = timm.create_model("vit_small_patch14_dinov2.lvd142m", img_size=224, num_classes=0)
+    torch.save(model.state_dict(), tmp_path / "random_vits14.pth")
+    ex = get_extractor("dinov2", arch="vits14", weights=str(tmp_path / "random_vits14.pth"), download=False)
+    full = sha256_file(tmp_path / "random_vits14.pth")
+    assert ex.identity()["weights"] == full and ex.legacy_identity()["weights"] == full[:16]  # type: ignore[index]
+    x = np.random.default_rng(2).integers(0, 256, (2, 3, 32, 32), dtype=np.uint8)
+    h = StreamHasher()
+    h.update(x)
+    marked = np.full((2, 384), 7, np.float32)
+    old = _older_entry(tmp_path / "c", h.hexdigest(), {**ex.identity(), "weights": full[:16]}, marked)
+    calls = _counting(ex, monkeypatch)
+    got, info = extract_with_info(x, ex, cache_dir=tmp_path / "c", progress=False)
+    assert calls == [] and info["cache_hit"] and info["cache_file"] == str(old)
+    np.testing.assert_array_equal(got, marked)
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [old.name]  # nothing written beside it
