@@ -35,6 +35,13 @@ def short_hash(digest: str) -> str:
     return digest[:SHOWN]
 
 
+def shown_extractor(identity: Any) -> Any:
+    """An extractor identity as displayed (report, messages): its "weights" hash short; what is stored keeps it full."""
+    if isinstance(identity, Mapping) and isinstance(identity.get("weights"), str):
+        return {**identity, "weights": short_hash(identity["weights"])}
+    return identity
+
+
 def cut_short_form(stored: Any, now: Any) -> bool:
     """Whether `stored` is `now` as an older ganeval stored it: hex of SHORTEST_STORED or more digits that is a proper
     prefix of today's (longer) hex hash `now`. What lets results, caches and references of older versions be used."""

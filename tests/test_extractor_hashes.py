@@ -126,6 +126,8 @@ def test_ganeval_app_resumes_a_folder_with_a_short_extractor_hash(weights: Path,
     assert migrated["config_hash"] != old["config_hash"]
     summary = json.loads((d / "summary.json").read_text())
     assert summary["config_hash"] == migrated["config_hash"] and summary["extractor"]["weights"] == sha256_file(weights)
+    report = (d / "report.html").read_text()
+    assert sha256_file(weights)[:8] in report and sha256_file(weights) not in report  # stored full, shown short
 
 
 def _older_entry(cache_dir: Path, content: str, identity: dict, feats: np.ndarray) -> Path:  # type: ignore[type-arg]
@@ -222,3 +224,65 @@ def test_dinov2_cache_entry_of_its_16_digit_identity_is_used(tmp_path: Path, mon
     assert calls == [] and info["cache_hit"] and info["cache_file"] == str(old)
     np.testing.assert_array_equal(got, marked)
     assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [old.name]  # nothing written beside it
+
+
+def _aged_reference(src: Path, dst: Path, weights: str, weights_sha256: object = "keep") -> Path:
+    """`src` (a ganeval reference) with its recorded extractor "weights" replaced, as an older version wrote it."""
+    with np.load(src) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["extractor"]["weights"] = weights
+    if weights_sha256 != "keep":
+        meta["weights_sha256"] = weights_sha256
+    arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+    np.savez(dst, **arrays)
+    return dst
+
+
+def test_a_reference_saved_with_the_short_identity_is_accepted(weights: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from ganeval.app.score import main
+
+    rng = np.random.default_rng(3)
+    np.save(tmp_path / "real.npy", rng.integers(0, 256, (8, 3, 16, 16), dtype=np.uint8))
+    np.save(tmp_path / "fake.npy", rng.integers(0, 200, (8, 3, 16, 16), dtype=np.uint8))
+    common = ["--weights", str(weights), "--no-download", "--quiet", "--dims", "64",
+              "--metrics", "fid", "--cache-dir", str(tmp_path / "c")]
+    ref = tmp_path / "ref.npz"
+    assert main(["--save-ref", str(ref), str(tmp_path / "real.npy"), *common]) == 0
+    with np.load(ref) as z:
+        meta = json.loads(str(z["meta"]))
+    full = sha256_file(weights)
+    assert meta["extractor"]["weights"] == meta["weights_sha256"] == full  # stored full, and the two agree
+    capsys.readouterr()
+
+    def score(real: Path) -> tuple[int, str, str]:
+        code = main([str(real), str(tmp_path / "fake.npy"), *common, "--json"])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, today, err = score(ref)
+    assert code == 0, err
+    for digits in (8, 16):  # Inception recorded 8 digits; DINOv2/CLIP 16
+        code, out, err = score(_aged_reference(ref, tmp_path / f"old{digits}.npz", full[:digits]))
+        assert code == 0 and json.loads(out)["results"] == json.loads(today)["results"], err
+    for bad, note in ((_aged_reference(ref, tmp_path / "other.npz", "0" * 8), "other weights under a short hash"),
+                      (_aged_reference(ref, tmp_path / "both.npz", full[:8], "0" * 64), "its full hash disagrees")):
+        code, out, err = score(bad)
+        assert code == 2 and "made by another extractor" in err, note
+        assert full[:8] in err and full not in err, err  # the hash shown short
+
+
+def test_report_and_paper_table_show_the_weights_hash_short() -> None:
+    from ganeval.hashing import shown_extractor
+    from ganeval.results.collate import _same_protocol
+    from ganeval.studies.paper_table import protocol_differences
+
+    ident = {"name": "inception", "dims": 2048, "resize": 299, "weights": FULL, "autocast": None}
+    assert shown_extractor(ident) == {**ident, "weights": FULL[:8]} and shown_extractor(None) is None
+    (line,) = [d for d in protocol_differences(10000, 100, 0.99, ident, None) if "weights" in d]
+    assert f"Inception weights {FULL[:8]}… (not the published" in line and FULL not in line
+    published = {**ident, "weights": "6726825d" + FULL[8:]}
+    assert not [d for d in protocol_differences(10000, 100, 0.99, published, None) if "weights" in d]
+    assert _same_protocol("extractor", {**ident, "weights": FULL[:8]}, ident)  # a job of an older version: collated
+    assert not _same_protocol("extractor", {**ident, "weights": "abcdef02"}, ident)
