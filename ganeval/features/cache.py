@@ -7,7 +7,8 @@ and treated as a miss; writes are atomic, so a crash never leaves a half-written
 Caches of older versions: identities used to hold the weights hash cut short (Inception 8, DINOv2/CLIP 16 hex
 digits), so their entries sit under other keys. `find_cached` falls back to that key on a miss (the features of the
 same content by the same weights file, the hash's prefix being today's): the entry is read only, never rewritten,
-moved or copied; new entries are written under today's key.
+moved or copied; new entries are written under today's key. (The chunks of a streamed extraction an older version
+was stopped in, `partial/` under its key, are not resumed: computed again.)
 """
 
 from __future__ import annotations
