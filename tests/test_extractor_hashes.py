@@ -286,3 +286,25 @@ def test_report_and_paper_table_show_the_weights_hash_short() -> None:
     assert not [d for d in protocol_differences(10000, 100, 0.99, published, None) if "weights" in d]
     assert _same_protocol("extractor", {**ident, "weights": FULL[:8]}, ident)  # a job of an older version: collated
     assert not _same_protocol("extractor", {**ident, "weights": "abcdef02"}, ident)
+
+
+def test_ganeval_score_out_folder_with_short_extractor_hashes_resumes(weights: Path, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """ganeval-score's store holds the extractor identity twice (config "features", content "extractor")."""
+    from ganeval.app.score import main
+
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "r.npy", rng.integers(0, 256, (12, 3, 16, 16), dtype=np.uint8))
+    np.save(tmp_path / "f.npy", rng.integers(0, 200, (12, 3, 16, 16), dtype=np.uint8))
+    out = tmp_path / "out"
+    args = [str(tmp_path / "r.npy"), str(tmp_path / "f.npy"), "--weights", str(weights), "--no-download", "--dims",
+            "64", "--metrics", "fid", "--sample-size", "8", "--out", str(out), "--quiet"]
+    assert main([*args, "--runs", "2"]) == 0
+    _age_extractor(out, 8, ("data", "config", "features"))
+    old = _age_extractor(out, 8, ("data", "content", "extractor"))
+    stored = (out / "runs.csv").read_text()
+    assert main([*args, "--runs", "3"]) == 0, capsys.readouterr().err
+    assert (out / "runs.csv").read_text().startswith(stored) and len((out / "runs.csv").read_text()) > len(stored)
+    migrated = json.loads((out / META_FILE).read_text())
+    assert migrated["config_hash"] != old["config_hash"]
+    assert migrated["identity"]["data"]["config"]["features"]["weights"] == sha256_file(weights)
