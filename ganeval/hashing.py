@@ -42,6 +42,17 @@ def shown_extractor(identity: Any) -> Any:
     return identity
 
 
+def shown_identity(identity: Any) -> Any:
+    """An input's identity as displayed (report): every hex hash under a key ending in "sha256" short, nested too;
+    what is stored keeps them full."""
+    if isinstance(identity, Mapping):
+        return {k: (short_hash(v) if str(k).endswith("sha256") and isinstance(v, str) and set(v) <= _HEX
+                    else shown_identity(v)) for k, v in identity.items()}
+    if isinstance(identity, list):
+        return [shown_identity(v) for v in identity]
+    return identity
+
+
 def cut_short_form(stored: Any, now: Any) -> bool:
     """Whether `stored` is `now` as an older ganeval stored it: hex of SHORTEST_STORED or more digits that is a proper
     prefix of today's (longer) hex hash `now`. What lets results, caches and references of older versions be used."""
