@@ -259,4 +259,4 @@ def test_benchmark_on_images_with_inception_features(tmp_path) -> None:  # type:
     import json
 
     ident = json.loads((out / "summary.json").read_text())["extractor"]
-    assert ident["name"] == "inception" and ident["dims"] == 2048 and len(ident["weights"]) == 8
+    assert ident["name"] == "inception" and ident["dims"] == 2048 and len(ident["weights"]) == 64

@@ -19,7 +19,7 @@ from torch import nn
 from ganeval.data.images import images_to_float, to_rgb
 from ganeval.features.base import Extractor, register
 from ganeval.features.resize import pil_float_bicubic, pixels_255, tf1_bilinear
-from ganeval.hashing import sha256_file
+from ganeval.hashing import sha256_file, short_hash
 
 log = logging.getLogger(__name__)
 
@@ -308,6 +308,7 @@ class InceptionExtractor(Extractor):
     """
 
     fd_name = "Inception"  # FD on Inception pool3 is FID itself
+    legacy_weights_digits = 8
 
     def __init__(
         self,
@@ -352,7 +353,7 @@ class InceptionExtractor(Extractor):
                 log.warning(
                     "Inception weights %s have SHA-256 %s..., not the published FID weights (%s...): "
                     "features are not comparable with published FID numbers",
-                    self._path, sha[:8], PUBLISHED_SHA256_PREFIX,
+                    self._path, short_hash(sha), PUBLISHED_SHA256_PREFIX,
                 )
         return self._path
 
@@ -363,7 +364,7 @@ class InceptionExtractor(Extractor):
             "block": self.block,
             "resize": RESIZE if self.resize else None,
             "preprocess": RESIZE_MODES[self.resize_mode or DEFAULT_RESIZE_MODE],
-            "weights": weights_sha256(self.weights_path())[:8],
+            "weights": weights_sha256(self.weights_path()),  # full SHA-256 (8 digits before: `legacy_weights_digits`)
             "autocast": self.autocast,
         }
         if self.resize_mode not in (None, DEFAULT_RESIZE_MODE):  # the default keeps the identity it always had
