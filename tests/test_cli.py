@@ -158,7 +158,8 @@ def test_cli_unknown_option_lists_what_exists(tmp_path) -> None:  # type: ignore
         (["seed=x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
         (["train_seeds=[0,1.5]"], "train_seeds[1]: Value '1.5' of type 'float' could not be converted to Integer"),
         (["runs=null"], "runs: field 'runs' is not Optional"),
-        (["train_seeds=3"], "train_seeds: Invalid value assigned: int is not a ListConfig, list or tuple"),
+        (["train_seeds=3"], "train_seeds: Invalid value assigned: int is not a ListConfig, list or tuple; give a list, "
+                            "e.g. train_seeds=[0,1,2]"),
         (["overwrite=no"], "overwrite must be true or false, got 'no'"),
         (["experiment=blur_swep"], "experiment=blur_swep: no such option (did you mean blur_sweep?); experiment is one "
                                    "of benchmark, blur_sweep,"),

@@ -147,7 +147,11 @@ def one_line(e: BaseException) -> str:
         hint = schema.closest(leaf, known)
         return f"{key}: no such key{hint}; `ganeval --help` lists the keys"
     if isinstance(cause, OmegaConfBaseException) and getattr(cause, "full_key", None):
-        return f"{cause.full_key}: {str(cause).splitlines()[0]}"
+        first = str(cause).splitlines()[0]
+        if "is not a ListConfig" in first:  # train_seeds=3: say what a list looks like on the command line
+            example = {"train_seeds": "[0,1,2]", "plugins": "[mymodule]"}.get(str(cause.full_key), "[a,b]")
+            first = first.rstrip(".") + f"; give a list, e.g. {cause.full_key}={example}"
+        return f"{cause.full_key}: {first}"
     text = str(e).partition("Config search path")[0]
     missing = re.search(r"Could not find '([\w/@.]+)/([^'/]+)'", text)
     listed = re.search(r"Available options in '[^']+':(.*)", text, re.S)
