@@ -27,8 +27,31 @@ def app_config(overrides: list[str]) -> Any:
 
 
 def run_inprocess(overrides: list[str]) -> Any:
-    """Compose the config like the `ganeval` command and run it; return the experiment's summary."""
-    return run_app(app_config(overrides))
+    """Compose the config like the `ganeval` command and run it; return the experiment's summary. A real run must
+    write nothing its plan does not list (`Plan.outputs`): checked here for every in-process run of the tests."""
+    from ganeval.app.plan import build_plan
+
+    planned = None
+    try:
+        plan = build_plan(app_config(overrides))
+        planned = None if plan.dry_run else (plan.results_dir, set(plan.outputs))
+    except Exception:  # a refused config: run_app raises the same, below
+        pass
+    out = run_app(app_config(overrides))
+    if planned is not None:
+        check_outputs(*planned)
+    return out
+
+
+def check_outputs(results_dir: Any, planned: set[str]) -> None:
+    """The files a run wrote (its manifest) are among those its plan lists."""
+    import json
+    from pathlib import Path
+
+    manifest = Path(results_dir) / ".ganeval-outputs.json"
+    if manifest.is_file():
+        written = set(json.loads(manifest.read_text())["files"])
+        assert written <= planned, f"written but not in the plan's outputs: {sorted(written - planned)}"
 
 
 def toy_points(n: int, seed: int) -> Any:

@@ -60,15 +60,16 @@ def _nodes(node: Any, where: str) -> Iterator[tuple[str, Any]]:
             yield from _nodes(child, f"{where}[{i}]")
 
 
-def check_targets(cfg: Any) -> list[str]:
-    """Import the `_target_` of every node of the config (except `run_experiment`, instantiated already); ValueError
-    naming the key of one that does not import."""
+def check_targets(cfg: Any, reads: tuple[str, ...] | None = None) -> list[str]:
+    """Import the `_target_` of every node the run reads (`used`; `run_experiment` is instantiated already);
+    ValueError naming the key of one that does not import."""
     from hydra.utils import get_object
     from omegaconf import OmegaConf
 
     found = []
     for where, node in _nodes(cfg, ""):
-        if "_target_" not in node or OmegaConf.is_missing(node, "_target_") or where == "run_experiment":
+        if "_target_" not in node or OmegaConf.is_missing(node, "_target_") or where == "run_experiment" \
+                or not used(cfg, where, reads):
             continue
         target = str(node._target_)
         try:
@@ -232,7 +233,7 @@ def check_plan(plan: Plan) -> list[str]:
     model plans (a real run does that when it reads them)."""
     params = plan.params
     checked = ["keys and values", "metric options vs sample_size", "results_dir, cache_dir, models_dir writable"]
-    checked += check_targets(params)
+    checked += check_targets(params, plan.reads)
     checked += check_nodes(params, plan.reads)
     # the data sizes before the dry run's own checks, so that a dry run refuses first what a real run refuses first;
     # a study that does not say which inputs it reads may leave the default data unread

@@ -29,6 +29,9 @@ from ganeval.studies.blur_verdict import verdict_text, write_verdict  # noqa: F4
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "second", "reference", "features")  # the config keys it reads inputs from (its plan)
+# the files it may write into results_dir (its plan lists them)
+OUTPUTS = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "table.md", "verdict.md", "blur.png",
+           "blur_examples.png", "report.html")
 
 METRIC_ORDER = ("imd", "fid", "kid")
 LABELS = {"imd": "IMD", "fid": "FID", "kid": "KID"}

@@ -23,6 +23,10 @@ from ganeval.protocol.api import unique_names
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "datasets", "generators", "generator", "features")  # the config keys it reads inputs from (its plan)
+# the files it may write into results_dir (its plan lists them)
+OUTPUTS = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "comparison.csv", "summary_seeds.csv",
+           "table.md", "table.tex", "verdict.md", "verdict.csv", "paper_cells.csv", "summary.png",
+           "differences.png", "report.html")
 
 
 def dataset_specs(cfg: Any, data_name: str = "data") -> dict[str, dict[str, Any]]:

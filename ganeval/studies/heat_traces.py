@@ -26,6 +26,9 @@ TRACE_METHODS = ("exact", "slq")
 SCALE = 1e6  # heat_trace returns normalised traces ×1e6
 
 INPUTS = ("datasets", "features")  # the config keys it reads inputs from (its plan)
+# the files it may write into results_dir (its plan lists them)
+OUTPUTS = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "accuracy.csv", "table.md", "verdict.md",
+           "heat_traces.png", "report.html")
 
 
 @dataclass

@@ -27,6 +27,9 @@ from ganeval.studies.slq_claims import claim_verdicts, claims, one_row
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "features")  # the config keys it reads inputs from (its plan)
+# the files it may write into results_dir (its plan lists them)
+OUTPUTS = ("estimator.csv", "summary.csv", "summary.json", "table.md", "verdict.md", "slq_accuracy.png",
+           "report.html")
 
 
 @dataclass

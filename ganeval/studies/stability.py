@@ -32,6 +32,9 @@ from ganeval.studies.stability_report import RECALL_EXACT, VARIANCE_SIMILAR  # n
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "other", "features")  # the config keys it reads inputs from (its plan)
+# the files it may write into results_dir (its plan lists them)
+OUTPUTS = ("runs/", "summary.csv", "summary.json", "comparison.csv", "knn.csv", "table.md", "verdict.md", "stability.png",
+           "report.html")
 
 
 # --------------------------------------------------------------------------- the experiment

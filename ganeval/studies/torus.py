@@ -24,6 +24,9 @@ from ganeval.results.seeds import SEED
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "generators", "features")  # the config keys it reads inputs from (its plan)
+# the files it may write into results_dir (its plan lists them)
+OUTPUTS = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "comparison.csv", "summary_seeds.csv",
+           "table.md", "verdict.md", "verdict.csv", "torus.png", "report.html")
 
 # The paper's appendix (figure "torus"): mean ± half-width per metric, good and bad vanilla GAN, raw 3-D coordinates.
 PAPER: dict[str, dict[str, tuple[float, float]]] = {
