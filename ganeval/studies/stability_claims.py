@@ -21,6 +21,8 @@ from ganeval.studies.stability_grid import PAIRS
 from ganeval.studies.stability_report import label, verdict
 
 _MARK = {HOLDS: True, CONTRADICTED: False, NOT_TESTABLE: None}
+_EQUAL_DETAIL = "the approximate graph is the exact one"  # `stability_report.approx_claims`' reason, when it applies
+_EQUAL = "none: the approximate graph is the exact one (recall ≥ 0.999 at every n), no effect of approximation can show"
 
 
 def _separation(comparison: pd.DataFrame, summary: pd.DataFrame) -> list[Claim]:
@@ -58,7 +60,8 @@ def _diverges(comparison: pd.DataFrame, by: dict[str, dict[str, Any]]) -> list[C
             "than at the smallest n; recall ≥ 0.999 at every n: not testable (the graphs are equal)",
             "any difference", AS_STATED if v == HOLDS else BETTER if v == CONTRADICTED else NO_COMPARISON,
             f"approx − exact at n = {int(top.n)}: {top.diff_mean:+.3g} ± {top.half_width:.2g}",
-            float(top.p_value) if math.isfinite(float(top.p_value)) else math.nan, detectable=f"{top.mde:.2g}"))
+            float(top.p_value) if math.isfinite(float(top.p_value)) else math.nan,
+            detectable=f"{top.mde:.2g}" + (f" ({_EQUAL})" if _EQUAL_DETAIL in c["detail"] else "")))
     return out
 
 
@@ -91,7 +94,7 @@ def _ruled(by: dict[str, dict[str, Any]], comparison: pd.DataFrame) -> list[Clai
         v = {True: HOLDS, False: CONTRADICTED, None: NOT_TESTABLE}[c["holds"]]
         statement = next(text for key, text in _STATEMENTS.items() if name.startswith(key))
         out.append(Claim(name, statement, v, rule, thr, NO_COMPARISON, c["detail"][:200],
-                         detectable="" if v != NOT_TESTABLE else widest))
+                         detectable="" if v != NOT_TESTABLE else _EQUAL if _EQUAL_DETAIL in c["detail"] else widest))
     return out
 
 
