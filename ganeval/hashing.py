@@ -25,6 +25,41 @@ def _cut(digest: str, length: int | None) -> str:
     return digest[:length] if length else digest
 
 
+SHOWN = 8  # hex digits of a content hash where one is displayed (logs, tables, report); stored hashes are full
+SHORTEST_STORED = 8  # the shortest content hash older versions stored (generators' files, Inception's weights)
+_HEX = frozenset("0123456789abcdef")
+
+
+def short_hash(digest: str) -> str:
+    """A stored hash as it is displayed: its first SHOWN hex digits (what older versions stored, so both read alike)."""
+    return digest[:SHOWN]
+
+
+def shown_extractor(identity: Any) -> Any:
+    """An extractor identity as displayed (report, messages): its "weights" hash short; what is stored keeps it full."""
+    if isinstance(identity, Mapping) and isinstance(identity.get("weights"), str):
+        return {**identity, "weights": short_hash(identity["weights"])}
+    return identity
+
+
+def shown_identity(identity: Any) -> Any:
+    """An input's identity as displayed (report): every hex hash under a key ending in "sha256" short, nested too;
+    what is stored keeps them full."""
+    if isinstance(identity, Mapping):
+        return {k: (short_hash(v) if str(k).endswith("sha256") and isinstance(v, str) and set(v) <= _HEX
+                    else shown_identity(v)) for k, v in identity.items()}
+    if isinstance(identity, list):
+        return [shown_identity(v) for v in identity]
+    return identity
+
+
+def cut_short_form(stored: Any, now: Any) -> bool:
+    """Whether `stored` is `now` as an older ganeval stored it: hex of SHORTEST_STORED or more digits that is a proper
+    prefix of today's (longer) hex hash `now`. What lets results, caches and references of older versions be used."""
+    return (isinstance(stored, str) and isinstance(now, str) and SHORTEST_STORED <= len(stored) < len(now)
+            and set(stored) <= _HEX and set(now) <= _HEX and now.startswith(stored))
+
+
 def _numpy(a: np.ndarray | torch.Tensor) -> np.ndarray:
     """A numpy view (or CPU copy) of an array or tensor, whose bytes are what gets hashed."""
     return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)

@@ -158,11 +158,13 @@ def test_cli_unknown_option_lists_what_exists(tmp_path) -> None:  # type: ignore
         (["seed=x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
         (["train_seeds=[0,1.5]"], "train_seeds[1]: Value '1.5' of type 'float' could not be converted to Integer"),
         (["runs=null"], "runs: field 'runs' is not Optional"),
-        (["train_seeds=3"], "train_seeds: Invalid value assigned: int is not a ListConfig, list or tuple"),
+        (["train_seeds=3"], "train_seeds: Invalid value assigned: int is not a ListConfig, list or tuple; give a list, "
+                            "e.g. train_seeds=[0,1,2]"),
         (["overwrite=no"], "overwrite must be true or false, got 'no'"),
         (["experiment=blur_swep"], "experiment=blur_swep: no such option (did you mean blur_sweep?); experiment is one "
                                    "of benchmark, blur_sweep,"),
         (["features=pixel"], "features=pixel: no such option (did you mean pixels?)"),
+        (["~metrics.fd"], "~metrics.fd: no such key to delete; `ganeval --cfg job` shows the composed config"),
         (["-m", "plots=true,1"], "plots must be true or false, got 1"),
     ],
 )
@@ -258,4 +260,4 @@ def test_benchmark_on_images_with_inception_features(tmp_path) -> None:  # type:
     import json
 
     ident = json.loads((out / "summary.json").read_text())["extractor"]
-    assert ident["name"] == "inception" and ident["dims"] == 2048 and len(ident["weights"]) == 8
+    assert ident["name"] == "inception" and ident["dims"] == 2048 and len(ident["weights"]) == 64

@@ -1,4 +1,4 @@
-"""Every `ganeval …` command written in a config comment, the README's code blocks or `ganeval/app/main.py` works as
+"""Every `ganeval …` command written in a config comment, the code blocks of the README and docs/ or `ganeval/app/main.py` works as
 written: each is run with dry_run=true (compose + every check that needs no input's content, no work), a -m
 command once per job of its sweep; `ganeval-collate` examples name the folder a sweep makes. New experiment files
 are picked up by the glob. `python tests/test_commands.py` prints the list."""
@@ -179,8 +179,8 @@ def test_dry_run_catches_what_a_real_run_would_refuse(tmp_path: Path, monkeypatc
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match="metrics.kid.subset_size=1000 exceeds sample_size=500"):
         dry_run_job(["runs=10", "train_epochs=2", "sample_size=500"])  # the old smoke run: refused, not run
-    with pytest.raises(ValueError, match="sample_size=5000 is larger than the generated pool .*n_generated"):
-        dry_run_job(["sample_size=5000", "n_generated=4000", "metrics.kid.subset_size=100"])
+    with pytest.raises(ValueError, match="sample_size=1500 is larger than the generated pool .*n_generated"):
+        dry_run_job(["sample_size=1500", "n_generated=1000", "metrics.kid.subset_size=100"])  # the data has 1797
     with pytest.raises(ValueError, match="include names \\['mnst'\\]"):
         dry_run_job(["experiment=paper_table", "include=[mnst]"])
     with pytest.raises(ValueError, match="digits/wgan.train: gan=.nosuch. is not a preset"):

@@ -301,3 +301,40 @@ def test_dataset_configs_target_the_sources(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("GANEVAL_DATA", str(tmp_path))
     cfg = OmegaConf.load(CONFIGS / "data" / "mnist.yaml")
     assert instantiate(cfg, download=False).shape == (2, 1, 28, 28)
+
+
+def test_array_given_a_folder_says_it_is_one(tmp_path: Path) -> None:
+    """data=array data.path=FOLDER: the folder exists, so "does not exist" was wrong; say it is a folder and
+    name data=folder."""
+    from ganeval.data import array
+
+    (tmp_path / "imgs").mkdir()
+    with pytest.raises(ValueError, match=r"imgs is a folder, not a \.npy/\.npz file: .*data=folder"):
+        array(tmp_path / "imgs")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        array(tmp_path / "nope.npy")
+
+
+def test_folder_given_a_file_says_it_is_one(tmp_path: Path) -> None:
+    """data=folder data.path=FILE.npy: say it is a file and name data=array (not "does not exist")."""
+    np.save(tmp_path / "x.npy", np.zeros((3, 2), np.float32))
+    with pytest.raises(ValueError, match=r"x\.npy is a file, not a folder of images: .*data=array"):
+        gd.folder(tmp_path / "x.npy")
+
+
+def test_a_failed_download_leaves_no_empty_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline, a refused dataset leaves nothing behind: the root and dataset folders it made (empty) are removed;
+    a root that was there before stays."""
+    import torchvision.datasets.mnist as tvm
+
+    def offline(url: str, *a, **k) -> None:  # type: ignore[no-untyped-def]
+        raise URLError("no network")
+
+    monkeypatch.setattr(tvm, "download_and_extract_archive", offline)
+    with pytest.raises(DatasetNotFoundError, match="download failed"):
+        gd.mnist(tmp_path / "new_root", download=True)
+    assert not (tmp_path / "new_root").exists()
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(DatasetNotFoundError):
+        gd.mnist(tmp_path / "kept", download=True)
+    assert (tmp_path / "kept").is_dir() and list((tmp_path / "kept").iterdir()) == []

@@ -115,3 +115,16 @@ def test_state_dict_sha256() -> None:
     assert state_dict_sha256({"w": torch.zeros(2, dtype=torch.bfloat16), "extra": {"v": 1}})
     # pinned (= sha256 of '["w", [2, 2], "torch.float32"]' then the float32 bytes), so a change of the rule shows
     assert state_dict_sha256({"w": torch.arange(4, dtype=torch.float32).reshape(2, 2)}, 16) == "39ff183c7dd6eed6"
+
+
+def test_identities_are_stored_full_and_shown_short() -> None:
+    """(issue 22) The report shows every hash of an input's identity short, nested ones too; the stored one is full."""
+    from ganeval.hashing import shown_identity
+
+    full = "ab" * 32
+    ident = {"kind": "samples", "sha256": full, "train": {"data": {"sha256": full}}, "files": [{"code_sha256": full}],
+             "name": "f" * 64}
+    shown = shown_identity(ident)
+    assert shown == {"kind": "samples", "sha256": full[:8], "train": {"data": {"sha256": full[:8]}},
+                     "files": [{"code_sha256": full[:8]}], "name": "f" * 64}  # only hashes, by their key
+    assert ident["sha256"] == full  # the stored identity is untouched

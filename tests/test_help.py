@@ -1,4 +1,4 @@
-"""`ganeval --help`: generated from the experiment files and the root config's key comments, for the chosen command."""
+"""`ganeval --help`: generated from the experiment files and the schema's key help (app/schema.py), for the chosen command."""
 
 from __future__ import annotations
 
@@ -83,3 +83,9 @@ def test_a_top_level_key_is_declared_in_one_place() -> None:
     assert top == {"defaults", "hydra"}, top
     groups = {"data", "features", "metrics", "generator"}
     assert set(HELP) == set(ROOT_KEYS) - groups and all(len(h) > 10 for h in HELP.values())
+
+
+def test_dry_run_help_says_it_prints_the_plan_and_writes_nothing() -> None:
+    """The help line of dry_run says what it does since config -> Plan: prints the plan, does no work, writes nothing."""
+    line = helptext.key_descriptions()["dry_run"]
+    assert "print" in line and "plan" in line and "writes nothing" in line, line

@@ -365,3 +365,22 @@ def test_pool_too_small_message(files, tmp_path) -> None:  # type: ignore[no-unt
     with pytest.raises(ValueError, match=r"sample_size=350 is larger than the generated pool of array/fake "
                                          r"\(n_generated\) \(300 rows\): lower sample_size or give that pool more rows"):
         run_inprocess(_bench(tmp_path, files["real"], files["fake"], "sample_size=350"))
+
+
+def test_an_error_inside_a_target_is_one_line(tmp_path, caplog, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A dataset absent offline raises inside Hydra's instantiate: the refusal is the dataset's own message on one
+    line (Hydra's "Error in call to target ...", the repr and "full_key:" made it three), in both commands."""
+    from hydra.utils import instantiate
+
+    from ganeval.app.score_notes import refusal
+
+    node = OmegaConf.create({"_target_": "ganeval.data.datasets.cifar10", "root": str(tmp_path / "d"),
+                             "download": False})
+    with pytest.raises(user_errors()) as e:
+        instantiate(node)
+    caplog.clear()
+    assert report(e.value) == 2
+    (line,) = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert "\n" not in line and line.startswith("CIFAR10 not found under") and "Error in call" not in line, line
+    text = refusal(e.value, download=True)
+    assert "\n" not in text and text.startswith("CIFAR10 not found under"), text

@@ -132,3 +132,31 @@ def test_a_datasets_train_argument_is_not_a_generator_to_train(tmp_path: Path) -
     roles = {i.key: i.role for i in plan.inputs}
     assert roles["datasets.mnist.data"] == "data" and roles["datasets.mnist.generators.wgan"] == "generator to train"
     assert "datasets.celeba.data" not in roles  # left out by include
+
+
+def test_dry_run_refuses_like_the_real_run(tmp_path: Path) -> None:
+    """quickstart with sample_size=5000: both the dry run and the real run name the 1797 digits first (the dry run
+    used to name the generated pool, whose fix, n_generated, would only lead to the data's refusal)."""
+    for dry in ("true", "false"):
+        with pytest.raises(ValueError, match=r"sample_size=5000 is larger than data \(1797 rows\)"):
+            run_inprocess([f"dry_run={dry}", "sample_size=5000", f"results_dir={tmp_path / 'res'}"])
+    assert not (tmp_path / "res").exists()
+
+
+def test_describe_says_one_run() -> None:
+    from ganeval.protocol import Settings
+
+    plan = Plan(name="x", results_dir=Path("out"), device="cpu", config={}, study="m.run",
+                settings=Settings(runs=1, sample_size=10, metrics={"fid": {}}, progress=False))
+    assert "protocol: 1 run of 10 rows per pool" in describe(plan)
+
+
+def test_a_missing_value_is_named_with_an_example_of_its_own(tmp_path: Path) -> None:
+    """generator=samples without generator.path names generator.path, and no data.path example that is not its."""
+    with pytest.raises(ValueError) as info:
+        _plan(["experiment=benchmark", "data=digits", "generator=samples", f"results_dir={tmp_path}"])
+    text = str(info.value)
+    assert text.startswith("generator.path must be given: add generator.path=") and "data.path" not in text, text
+    with pytest.raises(ValueError, match=r"data.path must be given: .*e\.g\. data\.path=/path/to/real\.npy"):
+        _plan(["experiment=benchmark", "data=array", "generator=samples", "generator.path=x.npy",
+               f"results_dir={tmp_path}"])

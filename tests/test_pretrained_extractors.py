@@ -99,7 +99,7 @@ def test_identity_names_model_and_weights(dinov2_file: tuple[Path, torch.nn.Modu
     path, model = dinov2_file
     ident = get_extractor("dinov2", arch="vits14", weights=str(path)).identity()
     assert ident["name"] == "dinov2" and ident["model"] == "vit_small_patch14_dinov2.lvd142m"
-    assert ident["weights"] == sha256_file(path)[:16]
+    assert ident["weights"] == sha256_file(path)  # full SHA-256 (16 digits before)
     other = tmp_path / "other.pth"
     sd = {k: v.clone() for k, v in model.state_dict().items()}
     sd["norm.weight"] += 1

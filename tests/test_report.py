@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from apphelp import run_inprocess
+from ganeval.hashing import shown_extractor
 from ganeval.results.record import RunRecord
 from ganeval.results.report import render_report
 from ganeval.app.score import main
@@ -95,7 +96,7 @@ def check_report(out: Path) -> Page:
     assert record["interval_covers"] in text
     for pkg in ("python", "torch", "ganeval", "numpy"):
         assert pkg in text and record["packages"][pkg] in text
-    assert json.dumps(record["extractor"], sort_keys=True) in text  # extractor and weights identity
+    assert json.dumps(shown_extractor(record["extractor"]), sort_keys=True) in text  # extractor and weights identity
     for tag, attrs in page.tags:  # self-contained: no external stylesheet, script, image or frame
         assert tag not in ("script", "link", "iframe")
         for key in ("src", "href"):

@@ -85,6 +85,22 @@ def test_missing_weights_names_every_way_out(folders, tmp_path, monkeypatch, cap
     assert "nope.pth (--weights): no such file" in line and "--features pixels" in line
 
 
+
+def test_a_weights_file_that_is_not_weights_is_one_line(folders, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--weights naming the wrong file (here a .npy array, and a torch file holding a list): exit 2, one line
+    naming the file and --weights, no traceback (torch.load's UnpicklingError used to escape)."""
+    import torch
+
+    wrong = tmp_path / "feats.npy"
+    np.save(wrong, np.zeros((3, 4), dtype=np.float32))
+    listed = tmp_path / "list.pth"
+    torch.save([1, 2], listed)
+    for path in (wrong, listed):
+        assert main([str(folders["real"]), str(folders["fake"]), "--weights", str(path), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("ganeval-score: "), err
+        assert str(path) in err[0] and "--weights FILE" in err[0] and "--features pixels" in err[0], err[0]
+
 @pytest.mark.parametrize("extra, flag", [
     (["--runs", "3", "--sample-size", "600"], "--sample-size 600"),
     (["--runs", "3", "--sample-size", "400", "--option", "kid.subset_size=500"], "--option kid.subset_size="),
@@ -224,3 +240,47 @@ def test_output_piped_into_head_ends_quietly(tmp_path) -> None:  # type: ignore[
     p.stdout.close()  # the reader is gone before anything is printed (as `| head -0`)
     err = p.stderr.read().decode()
     assert p.wait(timeout=300) == 1 and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_file_where_a_folder_is_expected_names_the_fix(folders, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """One image file, or a text file, given as a set: one line saying what ganeval-score reads (one image: its
+    folder), not "array file must be .npy or .npz"."""
+    one = folders["real"] / "000.png"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x")
+    for arg, words in ((one, f"is one image file: give the folder that holds the images, e.g. {one.parent}"),
+                       (notes, "is not a file ganeval-score reads: give an image folder")):
+        assert main([str(arg), str(folders["fake"]), "--features", "pixels", "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"ganeval-score: {arg} ") and words in err[0], err
+
+
+def test_layout_and_confidence_refusals_name_their_flags(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A stated --layout that does not fit and a --confidence out of range: the flag as typed, and the way out."""
+    rng = np.random.default_rng(0)
+    for name in ("r", "f"):
+        np.save(tmp_path / f"{name}.npy", rng.integers(0, 255, (60, 8, 8, 3)).astype(np.uint8))
+    sets = [str(tmp_path / "r.npy"), str(tmp_path / "f.npy")]
+    assert main([*sets, "--features", "pixels", "--layout", "nchw", "--quiet"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("ganeval-score: --layout nchw given") and "--layout nhwc" in line, line
+    assert main([*sets, "--features", "pixels", "--confidence", "2", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().startswith("ganeval-score: --confidence must lie strictly between 0 and 1")
+
+
+def test_out_into_a_folder_of_someone_elses_files_is_refused(folders, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--out naming a folder of the user's own files (here the real images' folder) is refused before any work, as
+    the app refuses such a results_dir; --overwrite writes beside them."""
+    rng = np.random.default_rng(0)
+    for name in ("r", "f"):
+        np.save(tmp_path / f"{name}.npy", rng.normal(size=(60, 4)).astype(np.float32))
+    theirs = tmp_path / "mine"
+    theirs.mkdir()
+    (theirs / "table.md").write_text("my own table\n")
+    args = [str(tmp_path / "r.npy"), str(tmp_path / "f.npy"), "--metrics", "fid", "--quiet", "--out", str(theirs)]
+    assert main(args) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and line.startswith(f"ganeval-score: --out {theirs} is not empty (table.md)"), line
+    assert "--overwrite" in line and "results_dir" not in line, line
+    assert sorted(p.name for p in theirs.iterdir()) == ["table.md"]
+    assert main([*args, "--overwrite"]) == 0 and (theirs / "summary.csv").is_file()

@@ -87,7 +87,10 @@ def test_a_link_in_the_grids_place_is_refused_not_written_through(inputs: tuple[
     victim = tmp_path / "victim.png"
     victim.write_bytes(b"keep")
     os.symlink(victim, out / "samples_1_fake.png")
+    # a folder holding only someone's link is not ganeval's: refused as such; --overwrite reaches the link itself
     assert main([str(real), str(fake), *ARGS, "--out", str(out)]) == 2
+    assert "is not empty (samples_1_fake.png)" in capsys.readouterr().err
+    assert main([str(real), str(fake), *ARGS, "--out", str(out), "--overwrite"]) == 2
     assert victim.read_bytes() == b"keep" and (out / "samples_1_fake.png").is_symlink()
     err = capsys.readouterr().err
     assert "samples_1_fake.png is a symbolic link" in err and "choose another --out" in err and len(err.strip().splitlines()) == 1

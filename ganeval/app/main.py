@@ -73,12 +73,23 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return (ValueError, FileNotFoundError, InstantiationException, OmegaConfBaseException, WeightsNotFoundError)
 
 
+def unwrapped(e: BaseException) -> BaseException:
+    """The error raised inside a `_target_` (a dataset absent offline, a bad file), not Hydra's wrapper around it,
+    whose text adds "Error in call to target ...", the cause's repr and "full_key:" on three lines."""
+    from hydra.errors import InstantiationException
+
+    while isinstance(e, InstantiationException) and isinstance(e.__cause__, Exception):
+        e = e.__cause__
+    return e
+
+
 def report(e: BaseException) -> int:
     """Log a user error as one message (the traceback too with HYDRA_FULL_ERROR=1); the exit status, 2. Missing
     Inception weights get the one line that names this command's keys (features.weights=FILE, features=pixels)."""
     full = os.environ.get(TRACEBACK, os.environ.get("HYDRA_FULL_ERROR", "0")) == "1"
     from ganeval.features.inception import WeightsNotFoundError
 
+    e = unwrapped(e)
     text: Any = e
     if isinstance(e, WeightsNotFoundError):
         from ganeval.app.score_notes import APP_WORDS, weights_message
@@ -136,7 +147,11 @@ def one_line(e: BaseException) -> str:
         hint = schema.closest(leaf, known)
         return f"{key}: no such key{hint}; `ganeval --help` lists the keys"
     if isinstance(cause, OmegaConfBaseException) and getattr(cause, "full_key", None):
-        return f"{cause.full_key}: {str(cause).splitlines()[0]}"
+        first = str(cause).splitlines()[0]
+        if "is not a ListConfig" in first:  # train_seeds=3: say what a list looks like on the command line
+            example = {"train_seeds": "[0,1,2]", "plugins": "[mymodule]"}.get(str(cause.full_key), "[a,b]")
+            first = first.rstrip(".") + f"; give a list, e.g. {cause.full_key}={example}"
+        return f"{cause.full_key}: {first}"
     text = str(e).partition("Config search path")[0]
     missing = re.search(r"Could not find '([\w/@.]+)/([^'/]+)'", text)
     listed = re.search(r"Available options in '[^']+':(.*)", text, re.S)
@@ -145,6 +160,9 @@ def one_line(e: BaseException) -> str:
         group, value = missing.groups()
         return (f"{group}={value}: no such option{schema.closest(value, options)}; {group} is one of "
                 f"{', '.join(options)}")
+    gone = re.search(r"Could not delete from config\. '([^']+)' does not exist", text)
+    if gone:  # ~KEY of a key the config does not hold (~metrics.fd)
+        return f"~{gone.group(1)}: no such key to delete; `ganeval --cfg job` shows the composed config"
     return " ".join(text.split())
 
 

@@ -255,8 +255,9 @@ def check_missing(cfg: Any) -> None:
     missing = sorted(k for k in OmegaConf.missing_keys(cfg) if not k.startswith("hydra") and not replicated(k))
     if missing:
         keys = ", ".join(missing)
-        raise ValueError(f"{keys} must be given: add {' '.join(k + '=...' for k in missing)} to the command line "
-                         "(e.g. data.path=/path/to/real.npy for data=array)")
+        example = " (e.g. data.path=/path/to/real.npy for data=array)" if "data.path" in missing else ""
+        raise ValueError(f"{keys} must be given: add {' '.join(k + '=...' for k in missing)} to the command line"
+                         + example)
 
 
 def check_keys(node: Any, path: str = "") -> None:
@@ -296,7 +297,7 @@ def describe(plan: Plan) -> str:
     s, o = plan.settings, plan.options
     metrics = ", ".join(f"{m.name}" for m, _ in s.metrics.ordered()) or "none"
     lines = [f"plan of experiment {plan.name} ({plan.study})",
-             f"  protocol: {s.runs} runs of {s.sample_size} rows per pool, seed {s.seed}, {s.confidence:.0%} "
+             f"  protocol: {s.runs} run{'s' if s.runs != 1 else ''} of {s.sample_size} rows per pool, seed {s.seed}, {s.confidence:.0%} "
              f"intervals, metrics {metrics}, on {plan.device}",
              f"  options: batch_size {o.batch_size}, n_generated {o.n_generated}, cache_dir {o.cache_dir}, "
              f"models_dir {o.models_dir}" + (f", train_epochs {o.train_epochs}" if o.train_epochs else "")

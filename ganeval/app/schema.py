@@ -60,8 +60,8 @@ class RootConfig(Dict[str, Any]):
     probe_repeats: int = key(0,
               "the first N runs also score IMD with a second probe draw (the probe share of the variance)")
     plots: bool = key(True, "write PNG figures next to the tables")
-    dry_run: bool = key(False,
-              "true: compose and check the config (keys, values, metric options, writability), no work")
+    dry_run: bool = key(False, "true: build the run's plan, make every check that needs no input, print it; no work, "
+                        "writes nothing")
     data: Optional[Any] = None  # the group nodes: `_target_` and its keyword arguments (checked when instantiated)
     features: Optional[Any] = None
     metrics: Optional[Dict[str, Any]] = None  # name -> options (the registry's option tables check them)

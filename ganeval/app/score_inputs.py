@@ -62,6 +62,20 @@ def data_names() -> list[str]:
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
 
+def unread_file(arg: str, file: Path) -> None:
+    """Refuse a file that is neither an array nor a container of images, saying what the command reads (a single
+    image file: the folder that holds it)."""
+    from ganeval.data.files import IMAGE_EXTENSIONS
+
+    suffix = file.suffix.lower()
+    if suffix in (".npy", ".npz"):
+        return
+    if suffix in IMAGE_EXTENSIONS:
+        raise ValueError(f"{arg} is one image file: give the folder that holds the images, e.g. {file.parent}")
+    raise ValueError(f"{arg} is not a file ganeval-score reads: give an image folder, a .zip/.tar of images, a "
+                     ".npy/.npz file (FILE.npz:KEY for one array of several) or a dataset name")
+
+
 def load_input(arg: str, size: int | None = None, layout: str = "auto") -> InputSet:
     """An input argument resolved (see the module doc for the order): image files are checked from their headers and
     streamed later, arrays loaded (4-D ones read in `layout`, see `ganeval.data.images.apply_layout`); `size` resizes
@@ -85,6 +99,7 @@ def load_input(arg: str, size: int | None = None, layout: str = "auto") -> Input
         ref = reference_input(arg, file, key)
         if ref is not None:
             return ref
+        unread_file(arg, Path(file).expanduser())
         try:
             arr = load_array(Path(file).expanduser(), key or None)
         except ValueError as e:

@@ -75,10 +75,14 @@ FLAG_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?<![-.\w])sample_size\b", r"--sample-size"),
     (r"(?<![-.\w])runs=(\d+)", r"--runs \1"),
     (r"(?<![-.\w])confidence=", r"--confidence "),
+    (r"^confidence\b", r"--confidence"),
+    (r"^layout=(\w+) given\b", r"--layout \1 given"),
     (r"(?<![-.\w])seed=(-?\d+)", r"--seed \1"),
     (r"\bgive that pool more rows\b", r"give that set more rows"),
     (r"(?<![-.\w])results_dir=(?=\S)", r"--out "),
     (r"(?<![-.\w])results_dir\b", r"--out"),
+    (r"(?<![-.\w])features\.weights=FILE\b", r"--weights FILE"),
+    (r"(?<![-.\w])features=(\w+)", r"--features \1"),
     (r"\bpass overwrite=true\b", r"pass --overwrite"),
     (r"(?<![-.\w])overwrite=true\b", r"--overwrite"),
 )
@@ -93,11 +97,13 @@ def in_flags(message: str) -> str:
 
 def refusal(error: BaseException, download: bool) -> str:
     """The one line `ganeval-score` prints for a user error: weights named by its flags, keys turned into flags."""
+    from ganeval.app.main import unwrapped
     from ganeval.features.inception import WeightsNotFoundError
 
+    error = unwrapped(error)
     if isinstance(error, WeightsNotFoundError):
         return weights_message(error, download)
-    return in_flags(str(error))
+    return in_flags(" ".join(str(error).split()))
 
 
 SCORE_WORDS = {"weights": "--weights FILE", "weights_arg": "--weights", "no_download": "--no-download",

@@ -17,6 +17,7 @@ import numpy as np
 from ganeval.data.references import (
     Moments, Reference, ReferenceError, check_file_writable, read_reference, refuse_moment_key,
 )
+from ganeval.hashing import cut_short_form, shown_extractor
 
 if TYPE_CHECKING:
     from ganeval.app.score_inputs import InputSet
@@ -102,11 +103,20 @@ def check_reference(ref: Reference, arg: str, extractor: Any, metrics: list[str]
     if ref.layout == "ganeval" and extractor.name != "identity":
         made = (ref.meta.get("extractor") or {})
         now = extractor.identity()
-        diff = sorted(k for k in made.keys() | now.keys() if made.get(k) != now.get(k))
+        diff = sorted(k for k in made.keys() | now.keys() if not same_made(k, made.get(k), now.get(k), ref.meta))
         if diff:
+            made, now = shown_extractor(made), shown_extractor(now)
             raise ReferenceError(f"REAL {arg} was made by another extractor than --features {extractor.name} "
                                  f"({', '.join(f'{k}: {made.get(k)!r} vs {now.get(k)!r}' for k in diff[:3])}): give "
                                  "the same --features/--dims/--resize/--weights, or write the reference again")
+
+
+def same_made(key: str, made: Any, now: Any, meta: dict[str, Any]) -> bool:
+    """Whether a reference's recorded extractor field is today's: equal, or its "weights" as older versions recorded
+    it (cut to 8/16 hex digits, a prefix of today's SHA-256; the full `weights_sha256` beside it, when there, equal)."""
+    if key != "weights" or made == now:
+        return bool(made == now)
+    return cut_short_form(made, now) and meta.get("weights_sha256") in (None, now)
 
 
 def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputSet"]) -> "ScoreResult":

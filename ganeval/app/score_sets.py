@@ -287,7 +287,10 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     if not request.fakes and request.save_ref is None and request.save_stats is None:
         raise ValueError("give at least one FAKE set to score against REAL (or --save-ref/--save-stats to write REAL's)")
     if request.out is not None:
+        from ganeval.results.outputs import check_foreign
+
         check_writable(Path(request.out), "--out")
+        check_foreign(request.out, request.overwrite)  # a folder of the user's own files, as the app refuses it
     sr.check_save(request)
     from ganeval.features.distributed import is_main
 

@@ -234,6 +234,10 @@ def check_plan(plan: Plan) -> list[str]:
     checked = ["keys and values", "metric options vs sample_size", "results_dir, cache_dir, models_dir writable"]
     checked += check_targets(params)
     checked += check_nodes(params, plan.reads)
+    # the data sizes before the dry run's own checks, so that a dry run refuses first what a real run refuses first;
+    # a study that does not say which inputs it reads may leave the default data unread
+    if plan.reads is not None:
+        checked += check_data_sizes(params, plan.settings.sample_size, plan.reads)
     if plan.dry_run:
         if params.get("features") is not None:
             checked.append(f"features ({type(pipeline.instantiate(params.features)).__name__}) options")
@@ -243,8 +247,6 @@ def check_plan(plan: Plan) -> list[str]:
         own = getattr(importlib.import_module(module), "validate", None)
         if callable(own):
             checked += list(own(plan) or [f"{module}.validate"])
-    if plan.reads is not None:  # a study that does not say which inputs it reads may leave the default data unread
-        checked += check_data_sizes(params, plan.settings.sample_size, plan.reads)
     checked += check_present(params, plan.reads)
     return checked
 

@@ -58,11 +58,22 @@ def _present(cls: Any, folder: Path) -> bool:
     return images and all((folder / f).is_file() for f in _md5_files(cls))
 
 
+def _remove_if_empty(made: list[Path]) -> None:
+    """Remove the folders of `made` (deepest first) that are still empty: a refused dataset leaves nothing behind."""
+    for d in made:
+        try:
+            d.rmdir()
+        except OSError:  # not empty (a partial download stays for the user to see) or already gone
+            pass
+
+
 def _open(cls: Any, root: Path, folder: Path, needs: str, download: bool, checksums: bool = True, **kw: Any) -> Any:
     name = cls.__name__
+    made = [d for d in (folder, *folder.parents) if not d.exists() and (d == root or root in d.parents)]
     try:
         return (cls if checksums else unverified(cls))(str(root), download=download, **kw)
     except Exception as e:  # torchvision: RuntimeError / URLError / OSError when absent and offline
+        _remove_if_empty(made)
         checked = hasattr(cls, "file_list") or hasattr(cls, "train_list")
         if checked and checksums and not download and _present(cls, folder):
             raise DatasetNotFoundError(

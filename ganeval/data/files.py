@@ -16,6 +16,9 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 def list_images(path: str | os.PathLike) -> list[Path]:
     """Image files under `path` (recursive; png/jpg/jpeg/webp/bmp, any case), sorted by relative path."""
     root = Path(path).expanduser()
+    if root.is_file():
+        raise ValueError(f"image folder {root} is a file, not a folder of images: for a .npy/.npz array use "
+                         "data=array (ganeval.data.array)")
     if not root.is_dir():
         raise FileNotFoundError(f"image folder {root} does not exist or is not a directory")
     files = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS]
@@ -147,6 +150,9 @@ def _with_layout(a: np.ndarray, p: Path, layout: str | None) -> np.ndarray:
 def load_array(path: str | os.PathLike, key: str | None = None, mmap: bool = False) -> np.ndarray:
     """`array` without the layout rule (for callers that apply their own: `ganeval-score --layout`)."""
     p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"array file {p} is a folder, not a .npy/.npz file: for a folder of images use "
+                         "data=folder (ganeval.data.folder)")
     if not p.is_file():
         raise FileNotFoundError(f"array file {p} does not exist")
     if p.suffix.lower() not in (".npy", ".npz"):

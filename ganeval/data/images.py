@@ -63,7 +63,7 @@ def apply_layout(a: ImageArray, layout: str | None, what: str, how: str, strict:
     axis = 3 if chosen == "nhwc" else 1
     if shape[axis] not in (1, 3):
         raise ValueError(f"layout={chosen} given but {what} of shape {shape} has {shape[axis]} on its channel axis "
-                         f"(axis {axis}; 1 or 3 expected): it is not {chosen.upper()}")
+                         f"(axis {axis}; 1 or 3 expected): it is not {chosen.upper()}; say the layout it has with {how}")
     if chosen == "nhwc":
         return a.permute(0, 3, 1, 2) if isinstance(a, torch.Tensor) else a.transpose(0, 3, 1, 2)
     return a

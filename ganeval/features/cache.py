@@ -3,6 +3,12 @@
 The key hashes the input content, the extractor identity (name, options, weights hash) and the cache
 format. A file that is unreadable, truncated or whose checksum does not match is reported in the log
 and treated as a miss; writes are atomic, so a crash never leaves a half-written entry.
+
+Caches of older versions: identities used to hold the weights hash cut short (Inception 8, DINOv2/CLIP 16 hex
+digits), so their entries sit under other keys. `find_cached` falls back to that key on a miss (the features of the
+same content by the same weights file, the hash's prefix being today's): the entry is read only, never rewritten,
+moved or copied; new entries are written under today's key. (The chunks of a streamed extraction an older version
+was stopped in, `partial/` under its key, are not resumed: computed again.)
 """
 
 from __future__ import annotations
@@ -30,6 +36,23 @@ def cache_key(content_hash: str, identity: dict[str, Any]) -> str:
 def cache_path(cache_dir: str | os.PathLike, key: str) -> Path:
     """The file that holds the entry `key`."""
     return Path(cache_dir) / f"{key}.npz"
+
+
+def find_cached(cache_dir: str | os.PathLike, content_hash: str, identity: dict[str, Any],
+                legacy: dict[str, Any] | None, n: int | None = None) -> tuple[Path, np.ndarray | None, Path]:
+    """(the entry's file under today's key, the cached features or None, the file they were read from): today's
+    key first, then on a miss the key of `legacy` (`Extractor.legacy_identity()`, the identity older versions wrote
+    entries under), read only."""
+    path = cache_path(cache_dir, cache_key(content_hash, identity))
+    feats = load_cached(path, n)
+    if feats is not None or legacy is None:
+        return path, feats, path
+    old = cache_path(cache_dir, cache_key(content_hash, legacy))
+    feats = load_cached(old, n)
+    if feats is not None:
+        log.info("feature cache entry %s written by an older ganeval (short weights hash) used as it is", old)
+        return path, feats, old
+    return path, None, path
 
 
 def load_cached(path: str | os.PathLike, n: int | None = None) -> np.ndarray | None:

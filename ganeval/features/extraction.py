@@ -183,12 +183,12 @@ def extract_with_info(
         for b in source.batches():
             hasher.update(b)
         content = hasher.hexdigest()
-        path = fcache.cache_path(cache_dir, fcache.cache_key(content, identity))  # type: ignore[arg-type]
+        path, cached, found = fcache.find_cached(cache_dir, content, identity, ex.legacy_identity(),  # type: ignore[arg-type]
+                                                 hasher.n)
         info.update(content_hash=content, cache_file=str(path))
-        cached = fcache.load_cached(path, hasher.n)
         if cached is not None:
-            log.info("feature cache hit: %s", path)
-            info.update(cache_hit=True, n=int(cached.shape[0]), seconds=time.perf_counter() - t0)
+            log.info("feature cache hit: %s", found)
+            info.update(cache_hit=True, cache_file=str(found), n=int(cached.shape[0]), seconds=time.perf_counter() - t0)
             return cached, info
         # a re-iterated stream is hashed again while computing: a dataset that yields different
         # images on each pass (random sampling) must not store features under the first pass's key

@@ -19,7 +19,7 @@ from torch import nn
 from ganeval.data.images import images_to_float, to_rgb
 from ganeval.features.base import Extractor, register
 from ganeval.features.resize import pil_float_bicubic, pixels_255, tf1_bilinear
-from ganeval.hashing import sha256_file
+from ganeval.hashing import sha256_file, short_hash
 
 log = logging.getLogger(__name__)
 
@@ -157,11 +157,23 @@ def fid_inception_architecture() -> nn.Module:
     return net
 
 
+WRONG_WEIGHTS_FIX = (f"give the FID Inception weights ({WEIGHTS_FILENAME}) with features.weights=FILE, "
+                     "or score without Inception: features=pixels")
+
+
 def load_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:
-    """Read a weights file safely (`weights_only=True`) onto the CPU."""
-    sd = torch.load(path, map_location="cpu", weights_only=True)
+    """Read a weights file safely (`weights_only=True`) onto the CPU; a file that is not one (an array, a damaged
+    download, a pickle of something else) is a ValueError naming it and the fix, not torch's traceback."""
+    import pickle
+
+    try:
+        sd = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as e:
+        first = ("not a weights-only torch.save file" if isinstance(e, pickle.UnpicklingError)  # torch's text is long
+                 else (str(e).strip().splitlines() or [type(e).__name__])[0][:120])
+        raise ValueError(f"weights file {path} cannot be read as PyTorch weights ({first}): {WRONG_WEIGHTS_FIX}") from e
     if not isinstance(sd, dict):
-        raise ValueError(f"weights file {path} does not hold a state dict (got {type(sd).__name__})")
+        raise ValueError(f"weights file {path} does not hold a state dict (got {type(sd).__name__}): {WRONG_WEIGHTS_FIX}")
     return sd
 
 
@@ -172,9 +184,9 @@ def loaded_architecture(state_dict: dict[str, torch.Tensor]) -> nn.Module:
     try:
         net.load_state_dict(state_dict, assign=True)
     except RuntimeError as e:
-        raise ValueError(f"weights are not a FID Inception state dict: {e}") from e
+        raise ValueError(f"weights are not a FID Inception state dict: {str(e).splitlines()[0]}: {WRONG_WEIGHTS_FIX}") from e
     if any(t.is_meta for t in (*net.parameters(), *net.buffers())):
-        raise ValueError("weights are not a FID Inception state dict: some tensors are missing")
+        raise ValueError(f"weights are not a FID Inception state dict: some tensors are missing: {WRONG_WEIGHTS_FIX}")
     return net
 
 
@@ -296,6 +308,7 @@ class InceptionExtractor(Extractor):
     """
 
     fd_name = "Inception"  # FD on Inception pool3 is FID itself
+    legacy_weights_digits = 8
 
     def __init__(
         self,
@@ -340,7 +353,7 @@ class InceptionExtractor(Extractor):
                 log.warning(
                     "Inception weights %s have SHA-256 %s..., not the published FID weights (%s...): "
                     "features are not comparable with published FID numbers",
-                    self._path, sha[:8], PUBLISHED_SHA256_PREFIX,
+                    self._path, short_hash(sha), PUBLISHED_SHA256_PREFIX,
                 )
         return self._path
 
@@ -351,7 +364,7 @@ class InceptionExtractor(Extractor):
             "block": self.block,
             "resize": RESIZE if self.resize else None,
             "preprocess": RESIZE_MODES[self.resize_mode or DEFAULT_RESIZE_MODE],
-            "weights": weights_sha256(self.weights_path())[:8],
+            "weights": weights_sha256(self.weights_path()),  # full SHA-256 (8 digits before: `legacy_weights_digits`)
             "autocast": self.autocast,
         }
         if self.resize_mode not in (None, DEFAULT_RESIZE_MODE):  # the default keeps the identity it always had

@@ -76,12 +76,12 @@ def extract_source(
     path = partial = None
     if use_cache:
         content = shared_content(source, batch_size, num_workers, cache_dir, progress and rank == 0)
-        path = fcache.cache_path(cache_dir, fcache.cache_key(content["stream"], identity))  # type: ignore[arg-type]
+        path, cached, found = fcache.find_cached(cache_dir, content["stream"], identity,  # type: ignore[arg-type]
+                                                 ex.legacy_identity(), len(source))
         info.update(content_hash=content["stream"], cache_file=str(path))
-        cached = fcache.load_cached(path, len(source))
         if cached is not None:
-            log.info("feature cache hit: %s", path)
-            info.update(cache_hit=True, n=len(source), seconds=time.perf_counter() - t0)
+            log.info("feature cache hit: %s", found)
+            info.update(cache_hit=True, cache_file=str(found), n=len(source), seconds=time.perf_counter() - t0)
             return (cached if rank == 0 else None), info
         partial = Path(cache_dir) / "partial" / f"{path.stem}-b{batch_size}-c{chunk_size}"  # type: ignore[arg-type]
         partial.mkdir(parents=True, exist_ok=True)

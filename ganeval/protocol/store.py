@@ -25,7 +25,7 @@ import pandas as pd
 
 from ganeval.common import atomic_write_text
 from ganeval.safety import open_own_file
-from ganeval.hashing import stable_hash
+from ganeval.hashing import cut_short_form, stable_hash
 from ganeval.protocol.task import RowSpec
 from ganeval.results.outputs import clear_outputs
 
@@ -150,8 +150,7 @@ def identity_hash(identity: Any) -> str:
     return stable_hash(identity)
 
 
-HEX = re.compile(r"[0-9a-f]+")
-SHORTEST_STORED = 8  # the shortest content hash older versions stored (generators' files, code and weights)
+EXTRACTOR_KEYS = ("extractor", "features")  # where an identity holds the feature extractor's (whose "weights" is a hash)
 
 
 def _plain(obj: Any) -> Any:
@@ -159,21 +158,26 @@ def _plain(obj: Any) -> Any:
     return json.loads(json.dumps(obj, sort_keys=True, default=str))
 
 
-def _same(stored: Any, now: Any, key: str = "") -> bool:
+def _hash_key(key: str, parent: str) -> bool:
+    """Whether the value under `key` (in a dict under `parent`) is a content hash older versions stored cut short:
+    keys ending in "sha256", and an extractor identity's "weights" (Inception 8, DINOv2/CLIP 16 digits before)."""
+    return key.endswith("sha256") or (key == "weights" and parent in EXTRACTOR_KEYS)
+
+
+def _same(stored: Any, now: Any, key: str = "", parent: str = "") -> bool:
     if isinstance(stored, dict) and isinstance(now, dict):
-        return stored.keys() == now.keys() and all(_same(stored[k], now[k], k) for k in stored)
+        return stored.keys() == now.keys() and all(_same(stored[k], now[k], k, key) for k in stored)
     if isinstance(stored, list) and isinstance(now, list):
-        return len(stored) == len(now) and all(_same(a, b, key) for a, b in zip(stored, now))
-    if (key.endswith("sha256") and isinstance(stored, str) and isinstance(now, str) and HEX.fullmatch(stored)
-            and HEX.fullmatch(now) and SHORTEST_STORED <= len(stored) < len(now)):
-        return now.startswith(stored)
+        return len(stored) == len(now) and all(_same(a, b, key, parent) for a, b in zip(stored, now))
+    if _hash_key(key, parent) and cut_short_form(stored, now):
+        return True
     return stored == now
 
 
 def same_identity(stored: Any, now: Any) -> bool:
     """Whether a results folder's stored identity is `now`'s, allowing the content hashes older ganeval versions
-    stored cut short (8 or 16 hex digits under a key ending in "sha256"): such a one must be a prefix of today's full
-    SHA-256, everything else equal."""
+    stored cut short (8 or 16 hex digits under a key ending in "sha256", or an extractor identity's "weights" under
+    "extractor"/"features"): such a one must be a prefix of today's full SHA-256, everything else equal."""
     return _same(stored, _plain(now))
 
 

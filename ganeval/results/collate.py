@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 
+from ganeval.hashing import cut_short_form
 from ganeval.results.files import write_csv
 from ganeval.results.record import RunRecord
 from ganeval.results.seeds import (
@@ -56,6 +57,14 @@ def find_jobs(root: str | Path) -> list[Path]:
     return jobs
 
 
+def _same_protocol(key: str, a: Any, b: Any) -> bool:
+    """Equal protocol values; the extractors also when one job recorded the weights hash short (an older version)."""
+    if key == "extractor" and isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        return all(a[k] == b[k] or (k == "weights" and (cut_short_form(a[k], b[k]) or cut_short_form(b[k], a[k])))
+                   for k in a)
+    return bool(a == b)
+
+
 def collate(root: str | Path) -> pd.DataFrame:
     """Merged summary of every job under `root`; ValueError when the jobs' protocols differ."""
     jobs = find_jobs(root)
@@ -63,7 +72,7 @@ def collate(root: str | Path) -> pd.DataFrame:
     base = records[0].protocol()
     for job, rec in zip(jobs[1:], records[1:]):
         p = rec.protocol()
-        diff = [k for k in base if base[k] != p[k]]
+        diff = [k for k in base if not _same_protocol(k, base[k], p[k])]
         if diff:
             detail = "; ".join(f"{k}: {base[k]!r} in {jobs[0].name} vs {p[k]!r} in {job.name}" for k in diff)
             raise ValueError(f"jobs under {root} use different protocols, which are never put in one table ({detail}); "

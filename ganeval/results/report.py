@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ganeval.common import atomic_write_text
+from ganeval.hashing import shown_extractor, shown_identity
 from ganeval.results.outputs import this_run, write_manifest
 
 if TYPE_CHECKING:
@@ -255,8 +256,9 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
                      + "</div>")
     parts += result_files(out, record, ours)
     parts.append('<h2 id="inputs">Extractor, generators, k-NN</h2>')
-    parts.append(meta_table([("extractor (weights identity)", record.extractor), ("IMD k-NN", record.knn)]
-                            + [(f"generator {k}", v) for k, v in sorted((record.generators or {}).items())]))
+    generators = [(f"generator {k}", shown_identity(v)) for k, v in sorted((record.generators or {}).items())]
+    parts.append(meta_table([("extractor (weights identity)", shown_extractor(record.extractor)),
+                             ("IMD k-NN", record.knn), *generators]))
     versions = {**record.packages}
     commit = git_commit()
     parts.append('<h2 id="versions">Versions and times</h2>'

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import atomic_write_text
+from ganeval.hashing import short_hash
 from ganeval.studies.paper_numbers import (
     PAPER_DATASETS,
     PAPER_METRICS,
@@ -147,8 +148,9 @@ def protocol_differences(sample_size: int, runs: int, confidence: float, extract
                    f"{', resize ' + str(ex.get('resize')) if ex.get('name') == 'inception' else ''}"
                    f"{', autocast ' + str(ex.get('autocast')) if ex.get('autocast') else ''}"
                    f" (paper {PAPER_PROTOCOL['features']}, 299×299 input)")
-    if ex.get("name") == "inception" and ex.get("weights") != PUBLISHED_WEIGHTS:
-        out.append(f"Inception weights {ex.get('weights')}… (not the published FID weights {PUBLISHED_WEIGHTS}…)")
+    weights = str(ex.get("weights") or "")  # full SHA-256 (8 digits in older records): shown short
+    if ex.get("name") == "inception" and not weights.startswith(PUBLISHED_WEIGHTS):
+        out.append(f"Inception weights {short_hash(weights)}… (not the published FID weights {PUBLISHED_WEIGHTS}…)")
     if train_epochs is not None:
         out.append(f"train_epochs={train_epochs} overrides every model's epochs (paper: 200; CelebA 50)")
     return out
