@@ -62,3 +62,40 @@ def test_heat_traces_config_hash_is_what_its_config_and_inputs_give() -> None:
     content = {"data": data, "extractor": instantiate(cfg["features"]).identity(), "generators": {}}
     assert record.config_hash == identity_hash({"config": numeric_config(cfg), "content": content}) == "f97e5062e7932411"
     assert cfg["run_experiment"]["_target_"] == "ganeval.studies.heat_traces.run"  # the module today's code runs
+
+
+def test_torus_config_hash_is_what_its_command_gives() -> None:
+    """(issue #26) torus' runs.meta.json and summary.json name the identity and hash today's code files the reference's
+    command under: the command composed again, each model's train spec per training seed identified with the data's
+    content hash (`generators.identify_plan`) and the protocol settings, hashed here again;
+    runs.meta.json still holds the checksum of the committed runs.csv, so the folder resumes as it is."""
+    import hashlib
+    import json
+
+    import numpy as np
+    from apphelp import app_config
+
+    from ganeval.app import generators, pipeline
+    from ganeval.app.plan import build_plan, numeric_config
+    from ganeval.protocol.api import store_identity
+    from ganeval.protocol.store import identity_hash, same_identity
+
+    src = REFERENCE / "torus"
+    record = json.loads((src / "summary.json").read_text())
+    meta = json.loads((src / "runs.meta.json").read_text())
+    plan = build_plan(app_config(record["overrides"]))
+    real = pipeline.load_data(plan, plan.params.data, "data").astype(np.float32)
+    for label, spec in dict(plan.params.generators).items():
+        seed_plans = generators.plan_generator(plan, real, spec, f"generators.{label}")
+        generators.identify_plan(plan, seed_plans, f"torus/{label}", "data")
+    identity = store_identity(plan.settings, plan.identity())
+    content = identity["data"]["content"]
+    assert sorted(content) == ["data", "generators"]  # raw 3-d points: no extractor runs, none is identified
+    data_hash = content["data"]["data"]["sha256"]
+    assert len(data_hash) == 64 and content["data"]["data"]["shape"] == [4000, 3]
+    assert content["generators"] == {f"torus/{m}/train_seed={i}": {"data": data_hash, "train": {
+        **record["config"]["generators"][m]["train"], "seed": i}} for m in ("good", "bad") for i in range(3)}
+    assert record["config_hash"] == meta["config_hash"] == identity_hash(identity) == "6c5620886b060adf"
+    assert same_identity(meta["identity"], identity) and identity_hash(meta["identity"]) == meta["config_hash"]
+    assert numeric_config(record["config"]) == json.loads(json.dumps(numeric_config(plan.config), default=str))
+    assert hashlib.sha256((src / "runs.csv").read_bytes()).hexdigest() == meta["runs_sha256"]

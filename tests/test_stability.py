@@ -346,3 +346,66 @@ def test_low_recall_reference_tests_the_approximation() -> None:
     imd = (mine.metric == "imd").to_numpy()  # two CPUs (EPYC, Xeon): IMD to 1e-11, FID/KID to float32 rounding
     np.testing.assert_allclose(mine.value[imd], ref.value[imd], rtol=1e-11, atol=1e-10)
     np.testing.assert_allclose(mine.value[~imd], ref.value[~imd], rtol=0, atol=5e-7)
+
+
+# --------------------------------------------------------------------------- the common vocabulary, Holm (issue #26)
+def _separation_frames(p_values: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A FID line whose different pair lies above the same pair at each n (disjoint intervals, paired interval > 0),
+    with the given paired-t p-values."""
+    summary, comparison = [], []
+    for i, p in enumerate(p_values):
+        n = 100 * 2 ** i
+        summary += [{"metric": "fid", "knn": "", "n": n, "pair": "same", "ci_low": 0.0, "ci_high": 1.0,
+                     "confidence": 0.99},
+                    {"metric": "fid", "knn": "", "n": n, "pair": "different", "ci_low": 2.0, "ci_high": 3.0,
+                     "confidence": 0.99}]
+        comparison.append({"kind": "different - same", "n": n, "metric": "fid", "knn": "", "pair": "",
+                           "diff_mean": 1.5, "ci_low": 0.1, "ci_high": 2.9, "p_value": p, "mde": 1.7})
+    return pd.DataFrame(summary), pd.DataFrame(comparison)
+
+
+def test_separation_claims_are_holm_corrected_together() -> None:
+    """p = 0.006 passes 0.01 alone; with a second test at p = 0.008 Holm gives 0.012 and 0.012: both read
+    'not testable here', naming the smallest detectable difference."""
+    from ganeval.results.verdicts import HOLDS, NOT_TESTABLE, holm
+    from ganeval.studies.stability_claims import _separation
+
+    alone = holm(_separation(*reversed(_separation_frames([0.006]))), 0.99)
+    assert [c.verdict for c in alone] == [HOLDS] and alone[0].p_holm == pytest.approx(0.006)
+    s, c = _separation_frames([0.006, 0.008])
+    both = holm(_separation(c, s), 0.99)
+    assert [c.verdict for c in both] == [NOT_TESTABLE, NOT_TESTABLE]
+    assert [c.p_holm for c in both] == pytest.approx([0.012, 0.012])
+    assert all(c.detectable == "1.7" for c in both)
+    s, c = _separation_frames([0.001, 0.004])  # 0.002 and 0.004 after Holm: both still hold
+    assert [c.verdict for c in holm(_separation(c, s), 0.99)] == [HOLDS, HOLDS]
+
+
+@pytest.mark.parametrize("name", ["stability", "stability_lowrecall"])
+def test_reference_claims_are_decided_with_holm(name: str) -> None:
+    """The committed references' claims: every tested claim's Holm p-value is Holm's adjustment of all the
+    experiment's p-values, each verdict.md mark agrees with the corrected decision, and summary.json stores both."""
+    from ganeval.results.verdicts import HOLDS, NOT_TESTABLE, holm_adjust
+    from ganeval.studies.stability_claims import decide
+
+    ref = REFERENCE.parent / name
+    stored = pd.concat([pd.read_csv(p / "runs.csv") for p in sorted((ref / "runs").iterdir())], ignore_index=True)
+    stored["knn"] = stored["knn"].fillna("")
+    summary, comparison = stability.summarize(stored, 0.99), stability.compare(stored, 0.99)
+    recall = {int(r.n): float(r.approx_recall) for r in pd.read_csv(ref / "knn.csv").itertuples()}
+    claims, decided = decide(summary, comparison, None, recall)
+    raw = np.array([c.p_value for c in decided])
+    assert np.isfinite(raw).sum() == 22  # 4 lines × 5 n of separation, 2 pairs of divergence
+    np.testing.assert_allclose([c.p_holm for c in decided if np.isfinite(c.p_value)],
+                               holm_adjust(raw)[np.isfinite(raw)])
+    for c in decided:
+        if np.isfinite(c.p_holm) and c.p_holm > 0.01:
+            assert c.verdict == NOT_TESTABLE and c.detectable, c.name
+    by = {c["claim"]: c for c in claims}
+    for line in ("separation/fid", "separation/kid", "separation/imd/exact", "separation/imd/approx"):
+        per_n = [c for c in decided if c.name.startswith(line + "/n=")]
+        assert len(per_n) == 5 and by[line]["holds"] is (True if all(c.verdict == HOLDS for c in per_n) else None)
+    record = json.loads((ref / "summary.json").read_text())
+    assert [c["name"] for c in record["claims"]] == [c.name for c in decided]
+    assert [c["verdict"] for c in record["claims"]] == [c.verdict for c in decided]
+    assert "## Every claim, Holm-corrected" in (ref / "verdict.md").read_text()

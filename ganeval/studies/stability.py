@@ -27,7 +27,8 @@ from ganeval.results.seeds import split_probe_draws
 from ganeval.studies.stability_grid import (approx_recall, compare, cpu_model, knn_methods, plan_parts, read_timing,
                                             sample_sizes, split_halves, stored_runs, summarize, warm_up_approx)
 from ganeval.studies.stability_grid import loglog_slope, variance_ratio_interval  # noqa: F401  (stability.NAME)
-from ganeval.studies.stability_report import plot_stability, table_markdown, timing_table, verdict, verdict_markdown
+from ganeval.studies.stability_claims import decide
+from ganeval.studies.stability_report import plot_stability, table_markdown, timing_table, verdict, verdict_markdown  # noqa: F401
 from ganeval.studies.stability_report import RECALL_EXACT, VARIANCE_SIMILAR  # noqa: F401  (stability.NAME)
 
 log = logging.getLogger("ganeval")
@@ -71,7 +72,7 @@ def run(plan: Plan) -> pd.DataFrame:
     recall = {int(key[1:].split("-")[0]): float(t["approx_recall"]) for key, t in timings.items() if "approx_recall" in t}
     summary = summarize(rows, settings.confidence)
     comparison = compare(rows, settings.confidence)
-    claims = verdict(summary, comparison, seconds, recall)
+    claims, decided = decide(summary, comparison, seconds, recall)
 
     context = {"description": f"{name} halves vs {other_name}", "runs": settings.runs, "confidence": settings.confidence,
                "pools": f"two halves of {name} with {half} rows each, {other_name} with {len(other)} rows, "
@@ -81,7 +82,8 @@ def run(plan: Plan) -> pd.DataFrame:
     params = settings.metrics["imd"]["nndescent"] if "imd" in settings.metrics else None
     if params is not None and "approx" in methods:  # only a non-default setting is named (older records lack it)
         context["nndescent"] = ", ".join(f"{k}={v}" for k, v in params.items())
-    write_files(plan, summary, comparison, claims, context, timing_table(sizes, parts, timings, recall), methods)
+    write_files(plan, summary, comparison, (claims, decided), context, timing_table(sizes, parts, timings, recall),
+                methods)
     return summary
 
 
@@ -139,19 +141,22 @@ def run_parts(plan: Plan, parts: list[Any], a: Any, fakes: list[Any]) -> tuple[p
     return rows, timings
 
 
-def write_files(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame, claims: list[dict[str, Any]],
+def write_files(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame, found: tuple[list[dict[str, Any]], list[Any]],
                 context: dict[str, Any], knn: pd.DataFrame, methods: list[str]) -> None:
-    """summary.csv/.json, comparison.csv, knn.csv, table.md, verdict.md and (plots) stability.png."""
+    """summary.csv/.json, comparison.csv, knn.csv, table.md, verdict.md and (plots) stability.png; `found` is
+    `stability_claims.decide`'s claim dicts and Holm-corrected claims."""
     from ganeval.common import atomic_write_text
 
+    claims, decided = found
     plan.record.verdict = claims
+    plan.record.claims = [c.record() for c in decided]
     plan.record.context = context
     plan.record.knn = "+".join(methods) or None  # pipeline.write would record metrics.imd.knn, not the methods run
     plan.record.set_results(summary, plan.stage_seconds)
     write_results(plan.results_dir, summary, comparison if len(comparison) else None, plan.record, tables=False)
     write_csv(knn, plan.results_dir / "knn.csv")
     atomic_write_text(plan.results_dir / "table.md", table_markdown(summary, comparison))
-    atomic_write_text(plan.results_dir / "verdict.md", verdict_markdown(claims, summary, context))
+    atomic_write_text(plan.results_dir / "verdict.md", verdict_markdown(claims, summary, context, decided))
     if plan.options.plots:
         plot_stability(summary, plan.results_dir / "stability.png")
     for c in claims:
@@ -176,11 +181,12 @@ def regenerate(src: Any, out: Any) -> None:
                for c in knn.columns if c.startswith("seconds_per_run_") and pd.notna(r[c])}
     summary = summarize(rows, conf)
     comparison = compare(rows, conf)
-    claims = verdict(summary, comparison, seconds, recall)
+    claims, decided = decide(summary, comparison, seconds, recall)
     if record.context is None:
         raise ValueError(f"{src / 'summary.json'} has no context (pools, machine) to write the verdict with")
     record.verdict = claims
+    record.claims = [c.record() for c in decided]
     record.set_results(summary, record.stage_seconds)
     write_results(out, summary, comparison if len(comparison) else None, record, tables=False)
     atomic_write_text(out / "table.md", table_markdown(summary, comparison))
-    atomic_write_text(out / "verdict.md", verdict_markdown(claims, summary, record.context))
+    atomic_write_text(out / "verdict.md", verdict_markdown(claims, summary, record.context, decided))

@@ -232,8 +232,10 @@ def _timing_claims(sizes: list[int], seconds: dict[str, float] | None,
     return claims
 
 
-def verdict_markdown(claims: list[dict[str, Any]], summary: pd.DataFrame, context: dict[str, Any]) -> str:
-    """verdict.md: the paper's statements quoted, each answered from the intervals, with the numbers."""
+def verdict_markdown(claims: list[dict[str, Any]], summary: pd.DataFrame, context: dict[str, Any],
+                     decided: Sequence[Any] = ()) -> str:
+    """verdict.md: the paper's statements quoted, each answered from the intervals, with the numbers; then the
+    claims in the common vocabulary, Holm-corrected together (`decided`, from `stability_claims.decide`)."""
     by = {c["claim"]: c for c in claims}
 
     def mark(c: dict[str, Any] | None) -> str:
@@ -291,6 +293,10 @@ def verdict_markdown(claims: list[dict[str, Any]], summary: pd.DataFrame, contex
     lines += [f"- {c['detail']}" for c in group("interval/")]
     lines += ["", "## Exact vs approximate kNN", ""]
     lines += [f"- {c['detail']}: intervals agree **{mark(c)}**" for c in group("approx/agrees/")] or ["- not run"]
+    if decided:
+        from ganeval.results.verdicts import claims_table
+
+        lines += ["", "## Every claim, Holm-corrected", "", claims_table(decided, context["confidence"]).rstrip("\n")]
     from ganeval.results.verdict import verdict_markdown as with_head
 
     return with_head(result_sentences(by, mark), lines[0].lstrip("# "), "\n".join(lines[2:]))

@@ -1,0 +1,121 @@
+"""The stability study's testable claims in the common verdict vocabulary (`ganeval.results.verdicts`).
+
+The separation of the two pairs (per line and n, paired t on different − same) and approximate k-NN's divergence
+from exact (per pair, paired t at the largest n) rest on p-values; they are corrected together by Holm, and a
+decision whose corrected p-value misses the level reads *not testable here* with its smallest detectable effect.
+The claims decided by a rule that is not a test (interval overlap, a variance-ratio interval, point estimates on
+the paper's axis) carry no p-value and say so in their rule. The claim dicts of `stability_report.verdict` are then
+made to agree with the corrected decisions, so verdict.md's marks and its table never differ.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from ganeval.results.verdicts import (AS_STATED, BETTER, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE, WORSE,
+                                      Claim, holm)
+from ganeval.studies.stability_grid import PAIRS
+from ganeval.studies.stability_report import label, verdict
+
+_MARK = {HOLDS: True, CONTRADICTED: False, NOT_TESTABLE: None}
+_EQUAL_DETAIL = "the approximate graph is the exact one"  # `stability_report.approx_claims`' reason, when it applies
+_EQUAL = "none: the approximate graph is the exact one (recall ≥ 0.999 at every n), no effect of approximation can show"
+
+
+def _separation(comparison: pd.DataFrame, summary: pd.DataFrame) -> list[Claim]:
+    """Per line and n: the different pair above the same pair (paired t on different − same, two-sided)."""
+    out = []
+    diff = comparison[comparison.kind == "different - same"] if "kind" in comparison else comparison.iloc[:0]
+    for _, r in diff.sort_values(["metric", "knn", "n"]).iterrows():
+        s = summary[(summary.metric == r.metric) & (summary.knn == r.knn) & (summary.n == r.n)].set_index("pair")
+        apart = bool(s.loc["different", "ci_low"] > s.loc["same", "ci_high"])
+        v = HOLDS if apart and r.ci_low > 0 else CONTRADICTED if r.ci_high < 0 else NOT_TESTABLE
+        out.append(Claim(
+            f"separation/{r.metric}/{r.knn}/n={int(r.n)}".replace("//", "/"),
+            f"{label(r.metric, r.knn)} puts the different pair above the same pair at n = {int(r.n)}", v,
+            "paired t on different − same over runs (> 0) and the two pairs' intervals disjoint", "any difference",
+            AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
+            f"different − same {r.diff_mean:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}]", float(r.p_value),
+            detectable=f"{r.mde:.2g}"))
+    return out
+
+
+def _diverges(comparison: pd.DataFrame, by: dict[str, dict[str, Any]]) -> list[Claim]:
+    """Per pair: approximate k-NN's IMD diverges further from exact as n grows (paired t at the largest n)."""
+    out = []
+    ae = comparison[comparison.kind == "approx - exact"] if "kind" in comparison else comparison.iloc[:0]
+    for pair in PAIRS:
+        a = ae[ae.pair == pair].sort_values("n")
+        c = by.get(f"approx/diverges_further/{pair}")
+        if c is None or a.empty:
+            continue
+        top = a.iloc[-1]
+        v = {True: HOLDS, False: CONTRADICTED, None: NOT_TESTABLE}[c["holds"]]
+        out.append(Claim(
+            f"approx/diverges_further/{pair}", f"IMD with approximate k-NN diverges further than exact as n grows "
+            f"({pair} pair)", v, f"paired t on approx − exact at n = {int(top.n)} (> 0), relative difference larger "
+            "than at the smallest n; recall ≥ 0.999 at every n: not testable (the graphs are equal)",
+            "any difference", AS_STATED if v == HOLDS else BETTER if v == CONTRADICTED else NO_COMPARISON,
+            f"approx − exact at n = {int(top.n)}: {top.diff_mean:+.3g} ± {top.half_width:.2g}",
+            float(top.p_value) if math.isfinite(float(top.p_value)) else math.nan,
+            detectable=f"{top.mde:.2g}" + (f" ({_EQUAL})" if _EQUAL_DETAIL in c["detail"] else "")))
+    return out
+
+
+_STATEMENTS = {"diverge/imd": "IMD of the different pair does not diverge too much with n",
+               "interval/": "the interval narrows as n grows",
+               "approx/no_added_variance": "IMD with approximate k-NN adds no variance",
+               "approx/agrees/": "IMD's exact and approximate intervals agree"}
+
+
+def _ruled(by: dict[str, dict[str, Any]], comparison: pd.DataFrame) -> list[Claim]:
+    """The claims decided by a rule that is not a test: no p-value, not in the Holm family."""
+    ae = comparison[comparison.kind == "approx - exact"] if "kind" in comparison else comparison.iloc[:0]
+    widest = f"a variance ratio up to ×{float(ae.var_ratio_high.max()):.2f} (the widest interval's upper bound)" \
+        if len(ae) else "–"
+    rules = {"approx/no_added_variance": ("variance ratio approx/exact per run (Pitman–Morgan interval): holds where "
+                                          "every upper bound ≤ 1.5, contradicted where a lower bound > 1",
+                                          "ratio ≤ 1.5 counts as no added variance"),
+             "approx/agrees/same": ("the 99 % intervals of exact and approx overlap at every n", "overlap"),
+             "approx/agrees/different": ("the 99 % intervals of exact and approx overlap at every n", "overlap")}
+    out = []
+    for name, c in by.items():
+        if name.startswith("diverge/imd"):
+            rule, thr = "point estimates relative to the largest n (no test)", "within the paper's 0.5–2.5 axis"
+        elif name.startswith("interval/"):
+            rule, thr = "half-width at the largest n below the smallest n's (point comparison, no test)", "narrower"
+        elif name in rules:
+            rule, thr = rules[name]
+        else:
+            continue
+        v = {True: HOLDS, False: CONTRADICTED, None: NOT_TESTABLE}[c["holds"]]
+        statement = next(text for key, text in _STATEMENTS.items() if name.startswith(key))
+        out.append(Claim(name, statement, v, rule, thr, NO_COMPARISON, c["detail"][:200],
+                         detectable="" if v != NOT_TESTABLE else _EQUAL if _EQUAL_DETAIL in c["detail"] else widest))
+    return out
+
+
+def decide(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, float] | None = None,
+           recall: dict[int, float] | None = None) -> tuple[list[dict[str, Any]], list[Claim]]:
+    """`stability_report.verdict`'s claim dicts and the same claims as `Claim`s, Holm-corrected together; each dict's
+    `holds` follows the corrected decision (a separation line holds only where every n holds after Holm)."""
+    claims = verdict(summary, comparison, seconds, recall)
+    by = {c["claim"]: c for c in claims}
+    conf = float(summary.confidence.iloc[0])
+    decided = holm(_separation(comparison, summary) + _diverges(comparison, by) + _ruled(by, comparison), conf)
+    for c in claims:
+        if c["claim"].startswith("separation/"):
+            per_n = [d for d in decided if d.name.rsplit("/n=", 1)[0] == c["claim"]]
+            verdicts = {d.verdict for d in per_n}
+            c["holds"] = (True if verdicts == {HOLDS} else False if CONTRADICTED in verdicts else None)
+            c["holm"] = {d.name.rsplit("=", 1)[1]: d.p_holm for d in per_n}
+        else:
+            d = next((d for d in decided if d.name == c["claim"]), None)
+            if d is not None:
+                c["holds"] = _MARK[d.verdict]
+                if math.isfinite(d.p_holm):
+                    c["holm"] = d.p_holm
+    return claims, decided
