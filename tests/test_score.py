@@ -155,6 +155,10 @@ def test_plain_output_one_line_per_fake_and_metric(sets, capsys) -> None:  # typ
     assert main(args) == 0
     line = capsys.readouterr().out.splitlines()[0]
     assert line.split()[:2] == ["fake", "IMD"] and "±" in line and "99% CI over 3 runs of 100" in line
+    mean, half = line.split()[2], line.split()[4]  # the mean to its interval's precision: half-width to 2 digits
+    decimals = len(half.partition(".")[2])
+    assert len(mean.partition(".")[2]) == decimals, line
+    assert len(half.replace(".", "").lstrip("0")) == 2 if decimals else float(half) >= 10, line
 
 
 @pytest.mark.slow

@@ -225,6 +225,7 @@ def reference_json(real: Any) -> dict[str, Any] | None:
 def plain_lines(result: Any) -> list[str]:
     """One line per FAKE and metric: model, metric label, value (± half-width with runs > 1)."""
     from ganeval.results.tables import metric_label
+    from ganeval.results.verdict import decimals_for
 
     full = result.record.config["full_sets"]
     ident = result.record.extractor or {}
@@ -236,8 +237,9 @@ def plain_lines(result: Any) -> list[str]:
         if full:
             text = single_value_text(result, r)
         else:
-            text = (f"{r['mean']:.6g} ± {r['half_width']:.3g}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} runs of "
-                    f"{int(r['sample_size'])})")
+            d = decimals_for(float(r["half_width"]))  # the mean to its interval's precision, as report.html does
+            text = (f"{r['mean']:.{d}f} ± {r['half_width']:.{d}f}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} "
+                    f"runs of {int(r['sample_size'])})")
         lines.append(f"{str(r['model']):<{width}}  {label:<4} {text}")
         if pd_notna(r.get("fid_full")):  # --protocol: the number its papers report, beside ours
             lines.append(f"{str(r['model']):<{width}}  {label}, full sets {r['fid_full']:.6g}  (one value: all "
