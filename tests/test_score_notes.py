@@ -172,6 +172,10 @@ def test_a_mistyped_option_or_flag_is_one_line_naming_the_closest(tmp_path, caps
     with pytest.raises(SystemExit):
         main([*missing, "--bogus"])
     assert "did you mean" not in capsys.readouterr().err  # nothing close: no guess
+    with pytest.raises(SystemExit) as e:
+        main([*missing, "--features", "pixel"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "(did you mean --features pixels?)" in err[0]
 
 
 def test_whole_set_note_when_every_run_draws_every_row() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import shlex
 import sys
 from typing import Any, NoReturn, Sequence
@@ -113,6 +114,10 @@ class Parser(argparse.ArgumentParser):
                 if word.startswith("-") and near:
                     hint = f" (did you mean --{near[0]}?)"
                     break
+        choice = re.match(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:  # a misspelt value of a flag with choices: the closest one
+            near = difflib.get_close_matches(choice.group(2), re.findall(r"'([^']*)'", choice.group(3)), n=1, cutoff=0.6)
+            hint = f" (did you mean {choice.group(1)} {near[0]}?)" if near else ""
         self.exit(2, f"{self.prog}: error: {message}{hint}; `{self.prog} --help` lists the options\n")
 
 
