@@ -60,17 +60,21 @@ def _nodes(node: Any, where: str) -> Iterator[tuple[str, Any]]:
             yield from _nodes(child, f"{where}[{i}]")
 
 
-def check_targets(cfg: Any, reads: tuple[str, ...] | None = None) -> list[str]:
-    """Import the `_target_` of every node the run reads (`used`; `run_experiment` is instantiated already);
-    ValueError naming the key of one that does not import."""
-    from hydra.utils import get_object
+def target_nodes(cfg: Any, reads: tuple[str, ...] | None = None) -> Iterator[tuple[str, Any]]:
+    """(dotted path, node) of every node with a `_target_` set that the run reads (`used`)."""
     from omegaconf import OmegaConf
 
-    found = []
     for where, node in _nodes(cfg, ""):
-        if "_target_" not in node or OmegaConf.is_missing(node, "_target_") or where == "run_experiment" \
-                or not used(cfg, where, reads):
-            continue
+        if where and "_target_" in node and not OmegaConf.is_missing(node, "_target_") and used(cfg, where, reads):
+            yield where, node
+
+
+def check_targets(cfg: Any, reads: tuple[str, ...] | None = None) -> list[str]:
+    """Import the `_target_` of every node the run reads; ValueError naming the key of one that does not import."""
+    from hydra.utils import get_object
+
+    found = []
+    for where, node in target_nodes(cfg, reads):
         target = str(node._target_)
         try:
             get_object(target)
@@ -88,9 +92,7 @@ def check_nodes(cfg: Any, reads: tuple[str, ...] | None = None) -> list[str]:
     from ganeval.app.node_types import check_node
 
     done = []
-    for where, node in _nodes(cfg, ""):
-        if not where or "_target_" not in node or OmegaConf.is_missing(node, "_target_") or not used(cfg, where, reads):
-            continue
+    for where, node in target_nodes(cfg, reads):
         check_node(where, OmegaConf.to_container(node, resolve=True))  # type: ignore[arg-type]
         done.append(f"{where} arguments")
     return done
@@ -101,9 +103,7 @@ def missing_paths(cfg: Any) -> list[str]:
     from omegaconf import OmegaConf
 
     out = []
-    for where, node in _nodes(cfg, ""):
-        if where.startswith(("hydra", "run_experiment")):
-            continue
+    for where, node in _nodes(cfg, ""):  # the plan's params: neither hydra's node nor run_experiment is in them
         for key in PATH_KEYS:
             if key not in node or OmegaConf.is_missing(node, key) or not isinstance(node[key], str):
                 continue
@@ -156,10 +156,8 @@ def check_data_sizes(cfg: Any, sample_size: int, reads: tuple[str, ...] | None =
     from ganeval.data.sizes import known_rows
 
     done = []
-    for where, node in _nodes(cfg, ""):
-        if "_target_" not in node or not str(node._target_).startswith(("ganeval.data.", "ganeval.metrics.synthetic")):
-            continue
-        if not used(cfg, where, reads):
+    for where, node in target_nodes(cfg, reads):
+        if not str(node._target_).startswith(("ganeval.data.", "ganeval.metrics.synthetic")):
             continue
         rows = known_rows(str(node._target_), OmegaConf.to_container(node, resolve=True))  # type: ignore[arg-type]
         if rows is None:
@@ -193,10 +191,8 @@ def check_present(cfg: Any, reads: tuple[str, ...] | None = None) -> list[str]:
     from ganeval.data.datasets import data_root
 
     done = []
-    for where, node in _nodes(cfg, ""):
-        target = str(node.get("_target_") or "")
-        if not used(cfg, where, reads):
-            continue
+    for where, node in target_nodes(cfg, reads):
+        target = str(node._target_)
         if target.startswith("ganeval.data.") and node.get("download") is False:
             folder = dataset_folder(target.rpartition(".")[2], data_root(node.get("root")))
             if folder is not None and not folder.is_dir():
