@@ -21,10 +21,12 @@ from ganeval.app.paths import check_writable
 from ganeval.hashing import array_identity
 from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Block, Settings
-from ganeval.results.outputs import STANDARD
 
 log = logging.getLogger("ganeval")
 EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip", "pixels", "identity")
+# what `--out` may hold after a score call: the pipeline's files and a sample grid per image input
+OUTPUTS = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "comparison.csv", "table.md", "table.tex",
+           "verdict.md", "summary.png", "differences.png", "report.html", "samples_*.png")
 DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}
 
 
@@ -247,7 +249,7 @@ def score_plan(request: ScoreRequest, config: dict[str, Any], settings: Settings
                       overwrite=request.overwrite)
     return Plan(name="score", results_dir=Path(request.out or "."), device=str(settings.device), config=config,
                 settings=settings, study="ganeval.app.score", options=options,
-                outputs=STANDARD if request.out is not None else ())
+                outputs=OUTPUTS if request.out is not None else ())
 
 
 def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
