@@ -1,8 +1,10 @@
 """Streaming image sources: decode rate, our input pipeline, extraction vs the bare forward, and peak memory.
 
 Makes N PNGs of S×S (smooth colour images with noise, made in parallel), zips them (stored), then times:
-  decode      bare PIL decoding (open, load, convert to RGB, to numpy) in a multiprocessing pool of W processes
-  pipeline    our input pipeline: ImageSource(folder).batches(...) through a DataLoader with W workers
+  decode      bare decoding in a multiprocessing pool of W processes: PIL (open, load, convert to RGB, to numpy),
+              and libspng (pyspng.load to numpy), the decoder the pipeline uses for 8-bit grey/RGB PNGs
+  pipeline    our input pipeline: ImageSource(folder).batches(..., channels_last=True), as extraction reads it,
+              through a DataLoader with W workers (batches in shared memory, transposed later on the device)
   pipeline    the same from the zip
   extract     extract_with_info(ImageSource(...), EXTRACTOR) from the folder and from the zip, no cache
   forward     the bare extractor on one batch resident on the device, repeated (inception, dinov2: random weights)
@@ -12,7 +14,7 @@ whole process tree (PSS of the main process and DataLoader workers, sampled from
 did before, took about half a core of the 2 from the decoders it was timing) during each phase.
 
   python scripts/bench_sources.py --n 20000 --workers 2 --extractors pixels                # CPU, issue #24
-  python scripts/bench_sources.py --n 20000 --workers 15 --device cuda --extractors inception,dinov2
+  python scripts/bench_sources.py --n 50000 --workers 15 --device cuda --extractors inception,dinov2 --dinov2-n 5000
 """
 
 from __future__ import annotations
@@ -142,14 +144,40 @@ def _decode_file(path: str) -> int:
     return a.shape[0]
 
 
-def bare_decode(files: list[str], workers: int) -> None:
+def _decode_spng(path: str) -> int:
+    from ganeval.data.sources import png
+
+    with open(path, "rb") as f:
+        a = png.decode(f.read())
+    if a is None:
+        raise SystemExit(f"{path} is not an 8-bit grey/RGB PNG (or pyspng is missing)")
+    return a.shape[0]
+
+
+def bare_decode(files: list[str], workers: int, fn: Callable[[str], int] = _decode_file) -> None:
     if workers <= 0:
         for f in files:
-            _decode_file(f)
+            fn(f)
         return
     with mp.get_context("fork").Pool(workers) as pool:
-        for _ in pool.imap(_decode_file, files, chunksize=32):
+        for _ in pool.imap(fn, files, chunksize=32):
             pass
+
+
+def subset(root: Path, dst: Path, n: int, zipped: bool) -> list[tuple[str, Path]]:
+    """The first n images of root as a folder of hard links (and a stored zip of it): the sources of an extractor
+    timed on fewer images than the others."""
+    if not dst.is_dir():
+        for f in sorted(root.glob("*/*.png"))[:n]:
+            (dst / f.parent.name).mkdir(parents=True, exist_ok=True)
+            os.link(f, dst / f.parent.name / f.name)
+    out = [("folder", dst)]
+    if zipped:
+        zpath = dst.with_suffix(".zip")
+        if not zpath.is_file():
+            make_zip(dst, zpath)
+        out.append(("zip", zpath))
+    return out
 
 
 def drain(it: Any) -> int:
@@ -208,20 +236,24 @@ def bare_forward(ex: Any, device: Any, size: int, batch_size: int) -> Callable[[
 def print_ratios(results: dict[str, float], kinds: list[str], extractors: list[str], w: int) -> None:
     """The ratios the targets are stated in: pipeline / bare decode (rate and CPU per image), extract / forward."""
     print("\nratios:")
-    dec = results.get(f"decode, bare PIL, pool of {w}")
+    pil = results.get(f"decode, bare PIL, pool of {w}")
+    spng = results.get(f"decode, bare libspng, pool of {w}")
+    dec, which = (spng, "libspng") if spng else (pil, "PIL")  # the decoder the pipeline uses for these PNGs
     for kind in kinds:
         pipe = results.get(f"pipeline {kind}, {w} workers")
         if dec and pipe:
-            print(f"  pipeline {kind} / bare decode: {pipe / dec:6.1%}")
-            cd, cp = results[f"cpu decode, bare PIL, pool of {w}"], results[f"cpu pipeline {kind}, {w} workers"]
-            print(f"  CPU per image, bare decode / pipeline {kind}: {cd / cp:6.1%} (the rate ratio an idle machine "
-                  "whose cores all decode would give)")
+            print(f"  pipeline {kind} / bare decode ({which}, the pipeline's decoder): {pipe / dec:6.1%}")
+            cd, cp = results[f"cpu decode, bare {which}, pool of {w}"], results[f"cpu pipeline {kind}, {w} workers"]
+            print(f"  CPU per image, bare decode ({which}) / pipeline {kind}: {cd / cp:6.1%} (the rate ratio an idle "
+                  "machine whose cores all decode would give)")
+            if pil and which != "PIL":
+                print(f"  pipeline {kind} / bare PIL decode: {pipe / pil:6.1%}")
         for name in extractors:
             fw, xt = results.get(f"forward {name}, resident batch"), results.get(f"extract {name} from {kind}")
             if fw and xt:
                 print(f"  extract {name} from {kind} / bare forward: {xt / fw:6.1%}")
             if dec and xt and name == "pixels":
-                print(f"  extract {name} from {kind} / bare decode: {xt / dec:6.1%}")
+                print(f"  extract {name} from {kind} / bare decode ({which}): {xt / dec:6.1%}")
 
 
 def main() -> None:
@@ -236,6 +268,8 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=1, help="decode and pipeline rounds, alternating; best kept")
     p.add_argument("--unique", type=int, default=2000, help="distinct images made; the rest are copies (default 2000)")
     p.add_argument("--forward-n", type=int, default=5000, help="images of the bare forward timing (default 5000)")
+    p.add_argument("--dinov2-n", type=int, default=None, help="extract DINOv2 from the first N images only (it is "
+                   "~20× slower than Inception; default: all)")
     p.add_argument("--dir", default=None, help="work folder (default: a temporary folder, removed at the end)")
     p.add_argument("--keep", action="store_true", help="keep the images (with --dir: reused when present)")
     p.add_argument("--no-zip", action="store_true", help="skip the zip (folder only)")
@@ -246,7 +280,7 @@ def main() -> None:
 
     import torch
 
-    from ganeval.data.sources import ImageSource
+    from ganeval.data.sources import ImageSource, png
     from ganeval.features import extract_with_info
 
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
@@ -272,12 +306,15 @@ def main() -> None:
         for _ in range(args.repeat):  # alternating, best of each: a shared machine's load moves between runs
             if "decode" in phases:
                 timed(f"decode, bare PIL, pool of {w}", args.n, lambda: bare_decode(files, w), results)
+                if png.available():
+                    timed(f"decode, bare libspng, pool of {w}", args.n, lambda: bare_decode(files, w, _decode_spng),
+                          results)
             if "pipeline" in phases:
                 for kind, path in sources:
                     src = timed(f"headers+checks {kind}", args.n, lambda path=path: ImageSource(path), results)
                     timed(f"pipeline {kind}, {w} workers", args.n,
-                          lambda src=src: drain(src.batches(args.batch_size, w, pin_memory=args.device == "cuda")),
-                          results)
+                          lambda src=src: drain(src.batches(args.batch_size, w, pin_memory=args.device == "cuda",
+                                                            channels_last=True)), results)
         device = torch.device(args.device)
         for name in args.extractors.split(","):
             ex = extractor(name, work, args.dinov2_arch)
@@ -286,9 +323,12 @@ def main() -> None:
                 run = bare_forward(ex, device, args.size, args.batch_size)
                 timed(f"forward {name}, resident batch", fn, lambda run=run, fn=fn: run(fn), results)
             if "extract" in phases:
-                for kind, path in sources:
+                mine, count = sources, args.n
+                if name == "dinov2" and args.dinov2_n and args.dinov2_n < args.n:
+                    mine, count = subset(root, work / f"first{args.dinov2_n}", args.dinov2_n, not args.no_zip), args.dinov2_n
+                for kind, path in mine:
                     src = ImageSource(path)
-                    timed(f"extract {name} from {kind}", args.n,
+                    timed(f"extract {name} from {kind}", count,
                           lambda src=src, ex=ex: extract_with_info(src, ex, batch_size=args.batch_size, device=device,
                                                                    num_workers=w, progress=False), results)
         print_ratios(results, [kind for kind, _ in sources], args.extractors.split(","), w)

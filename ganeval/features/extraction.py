@@ -86,7 +86,7 @@ def run_batches(
 
     with torch.inference_mode():
         for batch in _to_device(raw(), device):
-            y = ex.device_stage(batch)
+            y = ex.device_stage(batch.contiguous())  # a channels-last batch is transposed here, on the device
             if y.ndim != 2 or y.shape[0] != batch.shape[0]:
                 raise RuntimeError(f"extractor {ex.name} returned shape {tuple(y.shape)}")
             if y.device.type == "cuda":

@@ -151,7 +151,7 @@ def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, to
         pin = device.type == "cuda"
         in_workers = num_workers > 0 and type(ex).host_stage is not Extractor.host_stage  # e.g. PIL resizing
         batches = source.batches(batch_size, num_workers, pin, batch_sampler=sampler,
-                                 transform=ex.host_stage if in_workers else None)
+                                 transform=ex.host_stage if in_workers else None, channels_last=True)
         run_batches(batches, ex, device, emit, host_stage=not in_workers)
 
 

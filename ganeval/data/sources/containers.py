@@ -35,6 +35,16 @@ class Container:
     def read(self, name: str) -> bytes:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def head(self, name: str, n: int) -> bytes:
+        """At least the first `n` bytes of a member (its header), with every check `read` makes: the whole member
+        where only the whole can be checked (an archive member's CRC)."""
+        return self.read(name)
+
+    def raw(self, name: str) -> tuple[bytes, bool]:
+        """(bytes, checked): a member's bytes, maybe without the archive's own check (False: the caller verifies
+        them some other way, e.g. a PNG's chunk CRCs, or calls `read`)."""
+        return self.read(name), True
+
     def describe(self, name: str) -> str:
         """How messages name a member: 'ARCHIVE:member' or the file's path."""
         return f"{self.path}:{name}"
@@ -64,6 +74,10 @@ class FolderContainer(Container):
     def read(self, name: str) -> bytes:
         with open(os.path.join(self.path, name), "rb") as f:  # not pathlib: its joins cost as much as a small read
             return f.read()
+
+    def head(self, name: str, n: int) -> bytes:
+        with open(os.path.join(self.path, name), "rb") as f:
+            return f.read(n)
 
     def file_hash(self) -> str:
         from ganeval.hashing import sha256_folder
@@ -115,6 +129,8 @@ class ZipContainer(Container):
             raise ValueError(f"{path} is not a readable zip archive ({e}); write or copy it again") from None
         seen: set[str] = set()
         names = []
+        self._stored = {i.filename: (i.header_offset, i.file_size) for i in infos
+                        if i.compress_type == zipfile.ZIP_STORED and not i.flag_bits & 0x1}
         for info in infos:
             if info.is_dir():
                 _check_name(path, info.filename)
@@ -140,6 +156,21 @@ class ZipContainer(Container):
         except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as e:
             raise ValueError(f"{self.describe(name)}: corrupt archive member ({type(e).__name__}: {e}); "
                              "write or copy the archive again") from None
+
+    def raw(self, name: str) -> tuple[bytes, bool]:
+        """A stored member's bytes read by offset, without zipfile's CRC (False); others through `read` (True)."""
+        where = self._stored.get(name)
+        if where is None:
+            return self.read(name), True
+        f = self._handle().fp  # the archive's file object (ZipFile reads members only through open(), as read() does)
+        assert f is not None
+        f.seek(where[0])
+        local = f.read(30)
+        if len(local) != 30 or local[:4] != b"PK\x03\x04":
+            return self.read(name), True  # zipfile says what is wrong
+        f.seek(where[0] + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little"))
+        data = f.read(where[1])
+        return (data, False) if len(data) == where[1] else (self.read(name), True)
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_zip": None, "_pid": -1}

@@ -15,7 +15,9 @@ import hashlib
 import io
 import json
 import logging
+import math
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
@@ -26,6 +28,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from ganeval.data.files import eight_bit
+from ganeval.data.sources import png
 from ganeval.data.sources.containers import Container, open_container
 from ganeval.lifeline import init_loader_worker
 
@@ -75,28 +78,39 @@ class DecodedImages(Dataset):
         return len(self.container.names)
 
     def decode(self, i: int) -> np.ndarray:
-        from PIL import Image
-
         name = self.container.names[i]
-        data = self.container.read(name)
+        data, checked = self.container.raw(name)
         try:
-            with _open(data) as im:
-                im.load()
-                im = eight_bit(im, Described(self.container, name))  # 16-bit scaled, not clipped at 255
-                mode = "L" if im.mode in GRAY_MODES else "RGB"
-                if im.mode != mode:  # converting to its own mode would only copy it
-                    im = im.convert(mode)
-                if self.size is not None and im.size != (self.size, self.size):
-                    im = im.resize((self.size, self.size), Image.BILINEAR)
-                if self.channels == 3 and im.mode != "RGB":
-                    im = im.convert("RGB")
-                a = np.asarray(im, dtype=np.uint8)
-        except Exception as e:  # PIL.UnidentifiedImageError, truncated data, OSError
+            a = png.decode(data)  # 8-bit grey/RGB PNGs whose chunk CRCs all match, by libspng: PIL's pixels, faster
+            if a is None and not checked:
+                data = self.container.read(name)  # with the archive's own check (CRC)
+            a = self._pil(_open(data) if a is None else None, a, name)
+        except Exception as e:  # PIL.UnidentifiedImageError, truncated data, OSError, libspng's RuntimeError
             raise ValueError(f"cannot read image file {self.container.describe(name)}: {_why(e)}") from None
         if a.shape[:2] != self.shape:
             raise ValueError(f"{self.container.describe(name)} decodes to {a.shape[1]}×{a.shape[0]}, but its header "
                              f"said {self.shape[1]}×{self.shape[0]}: the file is inconsistent; write it again")
-        return a  # H×W or H×W×3: transposed once, into the batch (`Collate`)
+        return a  # H×W or H×W×3: copied once, into the batch (`Batches`)
+
+    def _pil(self, opened: Any, a: np.ndarray | None, name: str) -> np.ndarray:
+        """The PIL steps on an opened file, or on pixels libspng decoded (`a`) when they need any (a resize, grey
+        made RGB): 16-bit scaled, grey-like to 'L', others to 'RGB', resized, made RGB in a colour set."""
+        from PIL import Image
+
+        needs_rgb = a is not None and a.ndim == 2 and self.channels == 3
+        if a is not None and not needs_rgb and (self.size is None or a.shape[:2] == (self.size, self.size)):
+            return a
+        with (Image.fromarray(a) if a is not None else opened) as im:
+            im.load()
+            im = eight_bit(im, Described(self.container, name))  # 16-bit scaled, not clipped at 255
+            mode = "L" if im.mode in GRAY_MODES else "RGB"
+            if im.mode != mode:  # converting to its own mode would only copy it
+                im = im.convert(mode)
+            if self.size is not None and im.size != (self.size, self.size):
+                im = im.resize((self.size, self.size), Image.BILINEAR)
+            if self.channels == 3 and im.mode != "RGB":
+                im = im.convert("RGB")
+            return np.asarray(im, dtype=np.uint8)
 
     def __getitem__(self, i: int) -> tuple[np.ndarray | None, str | None]:
         try:
@@ -105,28 +119,55 @@ class DecodedImages(Dataset):
             return None, str(e)
 
 
-class Collate:
-    """Stack decoded images into one uint8 N×C×H×W tensor (then `transform` it, in the worker: e.g. an extractor's
-    host stage), or pass the first error on."""
+class Batches(Dataset):
+    """Item: a list of member indices decoded into one uint8 N×C×H×W batch, or the first one-line error (workers
+    never raise, so the message reaches the user without a worker traceback). Each image is copied into the batch
+    as soon as it is decoded: a list of decoded images held until stacking would cost fresh pages for every image
+    (~10 % of a PNG's decode). `channels_last`: the batch is an N×H×W×C buffer seen as N×C×H×W (`permute`), each
+    image one plain copy, its transposition left to the consumer (the GPU, in extraction). `shared`: the buffer is
+    in shared memory when made in a DataLoader worker (it reaches the main process without another copy)."""
+
+    def __init__(self, images: DecodedImages, channels_last: bool = False, shared: bool = True) -> None:
+        self.images, self.channels_last, self.shared = images, channels_last, shared
+
+    def __getitem__(self, indices: Sequence[int]) -> tuple[torch.Tensor | None, str | None]:
+        (h, w), c = self.images.shape, self.images.channels
+        shape = (len(indices), h, w, c) if self.channels_last else (len(indices), c, h, w)
+        if self.shared and torch.utils.data.get_worker_info() is not None:  # made in shared memory (as default_collate
+            # does: share_memory_() on a new tensor would copy it there, ~5 % of a PNG's decode)
+            batch = torch.empty(0, dtype=torch.uint8).set_(torch.UntypedStorage._new_shared(math.prod(shape)))
+            batch = batch.view(shape)
+        else:
+            batch = torch.empty(shape, dtype=torch.uint8)
+        out = batch.numpy()
+        with warnings.catch_warnings():  # PIL's arrays are read-only; they are only read here
+            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+            for k, i in enumerate(indices):
+                try:
+                    a = self.images.decode(i).reshape(h, w, -1)
+                except ValueError as e:
+                    return None, str(e)
+                if a.shape[2] != c:  # grey pixels in a colour set come from PIL as RGB already; never here
+                    raise AssertionError(f"member {i} decoded to {a.shape[2]} channels, not {c}")
+                if self.channels_last:
+                    out[k] = a
+                else:
+                    batch[k].copy_(torch.from_numpy(a).permute(2, 0, 1))
+        return (batch.permute(0, 3, 1, 2) if self.channels_last else batch), None
+
+
+class Finish:
+    """The DataLoader's collate step on a decoded batch: `transform` it in the worker (e.g. an extractor's host
+    stage), or pass the error on."""
 
     def __init__(self, transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
         self.transform = transform
 
-    def __call__(self, items: list[tuple[np.ndarray | None, str | None]]) -> tuple[torch.Tensor | None, str | None]:
-        for _, err in items:
-            if err is not None:
-                return None, err
-        first = items[0][0]
-        assert first is not None
-        h, w = first.shape[:2]
-        c = 1 if first.ndim == 2 else first.shape[2]
-        batch = torch.empty((len(items), c, h, w), dtype=torch.uint8)
-        if self.transform is None and torch.utils.data.get_worker_info() is not None:
-            batch.share_memory_()  # filled in place: the batch reaches the main process without another copy
-        out = batch.numpy()
-        for k, (a, _) in enumerate(items):
-            out[k] = a[None] if a.ndim == 2 else a.transpose(2, 0, 1)  # type: ignore[union-attr]
-        return (batch if self.transform is None else self.transform(batch)), None
+    def __call__(self, item: tuple[torch.Tensor | None, str | None]) -> tuple[torch.Tensor | None, str | None]:
+        batch, err = item
+        if err is not None or self.transform is None:
+            return item
+        return self.transform(batch), None  # type: ignore[arg-type]
 
 
 def started(loader: DataLoader) -> Iterator[Any]:
@@ -140,6 +181,21 @@ def started(loader: DataLoader) -> Iterator[Any]:
         return iter(loader)  # the workers start here
     finally:
         gc.unfreeze()
+
+
+def _header(c: Container, name: str) -> tuple[str, tuple[int, int]]:
+    """(PIL mode, (width, height)) of a member without decoding it: an 8-bit grey/RGB PNG's IHDR read directly
+    (from its first bytes in a folder), anything else through PIL's header parsing."""
+    try:
+        got = png.header(c.head(name, 33))
+        if got is not None:
+            return got
+        with _open(c.read(name)) as im:
+            return im.mode, im.size
+    except ValueError:
+        raise
+    except Exception as e:  # PIL.UnidentifiedImageError, OSError
+        raise ValueError(f"cannot read image file {c.describe(name)}: {_why(e)}") from None
 
 
 class ImageSource:
@@ -175,13 +231,7 @@ class ImageSource:
         first: tuple[str, tuple[int, int]] | None = None
         colour: list[str] = []
         for name in c.names:
-            try:
-                with _open(c.read(name)) as im:
-                    mode, wh = im.mode, im.size
-            except ValueError:
-                raise
-            except Exception as e:  # PIL.UnidentifiedImageError, OSError
-                raise ValueError(f"cannot read image file {c.describe(name)}: {_why(e)}") from None
+            mode, wh = _header(c, name)
             if wh[0] * wh[1] > MAX_PIXELS:
                 raise ValueError(f"{c.describe(name)} declares {wh[0]}×{wh[1]} pixels: refusing a possible decompression "
                                  "bomb; resize the image")
@@ -201,22 +251,26 @@ class ImageSource:
         return (3 if colour else 1), (h, w)
 
     def loader(self, batch_sampler: Sequence[Sequence[int]], num_workers: int = 0, pin_memory: bool = False,
-               transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> DataLoader:
+               transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
+               channels_last: bool = False) -> DataLoader:
         """A DataLoader yielding (uint8 batch, error) for the given lists of indices, in that order."""
-        return DataLoader(self.dataset, batch_sampler=batch_sampler, num_workers=num_workers,
-                          collate_fn=Collate(transform),
+        return DataLoader(Batches(self.dataset, channels_last, shared=transform is None), sampler=batch_sampler,
+                          batch_size=None, num_workers=num_workers, collate_fn=Finish(transform),
                           pin_memory=pin_memory and torch.cuda.is_available(),
                           multiprocessing_context="fork" if num_workers and os.name == "posix" else None,
                           worker_init_fn=partial(init_loader_worker, os.getpid()) if num_workers else None)
 
     def batches(self, batch_size: int, num_workers: int = 0, pin_memory: bool = False,
                 batch_sampler: Sequence[Sequence[int]] | None = None,
-                transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> Iterator[torch.Tensor]:
+                transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                channels_last: bool = False) -> Iterator[torch.Tensor]:
         """uint8 N×C×H×W batches in source order (or of `batch_sampler`'s index lists), each passed through
-        `transform` in the decoding process when given; a file that cannot be decoded raises `ValueError` naming it."""
+        `transform` in the decoding process when given; a file that cannot be decoded raises `ValueError` naming it.
+        `channels_last`: each batch an N×C×H×W view of an N×H×W×C buffer (not contiguous; the same values), which
+        spares the decoding processes a transposing copy per image: for consumers that transpose on the device."""
         if batch_sampler is None:
             batch_sampler = [range(i, min(i + batch_size, len(self))) for i in range(0, len(self), batch_size)]
-        for batch, err in started(self.loader(batch_sampler, num_workers, pin_memory, transform)):
+        for batch, err in started(self.loader(batch_sampler, num_workers, pin_memory, transform, channels_last)):
             if err is not None:
                 raise ValueError(err)
             yield batch
@@ -231,7 +285,7 @@ class ImageSource:
 
         return {"files": self.container.file_hash(), "kind": self.container.kind, "size": self.size,
                 "resize": RESIZE if self.size is not None else None, "pillow": PIL.__version__,
-                "format": IDENTITY_FORMAT}
+                "pyspng": png.version(), "format": IDENTITY_FORMAT}
 
     def content(self, batch_size: int = 256, num_workers: int = 0, cache_dir: str | os.PathLike | None = None,
                 progress: bool = False) -> dict[str, Any]:
