@@ -181,6 +181,11 @@ class StreamHasher:
         _update_array(self._h, a)
         self.n += a.shape[0]
 
+    def bytes_hexdigest(self) -> str:
+        """SHA-256 of the bytes added so far alone (without the count, shape and dtype): `hashlib.sha256` over the
+        same bytes, which `array_identity` records, without hashing them a second time."""
+        return self._h.hexdigest()
+
     def hexdigest(self) -> str:
         """The digest of everything added so far (more batches may still be added)."""
         h = self._h.copy()

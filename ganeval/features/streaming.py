@@ -6,6 +6,12 @@ depend on where a run stopped). With a cache directory every finished chunk is w
 entry (written once, atomically, then the chunks removed) equals an uninterrupted run's. Under torch.distributed
 (torchrun) rank r computes chunks r, r+W, ...; rank 0 gathers them in source order and is the only one that
 returns the features (the others get None) and writes the final cache entry.
+
+The cache key needs the content hash of the decoded pixels. When it is not yet remembered (`one_pass`: a first
+run over these files, in one process), it is computed on the extraction's own decoding pass and the chunks are kept
+under `partial/files-<files and extractor hash>-...` meanwhile; otherwise (remembered, torchrun, an extractor's
+host stage run in the DataLoader workers, or a stopped one-pass run being resumed) it is computed first, in a
+separate decoding pass (`ImageSource.content`), and the entry looked up before any extraction.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from ganeval.features.distributed import gather_to_main, rank_world
 
 log = logging.getLogger(__name__)
 CHUNK_SIZE = 2048  # images per cached chunk (the GANEVAL_CHUNK_SIZE environment variable overrides it)
+THREADED_HASH = True  # a one-pass run hashes in a background thread (`ContentHasher`), off the main thread's path
 
 
 def chunk_size_default() -> int:
@@ -69,22 +76,16 @@ def extract_source(
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
     rank, world = rank_world()
     ex.check_input(source.shape, np.uint8)
-    identity = ex.identity()
-    info: dict[str, Any] = {"extractor": identity, "cache_hit": False, "cache_file": None}
+    info: dict[str, Any] = {"extractor": ex.identity(), "cache_hit": False, "cache_file": None}
     t0 = time.perf_counter()
-    use_cache = cache_dir is not None and ex.cacheable
-    path = partial = None
-    if use_cache:
-        content = shared_content(source, batch_size, num_workers, cache_dir, progress and rank == 0)
-        path, cached, found = fcache.find_cached(cache_dir, content["stream"], identity,  # type: ignore[arg-type]
-                                                 ex.legacy_identity(), len(source))
-        info.update(content_hash=content["stream"], cache_file=str(path))
+    partial = hasher = None
+    if cache_dir is not None and ex.cacheable:
+        partial, hasher, cached = _cache_plan(source, ex, batch_size, num_workers, chunk_size, cache_dir,
+                                              progress and rank == 0, info)
         if cached is not None:
-            log.info("feature cache hit: %s", found)
-            info.update(cache_hit=True, cache_file=str(found), n=len(source), seconds=time.perf_counter() - t0)
+            info.update(n=len(source), seconds=time.perf_counter() - t0)
             return (cached if rank == 0 else None), info
-        partial = Path(cache_dir) / "partial" / f"{path.stem}-b{batch_size}-c{chunk_size}"  # type: ignore[arg-type]
-        partial.mkdir(parents=True, exist_ok=True)
+        partial.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
     n = len(source)
     bounds = [(s, min(s + chunk_size, n)) for s in range(0, n, chunk_size)]
     mine = [i for i in range(len(bounds)) if i % world == rank]
@@ -96,19 +97,88 @@ def extract_source(
                unit="img", unit_scale=True, desc=f"features[{ex.name}] {source.path.name}",
                disable=not progress or rank != 0, smoothing=0.1)
     try:
-        _extract_chunks(source, ex, device, todo, bounds, batch_size, num_workers, partial, done, bar)
+        _extract_chunks(source, ex, device, todo, bounds, batch_size, num_workers, partial, done, bar, hasher)
     finally:
         bar.close()
+        if hasher is not None:
+            hasher.close()
     gathered = gather_to_main(done, device)
     info.update(n=n, seconds=time.perf_counter() - t0)
     if rank != 0:
         return None, info
     assert gathered is not None
     feats = np.ascontiguousarray(np.concatenate([gathered[i] for i in range(len(bounds))]))
-    if path is not None:
-        fcache.save_cached(path, feats, {"extractor": identity, "content": info["content_hash"], "n": n})
-        shutil.rmtree(partial, ignore_errors=True)  # type: ignore[arg-type]
+    if partial is not None:
+        if hasher is not None:  # the content was hashed on the way: remember it, then look the entry up
+            feats = _store_hashed(source, ex, hasher, cache_dir, feats, info)  # type: ignore[arg-type]
+        else:
+            fcache.save_cached(info["cache_file"], feats, {"extractor": info["extractor"],
+                                                           "content": info["content_hash"], "n": n})
+        shutil.rmtree(partial, ignore_errors=True)
     return feats, info
+
+
+def one_pass(source: ImageSource, ex: Extractor, num_workers: int, cache_dir: str | os.PathLike) -> bool:
+    """Whether a cached extraction can hash the content on its own decoding pass (no separate pass first): one
+    process (no torchrun), the content not yet known (no memo in `cache_dir/sources/`), and the batches seen by the
+    main process still the raw uint8 pixels (not an extractor's host stage run in the DataLoader workers, as
+    DINOv2's and CLIP's are with workers)."""
+    in_workers = num_workers > 0 and type(ex).host_stage is not Extractor.host_stage
+    return rank_world() == (0, 1) and not in_workers and source.memoised(cache_dir) is None
+
+
+def _files_partial(source: ImageSource, ex: Extractor, batch_size: int, chunk_size: int,
+                   cache_dir: str | os.PathLike) -> Path:
+    """The chunks' folder of a one-pass run, named from the files (their content hash is not known before)."""
+    from ganeval.hashing import stable_hash
+
+    key = stable_hash({"files": source.files_key(), "extractor": ex.identity()}, 32)
+    return Path(cache_dir) / "partial" / f"files-{key}-b{batch_size}-c{chunk_size}"
+
+
+def _cache_plan(source: ImageSource, ex: Extractor, batch_size: int, num_workers: int, chunk_size: int,
+                cache_dir: str | os.PathLike, progress: bool, info: dict[str, Any],
+                ) -> tuple[Path, Any, np.ndarray | None]:
+    """(chunks' folder, a `ContentHasher` for the extraction pass or None, the cached features or None). With the
+    content unknown (`one_pass`) it is hashed during extraction, the chunks kept under a files-named folder; when
+    that folder already holds chunks (a stopped one-pass run), the content is hashed first in a separate pass (the
+    finished chunks' images decoded once more, only for the hash) and the extraction continues into it. Otherwise
+    (content remembered, torchrun, host stage in workers): hashed first, looked up, chunks under the cache key."""
+    files_partial = None
+    if rank_world() == (0, 1):
+        files_partial = _files_partial(source, ex, batch_size, chunk_size, cache_dir)
+        if one_pass(source, ex, num_workers, cache_dir) and not any(files_partial.glob("chunk-*.npz")):
+            from ganeval.data.sources.content_hash import ContentHasher
+
+            return files_partial, ContentHasher(threaded=THREADED_HASH), None
+    content = shared_content(source, batch_size, num_workers, cache_dir, progress)
+    path, cached, found = fcache.find_cached(cache_dir, content["stream"], info["extractor"], ex.legacy_identity(),
+                                             len(source))
+    info.update(content_hash=content["stream"], cache_file=str(path))
+    if cached is not None:
+        log.info("feature cache hit: %s", found)
+        info.update(cache_hit=True, cache_file=str(found))
+        return path, None, cached
+    if files_partial is not None and any(files_partial.glob("chunk-*.npz")):
+        return files_partial, None, None
+    return Path(cache_dir) / "partial" / f"{path.stem}-b{batch_size}-c{chunk_size}", None, None
+
+
+def _store_hashed(source: ImageSource, ex: Extractor, hasher: Any, cache_dir: str | os.PathLike,
+                  feats: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+    """After a one-pass extraction: remember the content (the memo `content()` writes), then the entry: an existing
+    one (the same pixels came from other files before: the same features) is used as it is, else it is written."""
+    content = source.remember(hasher.content(source.shape), cache_dir)
+    path, cached, found = fcache.find_cached(cache_dir, content["stream"], info["extractor"], ex.legacy_identity(),
+                                             len(source))
+    info.update(content_hash=content["stream"], cache_file=str(path))
+    if cached is not None:
+        assert cached.shape == feats.shape, (cached.shape, feats.shape)
+        log.info("feature cache hit (after extracting: the content was not known before): %s", found)
+        info.update(cache_hit=True, cache_file=str(found))
+        return cached
+    fcache.save_cached(path, feats, {"extractor": info["extractor"], "content": content["stream"], "n": len(feats)})
+    return feats
 
 
 def _chunks_on_disk(partial: Path | None, mine: list[int], bounds: list[tuple[int, int]]) -> dict[int, np.ndarray]:
@@ -124,9 +194,10 @@ def _chunks_on_disk(partial: Path | None, mine: list[int], bounds: list[tuple[in
 
 def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, todo: list[int],
                     bounds: list[tuple[int, int]], batch_size: int, num_workers: int, partial: Path | None,
-                    done: dict[int, np.ndarray], bar: Any) -> None:
+                    done: dict[int, np.ndarray], bar: Any, hasher: Any = None) -> None:
     """Extract the chunks `todo` in batches of `batch_size` (each chunk cut alone), each chunk into `done` and,
-    with a cache, written to `partial` as soon as it is complete."""
+    with a cache, written to `partial` as soon as it is complete. `hasher` (a `ContentHasher`): fed every raw
+    uint8 batch, in order, before any host stage (then `todo` is every chunk)."""
     from ganeval.features.extraction import run_batches
 
     sampler = [range(s, min(s + batch_size, bounds[i][1])) for i in todo for s in range(bounds[i][0], bounds[i][1],
@@ -152,6 +223,9 @@ def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, to
         in_workers = num_workers > 0 and type(ex).host_stage is not Extractor.host_stage  # e.g. PIL resizing
         batches = source.batches(batch_size, num_workers, pin, batch_sampler=sampler,
                                  transform=ex.host_stage if in_workers else None, channels_last=True)
+        if hasher is not None:
+            assert not in_workers and len(todo) == len(bounds), "hashing needs every raw batch in source order"
+            batches = hasher.wrap(batches)
         run_batches(batches, ex, device, emit, host_stage=not in_workers)
 
 

@@ -11,7 +11,6 @@ source with mixed sizes (no `size`) or an unreadable header is refused, naming t
 from __future__ import annotations
 
 import gc
-import hashlib
 import io
 import json
 import logging
@@ -218,6 +217,7 @@ class ImageSource:
         self.shape = (len(self.container.names), self.channels, h, w)
         self.dataset = DecodedImages(self.container, self.channels, size, (h, w))
         self._content: dict[str, Any] | None = None
+        self._files_key: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -280,48 +280,65 @@ class ImageSource:
         return np.concatenate([b.numpy() for b in self.batches(batch_size, num_workers)])
 
     def files_key(self) -> dict[str, Any]:
-        """What the decoded content is a function of: the files (names and bytes), the resize and the decoder."""
-        import PIL
+        """What the decoded content is a function of: the files (names and bytes), the resize and the decoder.
+        Computed once per source (it reads every file)."""
+        if self._files_key is None:
+            import PIL
 
-        return {"files": self.container.file_hash(), "kind": self.container.kind, "size": self.size,
-                "resize": RESIZE if self.size is not None else None, "pillow": PIL.__version__,
-                "pyspng": png.version(), "format": IDENTITY_FORMAT}
+            self._files_key = {"files": self.container.file_hash(), "kind": self.container.kind, "size": self.size,
+                               "resize": RESIZE if self.size is not None else None, "pillow": PIL.__version__,
+                               "pyspng": png.version(), "format": IDENTITY_FORMAT}
+        return self._files_key
+
+    def _memo(self, cache_dir: str | os.PathLike) -> Path:
+        from ganeval.hashing import stable_hash
+
+        return Path(cache_dir) / "sources" / f"{stable_hash(self.files_key(), 32)}.json"
+
+    def memoised(self, cache_dir: str | os.PathLike | None) -> dict[str, Any] | None:
+        """The content identity if already known (computed by this object, or remembered in `cache_dir/sources/`
+        by an earlier run), else None: never decodes."""
+        if self._content is not None or cache_dir is None:
+            return self._content
+        memo = self._memo(cache_dir)
+        if memo.is_file() and not memo.is_symlink():
+            try:
+                found = json.loads(memo.read_text())
+                if found.get("shape") == list(self.shape):
+                    self._content = found
+            except (OSError, ValueError):
+                pass  # unreadable memo: decode again and rewrite it
+        return self._content
+
+    def remember(self, content: dict[str, Any], cache_dir: str | os.PathLike | None) -> dict[str, Any]:
+        """Keep the content identity (`content()`'s dict) on this object and, with a cache, in its memo file."""
+        from ganeval.common import atomic_write_text
+
+        self._content = content
+        if cache_dir is not None:
+            memo = self._memo(cache_dir)
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(memo, json.dumps(content, sort_keys=True))
+        return content
 
     def content(self, batch_size: int = 256, num_workers: int = 0, cache_dir: str | os.PathLike | None = None,
                 progress: bool = False) -> dict[str, Any]:
         """{"stream": StreamHasher digest (the feature-cache content key), "sha256", "shape", "dtype" (the
         `array_identity` of the decoded array)}: one decoding pass, remembered in `cache_dir/sources/`."""
-        if self._content is not None:
-            return self._content
-        from ganeval.common import atomic_write_text
-        from ganeval.hashing import StreamHasher, stable_hash
-
-        memo = None
-        if cache_dir is not None:
-            memo = Path(cache_dir) / "sources" / f"{stable_hash(self.files_key(), 32)}.json"
-            if memo.is_file() and not memo.is_symlink():
-                try:
-                    found = json.loads(memo.read_text())
-                    if found.get("shape") == list(self.shape):
-                        self._content = found
-                        return found
-                except (OSError, ValueError):
-                    pass  # unreadable memo: decode again and rewrite it
+        found = self.memoised(cache_dir)
+        if found is not None:
+            return found
         from tqdm.auto import tqdm
 
-        stream, raw = StreamHasher(), hashlib.sha256()
+        from ganeval.data.sources.content_hash import ContentHasher
+
+        hasher = ContentHasher()
         with tqdm(total=len(self), unit="img", unit_scale=True, desc=f"hashing {self.path.name}",
                   disable=not progress) as bar:
             for b in self.batches(batch_size, num_workers):
-                stream.update(b)
-                raw.update(memoryview(b.numpy()).cast("B"))
+                hasher.update(b)
                 bar.update(len(b))
-        self._content = {"stream": stream.hexdigest(), "sha256": raw.hexdigest(), "shape": list(self.shape),
-                         "dtype": "uint8"}
-        if memo is not None:
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(memo, json.dumps(self._content, sort_keys=True))
-        return self._content
+        return self.remember(hasher.content(self.shape), cache_dir)
 
     def array_identity(self, length: int | None = 16, **kw: Any) -> dict[str, Any]:
         """`ganeval.hashing.array_identity` of the decoded array, without holding it."""
