@@ -128,3 +128,34 @@ def test_corrupt_member_on_the_cold_path_leaves_no_memo_and_no_entry(tmp_path: P
     with pytest.raises(ValueError, match=f"cannot read image file .*{member}"):
         run(path, cache)
     assert not (cache / "sources").exists() and not list(cache.glob("*.npz"))
+
+
+def test_score_cold_run_decodes_each_image_once(tmp_path: Path, decodes: list[int],
+                                                capsys: pytest.CaptureFixture) -> None:
+    """ganeval-score: the plan needs the content of every set; on a cold run it comes from the extraction pass."""
+    import json
+
+    from ganeval.app.score import main
+
+    real = make_images(tmp_path / "real", 12, (10, 10, 3), seed=1)
+    fake = zip_of(make_images(tmp_path / "fake", 10, (10, 10, 3), seed=2), tmp_path / "fake.zip")
+    args = [str(real), str(fake), "--features", "pixels", "--metrics", "fid", "--json", "--quiet", "--device", "cpu",
+            "--num-workers", "0", "--batch-size", "4", "--no-samples"]
+    two = tmp_path / "two"
+    for s in (real, fake):  # memo first: the run below takes the two-pass path
+        ImageSource(s).content(cache_dir=two)
+    decodes.clear()
+    assert main([*args, "--cache-dir", str(two), "--out", str(tmp_path / "o2")]) == 0
+    want = json.loads(capsys.readouterr().out)
+    assert len(decodes) == 22
+    for cache in (tmp_path / "one", None):
+        decodes.clear()
+        extra = ["--cache-dir", str(cache)] if cache is not None else []
+        assert main([*args, *extra, "--out", str(tmp_path / f"o-{cache is None}")]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert len(decodes) == 22 and sorted(decodes) == sorted(list(range(12)) + list(range(10)))  # once each
+        assert [r["value"] for r in got["results"]] == [r["value"] for r in want["results"]]
+        meta = [json.loads((tmp_path / d / "runs.meta.json").read_text()) for d in ("o2", f"o-{cache is None}")]
+        assert meta[0]["identity"]["content"] == meta[1]["identity"]["content"]  # the same content identities
+        assert meta[0]["config_hash"] == meta[1]["config_hash"]
+    assert sorted(p.name for p in (tmp_path / "one").glob("*.npz")) == sorted(p.name for p in two.glob("*.npz"))

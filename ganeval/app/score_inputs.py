@@ -33,6 +33,7 @@ class InputSet:
     images: bool
     reference: Any = None  # the `ganeval.data.references.Reference` when the input is a reference file
     stream: Any = None  # the ganeval.data.sources.ImageSource of a folder, zip or tar (never held in memory)
+    features: Any = None  # a streamed set's features when extracted before the plan (`score_sets.extract_first`)
 
     @property
     def shape(self) -> tuple[int, ...]:

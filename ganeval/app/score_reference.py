@@ -122,8 +122,8 @@ def same_made(key: str, made: Any, now: Any, meta: dict[str, Any]) -> bool:
 def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputSet"]) -> "ScoreResult":
     """FID/FD of each generated set against a moments-only REAL (see `ganeval.protocol.reference`)."""
     from ganeval.app import pipeline
-    from ganeval.app.score_sets import (ScoreResult, check_inputs_fakes, content_identity, extract, make_extractor,
-                                        score_plan)
+    from ganeval.app.score_sets import (ScoreResult, check_inputs_fakes, content_identity, extract, extract_first,
+                                        make_extractor, score_plan)
     from ganeval.app.paths import check_writable as check_dir_writable
     from ganeval.hashing import sha256_file
     from ganeval.metrics.registry import Metrics, integer
@@ -167,6 +167,7 @@ def score_moments(request: "ScoreRequest", real: "InputSet", fakes: list["InputS
     }
     plan = score_plan(request, config, settings)
     plan.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser())}
+    extract_first(plan, request, fakes, extractor)
     for f in fakes:
         plan.content["generators"][f.name] = content_identity(request, f)
     plan.record.extractor = plan.content["extractor"] = ident
@@ -237,7 +238,7 @@ def save_only(request: "ScoreRequest", real: "InputSet") -> "ScoreResult":
         extractor.check_input(real.shape, real.dtype)
         feats, _ = extract_with_info(real.stream if real.stream is not None else real.array, extractor,
                                      batch_size=request.batch_size, device=request.device, cache_dir=request.cache_dir,
-                                     num_workers=request.num_workers, progress=request.progress)
+                                     num_workers=request.num_workers, progress=request.progress, hash_content=True)
         if feats is None:  # a torchrun rank other than 0
             return None  # type: ignore[return-value]
     saved = save_outputs(request, real, feats, extractor)

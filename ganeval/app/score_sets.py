@@ -233,6 +233,7 @@ def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extr
         "progress": request.progress,
     }
     plan = score_plan(request, config, settings)
+    extract_first(plan, request, [real, *fakes], extractor)
     plan.content["data"]["real"] = content_identity(request, real)
     for f in fakes:
         plan.content["generators"][f.name] = content_identity(request, f)
@@ -263,6 +264,19 @@ def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
     return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"]}
 
 
+def extract_first(plan: Plan, request: ScoreRequest, sets: list[InputSet], extractor: Any) -> None:
+    """Extract now the streamed sets whose content is not known yet (a first run over these files, one process, see
+    `ganeval.features.streaming.one_pass`): their content, which the plan needs, is hashed on that same decoding
+    pass instead of a pass of its own before the extraction. `extract` returns the kept features. (A refusal that
+    needs the content, as --out holding other runs, then comes after this extraction, not before.)"""
+    from ganeval.features.streaming import one_pass
+
+    for s in sets:
+        if s.stream is not None and s.features is None and one_pass(s.stream, extractor, request.num_workers,
+                                                                    request.cache_dir):
+            s.features = extract(plan, request, s, extractor)
+
+
 def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray | None:
     """Features of one input through the extractor (cached in `cache_dir` when given); a reference's as they are; a
     streamed source is sharded over torchrun's ranks and its features returned on rank 0 only (None elsewhere)."""
@@ -271,11 +285,12 @@ def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> n
 
     if precomputed(s):
         return np.asarray(s.array, np.float32)
-
-    with plan.stage("features"):
+    if s.features is not None:
+        return s.features
+    with plan.stage("features"):  # a streamed set's content hashed on this pass when not known yet (`extract_first`)
         feats, _ = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
                                      batch_size=request.batch_size, device=plan.device, cache_dir=request.cache_dir,
-                                     num_workers=request.num_workers, progress=request.progress)
+                                     num_workers=request.num_workers, progress=request.progress, hash_content=True)
     return feats
 
 

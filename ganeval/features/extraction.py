@@ -146,10 +146,12 @@ def extract_with_info(
     cache_dir: str | os.PathLike | None = None,
     num_workers: int = 0,
     progress: bool = True,
+    hash_content: bool = False,
     **options: Any,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Like `extract`, and also return a description: extractor identity (with weights hash),
-    content hash, number of images, whether the cache was hit, seconds spent."""
+    content hash, number of images, whether the cache was hit, seconds spent. `hash_content` (an `ImageSource`
+    only): compute its content identity on the extraction's own decoding pass even without a cache, where it can."""
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     if not isinstance(num_workers, int) or num_workers < 0:
@@ -164,7 +166,7 @@ def extract_with_info(
         from ganeval.features.streaming import extract_source
 
         return extract_source(images, ex, dev, batch_size=batch_size, num_workers=num_workers,  # type: ignore[return-value]
-                              cache_dir=cache_dir, progress=progress)
+                              cache_dir=cache_dir, progress=progress, hash_content=hash_content)
     source = make_source(images, batch_size, num_workers, pin_memory=dev.type == "cuda")
     if source.array is not None:
         ex.check_input(tuple(source.array.shape), source.array.dtype)

@@ -67,8 +67,11 @@ def extract_source(
     cache_dir: str | os.PathLike | None,
     progress: bool,
     chunk_size: int | None = None,
+    hash_content: bool = False,
 ) -> tuple[np.ndarray | None, dict[str, Any]]:
-    """(features N×D float32 on rank 0, else None; info) for a streamed image source; see the module doc."""
+    """(features N×D float32 on rank 0, else None; info) for a streamed image source; see the module doc.
+    `hash_content`: without a cache too, compute the source's content identity on the extraction's decoding pass
+    when `one_pass` allows it (`source.content()` then returns it without decoding)."""
     from tqdm.auto import tqdm
 
     chunk_size = chunk_size_default() if chunk_size is None else chunk_size
@@ -86,6 +89,10 @@ def extract_source(
             info.update(n=len(source), seconds=time.perf_counter() - t0)
             return (cached if rank == 0 else None), info
         partial.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
+    elif hash_content and one_pass(source, ex, num_workers, None):
+        from ganeval.data.sources.content_hash import ContentHasher
+
+        hasher = ContentHasher(threaded=THREADED_HASH)
     n = len(source)
     bounds = [(s, min(s + chunk_size, n)) for s in range(0, n, chunk_size)]
     mine = [i for i in range(len(bounds)) if i % world == rank]
@@ -115,6 +122,8 @@ def extract_source(
             fcache.save_cached(info["cache_file"], feats, {"extractor": info["extractor"],
                                                            "content": info["content_hash"], "n": n})
         shutil.rmtree(partial, ignore_errors=True)
+    elif hasher is not None:
+        info.update(content_hash=source.remember(hasher.content(source.shape), None)["stream"])
     return feats, info
 
 
