@@ -95,16 +95,20 @@ def extract_source(
     bar = tqdm(total=sum(bounds[i][1] - bounds[i][0] for i in mine), initial=sum(len(v) for v in done.values()),
                unit="img", unit_scale=True, desc=f"features[{ex.name}] {source.path.name}",
                disable=not progress or rank != 0, smoothing=0.1)
+    rows = Rows(n) if world == 1 else None  # one process: every chunk written straight into the final array
     try:
-        _extract_chunks(source, ex, device, todo, bounds, batch_size, num_workers, partial, done, bar)
+        _extract_chunks(source, ex, device, todo, bounds, batch_size, num_workers, partial, done, bar, rows)
     finally:
         bar.close()
-    gathered = gather_to_main(done, device)
+    gathered = gather_to_main(done, device) if rows is None else None
     info.update(n=n, seconds=time.perf_counter() - t0)
     if rank != 0:
         return None, info
-    assert gathered is not None
-    feats = np.ascontiguousarray(np.concatenate([gathered[i] for i in range(len(bounds))]))
+    if rows is not None:
+        feats = rows.whole(done, bounds)
+    else:
+        assert gathered is not None
+        feats = np.ascontiguousarray(np.concatenate([gathered[i] for i in range(len(bounds))]))
     if path is not None:
         fcache.save_cached(path, feats, {"extractor": identity, "content": info["content_hash"], "n": n})
         shutil.rmtree(partial, ignore_errors=True)  # type: ignore[arg-type]
@@ -122,11 +126,35 @@ def _chunks_on_disk(partial: Path | None, mine: list[int], bounds: list[tuple[in
     return done
 
 
+class Rows:
+    """The N×D float32 features of a whole source in one array, made at the first batch (when D is known) and
+    filled batch by batch: no per-chunk arrays and no final concatenation, so a 50k run holds its features once
+    (and leaves no heap of freed chunk arrays behind for the next set's extraction)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.array: np.ndarray | None = None
+
+    def put(self, start: int, out: np.ndarray) -> None:
+        if self.array is None:
+            self.array = np.empty((self.n, out.shape[1]), dtype=np.float32)
+        self.array[start : start + out.shape[0]] = out
+
+    def whole(self, done: dict[int, np.ndarray], bounds: list[tuple[int, int]]) -> np.ndarray:
+        """The filled array, with the chunks read from disk (a resumed run) copied in."""
+        for i, (s, e) in enumerate(bounds):
+            part = done[i]
+            if self.array is None or not np.shares_memory(part, self.array):
+                self.put(s, part)
+        assert self.array is not None
+        return self.array
+
+
 def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, todo: list[int],
                     bounds: list[tuple[int, int]], batch_size: int, num_workers: int, partial: Path | None,
-                    done: dict[int, np.ndarray], bar: Any) -> None:
-    """Extract the chunks `todo` in batches of `batch_size` (each chunk cut alone), each chunk into `done` and,
-    with a cache, written to `partial` as soon as it is complete."""
+                    done: dict[int, np.ndarray], bar: Any, rows: Rows | None = None) -> None:
+    """Extract the chunks `todo` in batches of `batch_size` (each chunk cut alone), each chunk into `done` (a view
+    of `rows` when given) and, with a cache, written to `partial` as soon as it is complete."""
     from ganeval.features.extraction import run_batches
 
     sampler = [range(s, min(s + batch_size, bounds[i][1])) for i in todo for s in range(bounds[i][0], bounds[i][1],
@@ -137,11 +165,17 @@ def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, to
 
     def emit(out: np.ndarray) -> None:
         i = owner[state["batch"]]
+        if rows is not None:
+            rows.put(sampler[state["batch"]].start, out)
+        else:
+            parts.append(out)
         state["batch"] += 1
-        parts.append(out)
         bar.update(out.shape[0])
         if state["batch"] == len(owner) or owner[state["batch"]] != i:  # chunk i is complete
-            feats = np.ascontiguousarray(np.concatenate(parts).astype(np.float32, copy=False))
+            if rows is not None and rows.array is not None:
+                feats = rows.array[bounds[i][0] : bounds[i][1]]
+            else:
+                feats = np.ascontiguousarray(np.concatenate(parts).astype(np.float32, copy=False))
             parts.clear()
             done[i] = feats
             if partial is not None:
