@@ -103,18 +103,17 @@ def extract_source(
     bar = tqdm(total=sum(bounds[i][1] - bounds[i][0] for i in mine), initial=sum(len(v) for v in done.values()),
                unit="img", unit_scale=True, desc=f"features[{ex.name}] {source.path.name}",
                disable=not progress or rank != 0, smoothing=0.1)
+    rows = Rows(n) if world == 1 else None  # one process: every chunk written straight into the final array
     try:
-        _extract_chunks(source, ex, device, todo, bounds, batch_size, num_workers, partial, done, bar, hasher)
+        _extract_chunks(source, ex, device, todo, bounds, batch_size, num_workers, partial, done, bar, rows, hasher)
     finally:
         bar.close()
         if hasher is not None:
             hasher.close()
-    gathered = gather_to_main(done, device)
+    feats = _whole(done, bounds, rows, device)
     info.update(n=n, seconds=time.perf_counter() - t0)
-    if rank != 0:
+    if feats is None:  # a torchrun rank other than 0: its chunks went to rank 0
         return None, info
-    assert gathered is not None
-    feats = np.ascontiguousarray(np.concatenate([gathered[i] for i in range(len(bounds))]))
     if partial is not None:
         if hasher is not None:  # the content was hashed on the way: remember it, then look the entry up
             feats = _store_hashed(source, ex, hasher, cache_dir, feats, info)  # type: ignore[arg-type]
@@ -190,6 +189,18 @@ def _store_hashed(source: ImageSource, ex: Extractor, hasher: Any, cache_dir: st
     return feats
 
 
+def _whole(done: dict[int, np.ndarray], bounds: list[tuple[int, int]], rows: Rows | None,
+           device: torch.device) -> np.ndarray | None:
+    """The N×D features on rank 0, None on the others: `rows`' array (one process) or every rank's chunks gathered
+    in source order (torchrun)."""
+    if rows is not None:
+        return rows.whole(done, bounds)
+    gathered = gather_to_main(done, device)
+    if gathered is None:
+        return None
+    return np.ascontiguousarray(np.concatenate([gathered[i] for i in range(len(bounds))]))
+
+
 def _chunks_on_disk(partial: Path | None, mine: list[int], bounds: list[tuple[int, int]]) -> dict[int, np.ndarray]:
     """This rank's chunks that a stopped run finished (in `partial`; none without a cache): not extracted again."""
     done: dict[int, np.ndarray] = {}
@@ -201,12 +212,36 @@ def _chunks_on_disk(partial: Path | None, mine: list[int], bounds: list[tuple[in
     return done
 
 
+class Rows:
+    """The N×D float32 features of a whole source in one array, made at the first batch (when D is known) and
+    filled batch by batch: no per-chunk arrays and no final concatenation, so a 50k run holds its features once
+    (and leaves no heap of freed chunk arrays behind for the next set's extraction)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.array: np.ndarray | None = None
+
+    def put(self, start: int, out: np.ndarray) -> None:
+        if self.array is None:
+            self.array = np.empty((self.n, out.shape[1]), dtype=np.float32)
+        self.array[start : start + out.shape[0]] = out
+
+    def whole(self, done: dict[int, np.ndarray], bounds: list[tuple[int, int]]) -> np.ndarray:
+        """The filled array, with the chunks read from disk (a resumed run) copied in."""
+        for i, (s, e) in enumerate(bounds):
+            part = done[i]
+            if self.array is None or not np.shares_memory(part, self.array):
+                self.put(s, part)
+        assert self.array is not None
+        return self.array
+
+
 def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, todo: list[int],
                     bounds: list[tuple[int, int]], batch_size: int, num_workers: int, partial: Path | None,
-                    done: dict[int, np.ndarray], bar: Any, hasher: Any = None) -> None:
-    """Extract the chunks `todo` in batches of `batch_size` (each chunk cut alone), each chunk into `done` and,
-    with a cache, written to `partial` as soon as it is complete. `hasher` (a `ContentHasher`): fed every raw
-    uint8 batch, in order, before any host stage (then `todo` is every chunk)."""
+                    done: dict[int, np.ndarray], bar: Any, rows: Rows | None = None, hasher: Any = None) -> None:
+    """Extract the chunks `todo` in batches of `batch_size` (each chunk cut alone), each chunk into `done` (a view
+    of `rows` when given) and, with a cache, written to `partial` as soon as it is complete. `hasher` (a
+    `ContentHasher`): fed every raw uint8 batch, in order, before any host stage (then `todo` is every chunk)."""
     from ganeval.features.extraction import run_batches
 
     sampler = [range(s, min(s + batch_size, bounds[i][1])) for i in todo for s in range(bounds[i][0], bounds[i][1],
@@ -217,11 +252,17 @@ def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, to
 
     def emit(out: np.ndarray) -> None:
         i = owner[state["batch"]]
+        if rows is not None:
+            rows.put(sampler[state["batch"]].start, out)
+        else:
+            parts.append(out)
         state["batch"] += 1
-        parts.append(out)
         bar.update(out.shape[0])
         if state["batch"] == len(owner) or owner[state["batch"]] != i:  # chunk i is complete
-            feats = np.ascontiguousarray(np.concatenate(parts).astype(np.float32, copy=False))
+            if rows is not None and rows.array is not None:
+                feats = rows.array[bounds[i][0] : bounds[i][1]]
+            else:
+                feats = np.ascontiguousarray(np.concatenate(parts).astype(np.float32, copy=False))
             parts.clear()
             done[i] = feats
             if partial is not None:
