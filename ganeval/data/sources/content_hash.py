@@ -17,7 +17,8 @@ class ContentHasher:
     """Feeds a `StreamHasher` with each batch as C-contiguous uint8 N×C×H×W (a channels-last view is copied to that
     layout first: the identity is defined on those bytes). `threaded`: the copy and the hashing run in a background
     thread (torch's copy and hashlib release the GIL), batches handed over through a queue of `depth` (order kept,
-    memory bounded by a few batches); otherwise in the caller's thread."""
+    memory bounded by a few batches); otherwise in the caller's thread. A batch handed over is read later, so its
+    consumer must not change it in place (extractors do not: their host and device stages make new tensors)."""
 
     def __init__(self, threaded: bool = False, depth: int = 2) -> None:
         self.stream = StreamHasher()
