@@ -159,3 +159,21 @@ def test_score_cold_run_decodes_each_image_once(tmp_path: Path, decodes: list[in
         assert meta[0]["identity"]["content"] == meta[1]["identity"]["content"]  # the same content identities
         assert meta[0]["config_hash"] == meta[1]["config_hash"]
     assert sorted(p.name for p in (tmp_path / "one").glob("*.npz")) == sorted(p.name for p in two.glob("*.npz"))
+
+
+def test_out_holding_another_run_is_refused_before_extraction(tmp_path: Path, decodes: list[int],
+                                                              capsys: pytest.CaptureFixture) -> None:
+    """--out holding an earlier run of other inputs: the cold run hashes first (its own pass) and is refused before
+    any feature is extracted (no cache entry), as without the one-pass path."""
+    from ganeval.app.score import main
+
+    sets = [make_images(tmp_path / n, 8, (10, 10, 3), seed=k) for k, n in enumerate(("a", "b", "c"))]
+    args = ["--features", "pixels", "--metrics", "fid", "--quiet", "--device", "cpu", "--num-workers", "0",
+            "--batch-size", "4", "--no-samples", "--no-plots", "--out", str(tmp_path / "out")]
+    assert main([str(sets[0]), str(sets[1]), *args]) == 0
+    capsys.readouterr()
+    decodes.clear()
+    assert main([str(sets[0]), str(sets[2]), *args, "--cache-dir", str(tmp_path / "cache")]) == 2
+    assert "holds runs made by another config" in capsys.readouterr().err
+    assert len(decodes) == 16  # the two content passes, no extraction pass
+    assert not list((tmp_path / "cache").glob("*.npz")) and len(list((tmp_path / "cache" / "sources").glob("*"))) == 2

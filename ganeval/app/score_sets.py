@@ -267,10 +267,14 @@ def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
 def extract_first(plan: Plan, request: ScoreRequest, sets: list[InputSet], extractor: Any) -> None:
     """Extract now the streamed sets whose content is not known yet (a first run over these files, one process, see
     `ganeval.features.streaming.one_pass`): their content, which the plan needs, is hashed on that same decoding
-    pass instead of a pass of its own before the extraction. `extract` returns the kept features. (A refusal that
-    needs the content, as --out holding other runs, then comes after this extraction, not before.)"""
+    pass instead of a pass of its own before the extraction. `extract` returns the kept features. Not when --out
+    already holds files (and no --overwrite): whether they are this run's needs the content, and that refusal comes
+    before any extraction (the content is then hashed in a pass of its own, as before)."""
     from ganeval.features.streaming import one_pass
 
+    out = Path(request.out).expanduser() if request.out is not None else None
+    if out is not None and not request.overwrite and out.is_dir() and any(out.iterdir()):
+        return
     for s in sets:
         if s.stream is not None and s.features is None and one_pass(s.stream, extractor, request.num_workers,
                                                                     request.cache_dir):
