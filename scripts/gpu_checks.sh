@@ -8,7 +8,7 @@
 #   bash scripts/gpu_checks.sh scale    # IMD of two sets to 1M×2048 with peak device memory (≤ ~8 min)
 #   bash scripts/gpu_checks.sh old      # the checks already measured at commit 3fb00fa (Inception, training, approx)
 #   bash scripts/gpu_checks.sh resident # issue 27: device-resident protocol vs ./baseline, profile, IMD to 1M (≤ ~5 min)
-#   bash scripts/gpu_checks.sh sources  # issue 24: 50k PNGs streamed from a folder and a zip vs the bare forward (≤ ~7 min)
+#   bash scripts/gpu_checks.sh sources  # issue 24: 50k PNGs streamed from a folder and a zip vs the bare forward (≤ ~9 min)
 # An older commit's tree unpacked in ./baseline (git archive COMMIT | tar -x -C baseline; untracked, so it
 # travels with the working tree) is timed beside this one in the protocol step.
 set -u
@@ -70,7 +70,7 @@ PY
   done
   timeout 110 python3 scripts/imd_scaling.py --device cuda --generate device --sizes 1000000 --precision tf32 --no-knn-alone
 elif [ "$PART" = sources ]; then
-  # issue 24 (~6 min): the GPU tests of sources and preprocessing, then 50k PNGs of 256² from a folder and a zip:
+  # issue 24 (~6–9 min): the GPU tests of sources and preprocessing, then 50k PNGs of 256² from a folder and a zip:
   # bare decode (PIL, libspng), our pipeline, Inception extraction against the bare forward on resident tensors
   # (target ≥ 85 %), DINOv2 ViT-L/14 on the first 5000 (~20× slower; its rate is steady long before), both with random
   # weights through the real loading path; then ganeval-score on the 50k folder vs the 50k zip, cold and cached.
@@ -82,12 +82,13 @@ elif [ "$PART" = sources ]; then
   step "streamed extraction of 50k 256² PNGs from a folder and a zip vs the bare forward"
   timeout 330 python3 scripts/bench_sources.py --n 50000 --workers 15 --device cuda --extractors inception,dinov2 \
     --dinov2-n 5000 --batch-size 250 --forward-n 5000 --dir /tmp/bench_sources --keep
-  step "ganeval-score, 50k folder vs 50k zip, Inception (random weights), 15 workers: cold (content pass + extraction), then cached"
+  step "ganeval-score, 50k folder vs 50k zip, Inception (random weights), 15 workers: cold (one decoding pass: content hashed on the extraction pass), then cached; stage times from the log"
   for run in cold cached; do
     s0=$(date +%s.%N)
-    timeout 100 python3 -m ganeval.app.score /tmp/bench_sources/images /tmp/bench_sources/images.zip --no-download \
-      --weights /tmp/bench_sources/inception_random.pth --num-workers 15 --batch-size 250 --cache-dir /tmp/gcache \
-      --no-plots --no-samples --quiet 2>&1 | grep -v "not the published" | tail -5
+    timeout 240 python3 -c "import logging, sys; logging.basicConfig(level=logging.INFO, format='%(relativeCreated)7.0f ms \
+%(name)s: %(message)s'); from ganeval.app.score import main; sys.exit(main(sys.argv[1:]))" /tmp/bench_sources/images \
+      /tmp/bench_sources/images.zip --no-download --weights /tmp/bench_sources/inception_random.pth --num-workers 15 \
+      --batch-size 250 --cache-dir /tmp/gcache --no-plots --no-samples --quiet 2>&1 | grep -v "not the published" | tail -14
     echo "$run: $(python3 -c "import time; print(f'{time.time() - $s0:.1f}')") s wall"
   done
 elif [ "$PART" = scale ]; then
