@@ -8,7 +8,8 @@
 #   bash scripts/gpu_checks.sh scale    # IMD of two sets to 1M×2048 with peak device memory (≤ ~8 min)
 #   bash scripts/gpu_checks.sh old      # the checks already measured at commit 3fb00fa (Inception, training, approx)
 #   bash scripts/gpu_checks.sh resident # issue 27: device-resident protocol vs ./baseline, profile, IMD to 1M (≤ ~5 min)
-#   bash scripts/gpu_checks.sh sources  # issue 24: 50k PNGs streamed from a folder and a zip vs the bare forward (≤ ~9 min)
+#   bash scripts/gpu_checks.sh sources  # issue 24: 50k PNGs streamed from a folder and a zip vs the bare forward (≤ ~6 min)
+#   bash scripts/gpu_checks.sh score50k # issue 24: ganeval-score 50k vs 50k, cold and cached, with stage times (≤ ~9 min)
 # An older commit's tree unpacked in ./baseline (git archive COMMIT | tar -x -C baseline; untracked, so it
 # travels with the working tree) is timed beside this one in the protocol step.
 set -u
@@ -70,10 +71,10 @@ PY
   done
   timeout 110 python3 scripts/imd_scaling.py --device cuda --generate device --sizes 1000000 --precision tf32 --no-knn-alone
 elif [ "$PART" = sources ]; then
-  # issue 24 (~6–9 min): the GPU tests of sources and preprocessing, then 50k PNGs of 256² from a folder and a zip:
+  # issue 24 (~6 min): the GPU tests of sources and preprocessing, then 50k PNGs of 256² from a folder and a zip:
   # bare decode (PIL, libspng), our pipeline, Inception extraction against the bare forward on resident tensors
   # (target ≥ 85 %), DINOv2 ViT-L/14 on the first 5000 (~20× slower; its rate is steady long before), both with random
-  # weights through the real loading path; then ganeval-score on the 50k folder vs the 50k zip, cold and cached.
+  # weights through the real loading path (ganeval-score's own wall time: the score50k part).
   # Several GPUs: torchrun --nproc_per_node N -m ganeval.app.score REAL/ FAKE/ --features inception ...
   step "GPU tests of the resident protocol, the preprocessing modes and the PNG sources"
   timeout 90 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_device_resident.py tests/test_resize_modes.py \
@@ -82,6 +83,11 @@ elif [ "$PART" = sources ]; then
   step "streamed extraction of 50k 256² PNGs from a folder and a zip vs the bare forward"
   timeout 330 python3 scripts/bench_sources.py --n 50000 --workers 15 --device cuda --extractors inception,dinov2 \
     --dinov2-n 5000 --batch-size 250 --forward-n 5000 --dir /tmp/bench_sources --keep
+elif [ "$PART" = score50k ]; then
+  # issue 24's end-to-end wall time (~5 min): ganeval-score on 50k PNGs against their zip, cold then cached
+  step "50k PNGs of 256² and their zip (made, not timed)"
+  timeout 90 python3 scripts/bench_sources.py --n 50000 --workers 15 --phases none --dir /tmp/bench_sources --keep \
+    --extractors inception | grep -v "not the published"
   step "ganeval-score, 50k folder vs 50k zip, Inception (random weights), 15 workers: cold (one decoding pass: content hashed on the extraction pass), then cached; stage times from the log"
   for run in cold cached; do
     s0=$(date +%s.%N)
@@ -106,6 +112,6 @@ elif [ "$PART" = old ]; then
   step "approximate kNN scaling (pynndescent; first call compiles)"
   timeout 100 python3 scripts/bench_protocol.py --device cuda --runs 0 --approx 50000 200000 --plot "$OUT/protocol_scaling_approx_cuda.png"
 else
-  echo "unknown part $PART: main, scale, old, resident or sources"; exit 2
+  echo "unknown part $PART: main, scale, old, resident, sources or score50k"; exit 2
 fi
 step done
