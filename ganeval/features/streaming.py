@@ -90,9 +90,7 @@ def extract_source(
             return (cached if rank == 0 else None), info
         partial.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
     elif hash_content and one_pass(source, ex, num_workers, None):
-        from ganeval.data.sources.content_hash import ContentHasher
-
-        hasher = ContentHasher(threaded=THREADED_HASH)
+        hasher = _new_hasher()
     n = len(source)
     bounds = [(s, min(s + chunk_size, n)) for s in range(0, n, chunk_size)]
     mine = [i for i in range(len(bounds)) if i % world == rank]
@@ -131,8 +129,19 @@ def one_pass(source: ImageSource, ex: Extractor, num_workers: int, cache_dir: st
     process (no torchrun), the content not yet known (no memo in `cache_dir/sources/`), and the batches seen by the
     main process still the raw uint8 pixels (not an extractor's host stage run in the DataLoader workers, as
     DINOv2's and CLIP's are with workers)."""
-    in_workers = num_workers > 0 and type(ex).host_stage is not Extractor.host_stage
-    return rank_world() == (0, 1) and not in_workers and source.memoised(cache_dir) is None
+    return rank_world() == (0, 1) and not host_stage_in_workers(ex, num_workers) and source.memoised(cache_dir) is None
+
+
+def host_stage_in_workers(ex: Extractor, num_workers: int) -> bool:
+    """Whether the extractor's host stage (e.g. DINOv2's PIL resizing) runs in the DataLoader workers."""
+    return num_workers > 0 and type(ex).host_stage is not Extractor.host_stage
+
+
+def _new_hasher() -> Any:
+    """A `ContentHasher` for a one-pass extraction (hashing in a background thread unless THREADED_HASH is off)."""
+    from ganeval.data.sources.content_hash import ContentHasher
+
+    return ContentHasher(threaded=THREADED_HASH)
 
 
 def _files_partial(source: ImageSource, ex: Extractor, batch_size: int, chunk_size: int,
@@ -152,13 +161,12 @@ def _cache_plan(source: ImageSource, ex: Extractor, batch_size: int, num_workers
     that folder already holds chunks (a stopped one-pass run), the content is hashed first in a separate pass (the
     finished chunks' images decoded once more, only for the hash) and the extraction continues into it. Otherwise
     (content remembered, torchrun, host stage in workers): hashed first, looked up, chunks under the cache key."""
-    files_partial = None
+    files_partial, resumed = None, False
     if rank_world() == (0, 1):
         files_partial = _files_partial(source, ex, batch_size, chunk_size, cache_dir)
-        if one_pass(source, ex, num_workers, cache_dir) and not any(files_partial.glob("chunk-*.npz")):
-            from ganeval.data.sources.content_hash import ContentHasher
-
-            return files_partial, ContentHasher(threaded=THREADED_HASH), None
+        resumed = any(files_partial.glob("chunk-*.npz"))
+        if not resumed and one_pass(source, ex, num_workers, cache_dir):
+            return files_partial, _new_hasher(), None
     content = shared_content(source, batch_size, num_workers, cache_dir, progress)
     path, cached, found = fcache.find_cached(cache_dir, content["stream"], info["extractor"], ex.legacy_identity(),
                                              len(source))
@@ -167,8 +175,8 @@ def _cache_plan(source: ImageSource, ex: Extractor, batch_size: int, num_workers
         log.info("feature cache hit: %s", found)
         info.update(cache_hit=True, cache_file=str(found))
         return path, None, cached
-    if files_partial is not None and any(files_partial.glob("chunk-*.npz")):
-        return files_partial, None, None
+    if resumed:
+        return files_partial, None, None  # type: ignore[return-value]
     return Path(cache_dir) / "partial" / f"{path.stem}-b{batch_size}-c{chunk_size}", None, None
 
 
@@ -270,7 +278,7 @@ def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, to
 
     if sampler:
         pin = device.type == "cuda"
-        in_workers = num_workers > 0 and type(ex).host_stage is not Extractor.host_stage  # e.g. PIL resizing
+        in_workers = host_stage_in_workers(ex, num_workers)
         batches = source.batches(batch_size, num_workers, pin, batch_sampler=sampler,
                                  transform=ex.host_stage if in_workers else None, channels_last=True)
         if hasher is not None:

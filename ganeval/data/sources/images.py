@@ -78,7 +78,9 @@ class DecodedImages(Dataset):
 
     def decode(self, i: int) -> np.ndarray:
         name = self.container.names[i]
-        data, checked = self.container.raw(name)
+        # a PNG's bytes may skip the archive's own check (its chunk CRCs are checked instead); other files are read
+        # once, checked
+        data, checked = self.container.raw(name) if name.lower().endswith(".png") else (self.container.read(name), True)
         try:
             a = png.decode(data)  # 8-bit grey/RGB PNGs whose chunk CRCs all match, by libspng: PIL's pixels, faster
             if a is None and not checked:
