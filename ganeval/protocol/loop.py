@@ -12,6 +12,7 @@ import contextlib
 import glob
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 import time
@@ -45,11 +46,17 @@ def _remove_stale_scratch() -> None:
             os.close(fd)
 
 
+def _scratch_path() -> str:
+    """The name of a new scratch folder (made by `_scratch` once the workers that would remove it are launched)."""
+    return os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX + secrets.token_hex(8))
+
+
 @contextlib.contextmanager
-def _scratch() -> Iterator[str]:
-    """A new scratch folder for worker processes, locked while this process lives and removed on exit."""
+def _scratch(path: str) -> Iterator[str]:
+    """Scratch folder `path` for worker processes, made now (private), locked while this process lives and removed
+    on exit."""
     _remove_stale_scratch()
-    path = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+    os.mkdir(path, 0o700)
     fd = os.open(os.path.join(path, OWNER_FILE), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         store.try_lock(fd)
@@ -117,20 +124,26 @@ def _run(task: Task, settings: Settings, layout: store.Layout, opened: store.Sto
             import multiprocessing as mp
 
             threads = max(1, (os.cpu_count() or 1) // workers)
-            with _scratch() as tmp:
-                ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=init_protocol_worker,
-                                         initargs=(threads, os.getpid(), tmp))
-                try:
-                    for _ in range(workers):
-                        ex.submit(int)  # start every worker now, so they watch this process while the pools are saved
-                    shared = task.shared(tmp) if hasattr(task, "shared") else task
-                    pending: dict[Future, int] = {ex.submit(shared, r): r for r in todo}
-                    while pending:
-                        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                        for fut in finished:
-                            keep(pending.pop(fut), fut.result())
-                finally:
-                    ex.shutdown(wait=True, cancel_futures=True)
+            path = _scratch_path()
+            ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=init_protocol_worker,
+                                     initargs=(threads, os.getpid(), path))
+            try:
+                for _ in range(workers):
+                    ex.submit(int)  # start every worker now, so they watch this process while the pools are saved
+                # the folder is made once every worker is launched (its start-up data written): a kill from here on
+                # leaves workers that remove it; a kill before leaves nothing to remove
+                with _scratch(path) as tmp:
+                    try:
+                        shared = task.shared(tmp) if hasattr(task, "shared") else task
+                        pending: dict[Future, int] = {ex.submit(shared, r): r for r in todo}
+                        while pending:
+                            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                            for fut in finished:
+                                keep(pending.pop(fut), fut.result())
+                    finally:
+                        ex.shutdown(wait=True, cancel_futures=True)  # before the folder goes
+            finally:
+                ex.shutdown(wait=True, cancel_futures=True)
     except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: say what is stored (every write is whole)
         raise stopped(e, len(chunks), runs, opened.directory if opened is not None else None) from None
     finally:
