@@ -1,7 +1,7 @@
 """ganeval: IMD, FID and KID over many random subsamples, with confidence intervals.
 
 `ganeval.metrics` is importable with torch, numpy and scipy alone; the pipeline layer
-(`ganeval.evaluate`, Hydra entry points) is loaded lazily so the metrics stay light.
+(`ganeval.evaluate`, `ganeval.score`, Hydra entry points) is loaded lazily so the metrics stay light.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["evaluate", "save_reference", "__version__"]
+__all__ = ["evaluate", "save_reference", "score", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,6 +17,10 @@ def __getattr__(name: str) -> Any:
         from ganeval.protocol import evaluate
 
         return evaluate
+    if name == "score":
+        from ganeval.app.scoring import score
+
+        return score
     if name == "save_reference":
         from ganeval.features.reference import save_reference
 

@@ -1,8 +1,8 @@
 """`ganeval-score REAL FAKE [FAKE ...]` (also `python -m ganeval.app.score`): score generated sets against a real one
 in one line, as pytorch-fid and torch-fidelity do, or with intervals over subsamples (--runs N --sample-size M).
 
-The command line: parse and check the options, score (`ganeval.app.scoring.score_sets`), print
-(`ganeval.app.score_print`).
+The command line: parse and check the options, score (`ganeval.score`, `ganeval.app.scoring.score`), print the
+result (`ganeval.app.score_print`).
 """
 
 from __future__ import annotations
@@ -49,33 +49,6 @@ examples:
   ganeval-score fid_stats_cifar10_train.npz fakes/ --resize legacy_tensorflow   # FID vs published moments
   ganeval-score cifar10 fakes/ --protocol cifar10_train_50k --runs 10 --sample-size 10000   # + the full-set FID
 """
-
-
-def default_metrics(real: str) -> str:
-    """imd,fid,kid; fid alone when REAL is a moments-only reference file (the others need real rows)."""
-    from pathlib import Path
-
-    from ganeval.data.references import ReferenceError, read_reference
-
-    try:
-        ref = read_reference(Path(real).expanduser()) if Path(real).expanduser().is_file() else None
-    except ReferenceError:
-        ref = None  # reported when the input is loaded
-    return "fid" if ref is not None and ref.moments_only else "imd,fid,kid"
-
-
-def parse_metrics(text: str) -> dict[str, dict[str, Any]]:
-    """'imd,fid' -> {'imd': {}, 'fid': {}}, each name checked against the metric registry."""
-    from ganeval.metrics import get_metric
-
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise ValueError("--metrics is empty: name at least one of imd, fid, kid")
-    for name in names:
-        get_metric(name)
-    if len(set(names)) < len(names):
-        raise ValueError(f"--metrics {text} names a metric twice")
-    return {n: {} for n in names}
 
 
 def parse_option(text: str, metrics: dict[str, dict[str, Any]]) -> None:
@@ -184,16 +157,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def default_workers(given: int | None) -> int:
-    """--num-workers, or min(8, CPU cores) decoding processes (0 on a one-core machine)."""
-    if given is not None:
-        return given
-    import os
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return 0 if cores <= 1 else min(8, cores)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; user errors print one line on stderr and exit 2. Output piped into a reader that stops
     early (`| head`) ends quietly, as other command-line tools do."""
@@ -211,36 +174,24 @@ def run(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
     from ganeval.app.main import user_errors
-    from ganeval.app.score_request import ScoreRequest
-    from ganeval.app.scoring import score_sets
 
     try:
         from ganeval.app.score_protocol import apply_protocol, given_options
+        from ganeval.app.score_request import default_metrics, parse_metrics
+        from ganeval.app.scoring import score
 
         apply_protocol(args, given_options(parser(), argv))  # --protocol: its values set, departures refused
         metrics = parse_metrics(args.metrics or default_metrics(args.real))
         for text in args.option:
             parse_option(text, metrics)
-        request = ScoreRequest(
-            real=args.real, fakes=args.fakes, features=args.features, metrics=metrics, runs=args.runs,
+        result = score(
+            args.real, args.fakes, metrics=metrics, features=args.features, runs=args.runs,
             sample_size=args.sample_size, confidence=args.confidence, seed=args.seed, device=args.device,
             batch_size=args.batch_size, weights=args.weights, dims=args.dims, download=not args.no_download,
-            cache_dir=args.cache_dir, num_workers=default_workers(args.num_workers), size=args.size, layout=args.layout,
-            resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
-            out=args.out, overwrite=args.overwrite, plots=not args.no_plots, samples=not args.no_samples,
-            progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol)
-        if request.batch_size < 1:
-            raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
-        if request.num_workers < 0:
-            raise ValueError(f"--num-workers must be at least 0, got {request.num_workers}")
-        if request.size is not None and request.size < 1:
-            raise ValueError(f"--size must be at least 1, got {request.size}")
-        from ganeval.features.distributed import init_from_env, is_main
-
-        request.device = init_from_env(request.device)  # torchrun: join the group, one GPU per rank
-        if not is_main():
-            request.progress = False
-        result = score_sets(request)
+            cache_dir=args.cache_dir, num_workers=args.num_workers, size=args.size, layout=args.layout,
+            resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats, out=args.out,
+            overwrite=args.overwrite, plots=not args.no_plots, samples=not args.no_samples, progress=not args.quiet,
+            command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol)
     except user_errors() as e:
         from ganeval.app.score_print import refusal
 
@@ -262,18 +213,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {path}", file=sys.stderr)
     if not result.fakes:
         return 0
-    from ganeval.app.score_print import RUNS_HINT, as_json, plain_lines
-
     if args.json:
         from ganeval.results.files import json_dumps
 
-        print(json_dumps(as_json(result), indent=2))  # valid JSON: null for a non-finite number
+        print(json_dumps(result.to_dict(), indent=2))  # valid JSON: null for a non-finite number
     else:
-        print("\n".join(plain_lines(result)))
-        from ganeval.results.verdict import comparison_sentences
+        from ganeval.app.score_print import RUNS_HINT
 
-        for sentence in comparison_sentences(result.comparison, result.record.extractor or None):
-            print(sentence)
+        print(result)  # a line per model and metric, then the comparisons in words
         if result.record.config["full_sets"]:
             print(RUNS_HINT, file=sys.stderr)
         if result.out is not None:

@@ -16,9 +16,10 @@ batch is its images.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -132,6 +133,63 @@ def load_input(arg: str, size: int | None = None, layout: str = "auto") -> Input
     hint = "does not exist" if ("/" in arg or path.suffix) else "is not an existing folder or file"
     raise ValueError(f"{arg} {hint}, and it is not a dataset name; give an image folder, a .npy/.npz file (FILE.npz:KEY "
                      f"for one array of several) or one of: {', '.join(names)}")
+
+
+def given_input(obj: Any, label: str, size: int | None = None, layout: str = "auto", n_generated: int | None = None,
+                seed: int = 0) -> InputSet:
+    """An input given from Python (`ganeval.score`): a path or dataset name as on the command line (`load_input`), a
+    numpy array or torch tensor (images or N×D features, classified as a loaded array is), or a generator (a
+    callable `fn(n, seed)` as the app's `generator=callable` calls it, or an object with `sample(n, seed)`), drawn
+    once for `n_generated` rows with `seed`; `label` names it in messages and results."""
+    if isinstance(obj, (str, os.PathLike)):
+        return load_input(os.fspath(obj), size, layout)
+    if size is not None:
+        raise ValueError(f"--size resizes image files (folders, .zip, .tar), but {label} is an in-memory input: "
+                         "resize it first, or drop --size")
+    if callable(obj) or callable(getattr(obj, "sample", None)):
+        arr, source = generated(obj, label, layout, n_generated, seed), "generator"
+    else:
+        arr, source = in_memory(obj, label), "array"
+    if arr.ndim == 4:
+        from ganeval.data.images import apply_layout
+
+        arr = apply_layout(arr, layout, label, "--layout nchw or --layout nhwc", strict=False)
+    return classify(InputSet(label, label, source, arr, False))
+
+
+def fake_inputs(fakes: Any) -> tuple[list[str | None], list[Any]]:
+    """(labels, inputs) of `score`'s `fakes`: one input, a list of them (no labels) or a dict label -> input."""
+    if isinstance(fakes, Mapping):
+        bad = [k for k in fakes if not isinstance(k, str) or not k]
+        if bad:
+            raise ValueError(f"fakes: a dict's keys label the generated sets and must be non-empty strings, got {bad[0]!r}")
+        return list(fakes), list(fakes.values())
+    if isinstance(fakes, (list, tuple)):
+        return [None] * len(fakes), list(fakes)
+    return [None], [fakes]
+
+
+def in_memory(obj: Any, label: str) -> np.ndarray:
+    """A numpy array, or a torch tensor copied to the host; ValueError naming what an input may be otherwise."""
+    if isinstance(obj, np.ndarray):
+        return obj
+    if type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "detach"):
+        return obj.detach().cpu().numpy()
+    raise ValueError(f"{label} is a {type(obj).__name__}: give a folder, .zip/.tar, .npy/.npz or reference file path, "
+                     "a dataset name, a numpy array, a torch tensor, or a generator fn(n, seed) with n_generated=N")
+
+
+def generated(obj: Any, label: str, layout: str, n_generated: int | None, seed: int) -> np.ndarray:
+    """`n_generated` samples of a generator drawn with `seed` (checked and laid out by `ganeval.gan.generators`)."""
+    if n_generated is None:
+        raise ValueError(f"{label} is a generator: give n_generated=N, the number of samples to draw from it")
+    if isinstance(n_generated, bool) or not isinstance(n_generated, int) or n_generated < 2:
+        raise ValueError(f"n_generated must be an integer of at least 2, got {n_generated!r}")
+    if not callable(getattr(obj, "sample", None)):
+        from ganeval.gan.generators import CallableGenerator
+
+        obj = CallableGenerator(obj, name=label, layout=layout)
+    return np.asarray(obj.sample(n_generated, seed))
 
 
 def classify(s: InputSet) -> InputSet:

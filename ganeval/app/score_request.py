@@ -5,6 +5,7 @@ and the defaults adapted to small sets (with a note to print).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, MutableMapping, Sequence
 
@@ -16,12 +17,74 @@ from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Settings
 
 
+def default_metrics(real: Any) -> str:
+    """imd,fid,kid; fid alone when REAL is a moments-only reference file (the others need real rows)."""
+    from pathlib import Path
+
+    from ganeval.data.references import ReferenceError, read_reference
+
+    if not isinstance(real, (str, os.PathLike)):
+        return "imd,fid,kid"  # an array, tensor or generator: rows
+    try:
+        ref = read_reference(Path(real).expanduser()) if Path(real).expanduser().is_file() else None
+    except ReferenceError:
+        ref = None  # reported when the input is loaded
+    return "fid" if ref is not None and ref.moments_only else "imd,fid,kid"
+
+
+def parse_metrics(text: str) -> dict[str, dict[str, Any]]:
+    """'imd,fid' -> {'imd': {}, 'fid': {}}, each name checked against the metric registry."""
+    from ganeval.metrics import get_metric
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ValueError("--metrics is empty: name at least one of imd, fid, kid")
+    for name in names:
+        get_metric(name)
+    if len(set(names)) < len(names):
+        raise ValueError(f"--metrics {text} names a metric twice")
+    return {n: {} for n in names}
+
+
+def default_workers(given: int | None) -> int:
+    """--num-workers, or min(8, CPU cores) decoding processes (0 on a one-core machine)."""
+    if given is not None:
+        return given
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 0 if cores <= 1 else min(8, cores)
+
+
+def given_metrics(metrics: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None]) -> dict[str, dict[str, Any]]:
+    """`score`'s metrics as name -> options: 'imd,fid' or a list of names (`parse_metrics`), or a mapping name ->
+    options (None: the defaults), each option checked against the metric's table."""
+    from ganeval.metrics import get_metric
+
+    if isinstance(metrics, str):
+        return parse_metrics(metrics)
+    if not isinstance(metrics, Mapping):
+        names = list(metrics)
+        if not all(isinstance(n, str) for n in names):
+            raise ValueError(f"metrics: give names (strings) or a mapping name -> options, got {names!r}")
+        return parse_metrics(",".join(names))
+    chosen = parse_metrics(",".join(str(k) for k in metrics))
+    for name, options in metrics.items():
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"metrics: {name}'s options must be a mapping (or None), got {options!r}")
+        chosen[str(name)] = dict(options or {})
+        try:  # an unknown name or a bad value: refused here, before any input is read
+            get_metric(str(name)).resolve(chosen[str(name)])
+        except ValueError as e:
+            raise ValueError(f"metrics: {e}") from None
+    return chosen
+
+
 @dataclass
 class ScoreRequest:
     """What to score and how (the options of `ganeval-score`); checked by `score_sets` before any work."""
 
-    real: str
-    fakes: Sequence[str]
+    real: Any  # a path or dataset name; from Python also an array, tensor or generator (`score_inputs.given_input`)
+    fakes: Sequence[Any]
+    labels: Sequence[str | None] = ()  # a model label per FAKE (None or absent: its name)
     features: str | None = None  # None: inception for images, identity for features
     metrics: Mapping[str, Mapping[str, Any] | None] = field(default_factory=lambda: {"imd": {}, "fid": {}, "kid": {}})
     runs: int = 1
@@ -47,6 +110,7 @@ class ScoreRequest:
     progress: bool = True
     command: str = ""  # the command line, recorded
     protocol: str | None = None  # --protocol NAME (`ganeval.app.score_protocol`): its values already applied
+    n_generated: int | None = None  # rows drawn from a generator input
 
 
 DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}

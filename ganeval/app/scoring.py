@@ -6,10 +6,12 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,7 @@ from ganeval.app import score_protocol as sp
 from ganeval.app.paths import check_writable
 from ganeval.app.plan import Options, Plan
 from ganeval.app.score_inputs import (
-    LAYOUT_NAMES, InputSet, check_reference, label_sets, load_input, precomputed, reference_moments,
+    LAYOUT_NAMES, InputSet, check_reference, fake_inputs, given_input, label_sets, precomputed, reference_moments,
     refuse_fake_references,
 )
 from ganeval.app.score_request import (
@@ -53,6 +55,107 @@ class ScoreResult:
     fakes: list[InputSet]
     out: Path | None
     saved: list[Path] = field(default_factory=list)  # files written by --save-ref / --save-stats
+
+    def to_dict(self) -> dict[str, Any]:
+        """The machine-readable document `ganeval-score --json` prints (`ganeval.app.score_print.as_json`)."""
+        from ganeval.app.score_print import as_json
+
+        return as_json(self)
+
+    def table(self) -> pd.DataFrame:
+        """The summary: one row per model and metric (mean, interval, runs, protocol columns)."""
+        return self.summary.copy()
+
+    @property
+    def lines(self) -> list[str]:
+        """One line per model and metric, as `ganeval-score` prints them."""
+        from ganeval.app.score_print import plain_lines
+
+        return plain_lines(self) if self.fakes else []
+
+    @property
+    def sentences(self) -> list[str]:
+        """The comparisons in words (which model is better where an interval says so), as the command prints them."""
+        from ganeval.results.verdict import comparison_sentences
+
+        if self.record is None or not self.fakes:
+            return []
+        return list(comparison_sentences(self.comparison, self.record.extractor or None))
+
+    def __str__(self) -> str:
+        return "\n".join([*self.lines, *self.sentences])
+
+
+def score(real: Any, fakes: Any = (), *, metrics: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
+          features: str | None = None, runs: int = 1, sample_size: int | None = None, seed: int = 0,
+          confidence: float = 0.99, device: str | None = None, out: str | os.PathLike[str] | None = None,
+          n_generated: int | None = None, batch_size: int = 250, weights: str | None = None, dims: int = 2048,
+          resize: str | None = None, size: int | None = None, layout: str = "auto", download: bool = True,
+          cache_dir: str | None = None, num_workers: int | None = None, save_ref: str | None = None,
+          save_stats: str | None = None, overwrite: bool = False, plots: bool = True, samples: bool = True,
+          progress: bool = True, protocol: str | None = None, command: str = "") -> ScoreResult | None:
+    """Score generated sets against a real one: what `ganeval-score` does, from Python (`ganeval.score`).
+
+    `real` and each of `fakes` (one input, a list, or a dict label -> input) is a path or dataset name as on the
+    command line, a numpy array or torch tensor (images or N×D features), or a generator `fn(n, seed)` (or an object
+    with `sample(n, seed)`) drawn once for `n_generated` rows with `seed`. `metrics`: names ("imd,fid" or a list) or
+    a mapping name -> options, as `ganeval.evaluate` takes them. The other arguments are the command's options
+    (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
+    `.table()` the summary, `.sentences` the comparisons in words); None on a torchrun rank other than 0. Bad input
+    raises a one-line ValueError before any feature is extracted.
+    """
+    from ganeval.app.score_request import default_metrics, default_workers, given_metrics
+
+    labels, sets = fake_inputs(fakes)
+    chosen = given_metrics(metrics if metrics is not None else default_metrics(real))
+    if protocol is not None:
+        if not isinstance(real, (str, os.PathLike)):
+            raise ValueError(f"--protocol {protocol} fixes the real data: give REAL as a path or dataset name")
+        values = argparse.Namespace(protocol=protocol, features=features, dims=dims, resize=resize, seed=seed,
+                                    size=size, metrics=",".join(chosen))
+        defaults = {"features": None, "dims": 2048, "resize": None, "seed": 0, "size": None}
+        sp.apply_protocol(values, {k for k, v in defaults.items() if getattr(values, k) != v})
+        features, dims, resize, seed, size = values.features, values.dims, values.resize, values.seed, values.size
+    request = ScoreRequest(
+        real=real, fakes=sets, labels=labels, features=features, metrics=chosen, runs=runs, sample_size=sample_size,
+        confidence=confidence, seed=seed, device=device, batch_size=batch_size, weights=weights, dims=dims,
+        download=download, cache_dir=cache_dir, num_workers=default_workers(num_workers), size=size, layout=layout,
+        resize=resize, save_ref=save_ref, save_stats=save_stats, out=None if out is None else os.fspath(out),
+        overwrite=overwrite, plots=plots, samples=samples, progress=progress, command=command, protocol=protocol,
+        n_generated=n_generated)
+    if request.batch_size < 1:
+        raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
+    if request.num_workers < 0:
+        raise ValueError(f"--num-workers must be at least 0, got {request.num_workers}")
+    if request.size is not None and request.size < 1:
+        raise ValueError(f"--size must be at least 1, got {request.size}")
+    from ganeval.features.distributed import init_from_env, is_main
+
+    request.device = init_from_env(request.device)  # torchrun: join the group, one GPU per rank
+    if not is_main():
+        request.progress = False
+    return score_sets(request)
+
+
+def load_real(request: ScoreRequest) -> InputSet:
+    """REAL loaded (as the protocol fixes it, under --protocol)."""
+    if request.protocol is not None:
+        return sp.load_real(request.protocol, str(request.real), request.size)
+    label = "real" if not isinstance(request.real, (str, os.PathLike)) else str(request.real)
+    return given_input(request.real, label, request.size, request.layout, request.n_generated, request.seed)
+
+
+def load_fakes(request: ScoreRequest) -> list[InputSet]:
+    """Each FAKE loaded, named by its label when it has one (an unlabelled in-memory one: fake, fake_1, ...)."""
+    fakes = []
+    labels = list(request.labels) or [None] * len(request.fakes)
+    for i, (label, f) in enumerate(zip(labels, request.fakes)):
+        shown = label or (str(f) if isinstance(f, (str, os.PathLike)) else "fake" if len(request.fakes) == 1 else f"fake_{i}")
+        s = given_input(f, shown, request.size, request.layout, request.n_generated, request.seed)
+        if label is not None:
+            s.name = label
+        fakes.append(s)
+    return fakes
 
 
 def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extractor: Any,
@@ -150,8 +253,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
-    real = load_input(request.real, request.size, request.layout) if request.protocol is None else sp.load_real(request.protocol, request.real, request.size)
-    fakes = [load_input(f, request.size, request.layout) for f in request.fakes]
+    real = load_real(request)
+    fakes = load_fakes(request)
     sp.check_fakes(request.protocol, fakes)  # --protocol's n_generated
     refuse_fake_references(fakes)
     if real.reference is not None and real.reference.moments_only:
