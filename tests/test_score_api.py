@@ -60,7 +60,8 @@ def test_to_dict_equals_the_commands_json(feats, tmp_path, capsys) -> None:  # t
     protocol = ["--runs", "3", "--sample-size", "200", "--seed", "4", "--no-plots", "--no-samples"]
     doc = cli_json([*args, "--metrics", "imd,fid", "--option", "imd.nv=10", *protocol, "--out", str(cli_out),
                     "--quiet"], capsys)
-    result = ganeval.score(str(feats["real"]), [str(feats["a"]), str(feats["b"])], metrics={"imd": {"nv": 10}, "fid": None},
+    result = ganeval.score(str(feats["real"]), [str(feats["a"]), str(feats["b"])],
+                           metrics={"imd": {"nv": 10}, "fid": None},
                            runs=3, sample_size=200, seed=4, out=py_out, plots=False, samples=False, progress=False)
     got = result.to_dict()
     assert got.pop("out") == str(py_out) and doc.pop("out") == str(cli_out)
@@ -123,8 +124,8 @@ def test_folders_zips_tars_and_dataset_names(tmp_path) -> None:  # type: ignore[
         for p in paths:
             t.add(p, p.name)
     kid_opts = {"kid": {"subsets": 5, "subset_size": 100}}
-    result = ganeval.score("digits", {"folder": tmp_path / "a", "zip": tmp_path / "a.zip", "tar": str(tmp_path / "a.tar"),
-                                      "array": d[:120]}, metrics=kid_opts, features="pixels", progress=False)
+    inputs = {"folder": tmp_path / "a", "zip": tmp_path / "a.zip", "tar": str(tmp_path / "a.tar"), "array": d[:120]}
+    result = ganeval.score("digits", inputs, metrics=kid_opts, features="pixels", progress=False)
     got = values(result)
     want = kid(extract(d, "pixels", progress=False), extract(d[:120], "pixels", progress=False), subsets=5,
                subset_size=100, seed=0)[0]
@@ -184,7 +185,7 @@ def no_extraction(monkeypatch: pytest.MonkeyPatch) -> None:
     ({"features": "inception"}, "feature arrays"),
     ({"protocol": "cifar10_test_10k"}, "path or dataset name"),
 ])
-def test_bad_input_is_one_line_before_any_work(feats, no_extraction, kwargs, words) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_is_one_line_before_any_work(feats, no_extraction, kwargs, words):  # type: ignore[no-untyped-def]
     real = np.load(feats["real"])
     fakes = kwargs.pop("fakes", np.load(feats["a"]))
     with pytest.raises(ValueError) as e:

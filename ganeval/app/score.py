@@ -98,6 +98,7 @@ def parser() -> argparse.ArgumentParser:
     """The command-line parser (its help lists the dataset names a REAL or FAKE may be)."""
     from ganeval.app.protocols import protocol_table
     from ganeval.app.score_inputs import data_names
+    from ganeval.features.base import REGISTRY
 
     p = Parser(
         prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -105,14 +106,15 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG.format(names=", ".join(data_names())))
     p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file or dataset name")
     p.add_argument("fakes", metavar="FAKE", nargs="*", help="generated set(s), each scored against REAL")
-    p.add_argument("--features", choices=("inception", "inception_spatial", "dinov2", "clip", "clip_l14_336", "pixels",
-                                          "identity"), default=None,
-                   help="feature extractor (default: inception for images, identity for feature arrays); dinov2 is "
-                   "ViT-L/14 (timm), clip ViT-L/14 OpenAI (open_clip); inception_spatial for --metrics sfid, "
-                   "clip_l14_336 (ViT-L/14 at 336 px) for cmmd")
-    p.add_argument("--resize", default=None, choices=("legacy_pytorch", "legacy_tensorflow", "clean", "pil", "torch"),
-                   help="preprocessing mode: inception legacy_pytorch (pytorch-fid's, default) | legacy_tensorflow "
-                   "(TF1 bilinear, torch-fidelity's) | clean (clean-fid's); dinov2 pil (default) | torch")
+    p.add_argument("--features", choices=list(REGISTRY), default=None,
+                   help="feature extractor (default: inception for images, identity for feature arrays): "
+                   + "; ".join(f"{n}: {e.help}" if e.help else n for n, e in REGISTRY.items()))
+    modes = list(dict.fromkeys(m for e in REGISTRY.values() for m in e.resize))  # every extractor's, in order
+    p.add_argument("--resize", default=None, choices=modes,
+                   help="preprocessing mode, the first one the default: " + "; ".join(
+                       f"{n} {' | '.join(e.resize)}" for n, e in REGISTRY.items() if e.resize and not e.options))
+    p.add_argument("--plugins", default=None, metavar="MODULE[,MODULE]", help="import these modules first (from "
+                   "PYTHONPATH), so the extractors and metrics they register can be chosen (the app's plugins=[...])")
     p.add_argument("--protocol", default=None, metavar="NAME", help="a named protocol, as the ganeval app's "
                    f"protocol=NAME ({', '.join(protocol_table())}; ganeval/configs/protocol/): fixes --features, --dims, --resize, --seed, REAL and the FAKE count, "
                    "refuses other values, and prints the full-set FID its papers report beside ours")
@@ -131,8 +133,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available)")
     p.add_argument("--batch-size", type=int, default=250, help="feature-extraction batch size (default 250)")
-    p.add_argument("--weights", default=None, help="weights file of --features inception "
-                   "(pt_inception-2015-12-05-6726825d.pth), dinov2 or clip; default: $GANEVAL_INCEPTION_WEIGHTS "
+    p.add_argument("--weights", default=None, help="weights file of --features "
+                   f"{', '.join(n for n, e in REGISTRY.items() if e.weights)} (inception: "
+                   "pt_inception-2015-12-05-6726825d.pth); default: $GANEVAL_INCEPTION_WEIGHTS "
                    "($GANEVAL_DINOV2_WEIGHTS, $GANEVAL_CLIP_WEIGHTS), the torch hub / Hugging Face cache, then a download")
     p.add_argument("--num-workers", type=int, default=None, help="processes decoding image files (folders, zips, tars) "
                    "(default: min(8, CPU cores), 0: in the main process)")
@@ -141,8 +144,10 @@ def parser() -> argparse.ArgumentParser:
                    "image files of one set must share one size")
     p.add_argument("--layout", default="auto", choices=("auto", "nchw", "nhwc"), help="how 4-D image arrays are laid "
                    "out (default auto: an array fitting both N×C×H×W and N×H×W×C, e.g. 200×3×8×3, is refused)")
-    p.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048),
-                   help="Inception feature block (default 2048, pool3)")
+    chosen = {n: e.dims for n, e in REGISTRY.items() if len(e.dims) > 1}  # the extractors whose `dims` chooses
+    p.add_argument("--dims", type=int, default=None, choices=sorted({d for dims in chosen.values() for d in dims}),
+                   help="feature dimension of " + "; ".join(f"--features {n}: {' | '.join(map(str, d))} (default "
+                                                            f"{d[0]})" for n, d in chosen.items()))
     p.add_argument("--no-download", action="store_true", help="never download Inception weights")
     p.add_argument("--cache-dir", default=None, help="cache features here, keyed by content (default: no cache)")
     p.add_argument("--out", default=None, metavar="DIR", help="write runs.csv, summary.csv/json, table.md/.tex, "
@@ -155,6 +160,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the results as JSON on stdout (and nothing else)")
     p.add_argument("--quiet", action="store_true", help="no progress bars (on stderr)")
     return p
+
+
+def import_plugins(argv: Sequence[str]) -> None:
+    """Import the modules of `--plugins A,B` in `argv` (ValueError naming one that cannot be imported)."""
+    import importlib
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--plugins", default=None)
+    given = pre.parse_known_args(list(argv))[0].plugins
+    modules = [m.strip() for m in (given or "").split(",") if m.strip()]
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            raise ValueError(f"--plugins: cannot import {name!r} ({e}); is it on PYTHONPATH?") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -172,6 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run(argv: Sequence[str] | None = None) -> int:
     """The command: parse, score, print (see `main`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        import_plugins(argv)  # before the parser: its --features choices list what they register
+    except ValueError as e:
+        print(f"ganeval-score: {e}", file=sys.stderr)
+        return 2
     args = parser().parse_args(argv)
     from ganeval.app.main import user_errors
 

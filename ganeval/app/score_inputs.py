@@ -30,7 +30,6 @@ from ganeval.protocol.api import check_finite
 
 
 NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
-EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip", "pixels", "identity")
 
 
 @dataclass
@@ -291,7 +290,7 @@ def reference_moments(ref: Reference, extractor: Any, arg: str) -> Moments:
                          f"{next(iter(ref.moments)) if len(ref.moments) == 1 else 'inception or dinov2'} (and images as FAKE)")
 
 
-def check_reference(ref: Reference, arg: str, extractor: Any, metrics: list[str], dim: int) -> None:
+def check_reference(ref: Reference, arg: str, extractor: Any, metrics: list[str], dim: int | None) -> None:
     """Refuse, before extraction, a reference that cannot serve: other dimension, other preprocessing mode, other
     extractor identity (ganeval's), or metrics needing real rows against moments alone."""
     if ref.images is not None:
@@ -307,7 +306,7 @@ def check_reference(ref: Reference, arg: str, extractor: Any, metrics: list[str]
         got = reference_moments(ref, extractor, arg).dim
     else:
         got = int(ref.features.shape[1])  # type: ignore[union-attr]
-    if got != dim:
+    if dim is not None and got != dim:  # None: an extractor whose dimension shows only once it runs
         raise ReferenceError(f"REAL {arg} holds {got}-d statistics but --features {extractor.name} gives {dim}-d "
                              "features: the file was made by another extractor (or block); choose the matching "
                              "--features/--dims or another reference")

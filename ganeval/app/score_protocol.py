@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ganeval.app.protocols import normal_value, protocol_table
-from ganeval.app.score_inputs import EXTRACTORS, InputSet, classify, data_names, load_input
+from ganeval.app.score_inputs import InputSet, classify, data_names, load_input
 
 
 OPTIONS = {"features._target_": "features", "features.dims": "dims", "features.resize": "resize", "seed": "seed"}
@@ -39,14 +39,16 @@ def given_options(p: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
 
 
 def extractor_name(target: str) -> str:
-    """The `--features` name of a features config `_target_` (the config that names it itself, e.g. inception)."""
-    from omegaconf import OmegaConf
+    """The `--features` name of a features config `_target_`: the registry's entry of that class without preset
+    options (e.g. ganeval.features.InceptionExtractor -> inception)."""
+    import importlib
 
-    from ganeval.app.main import config_dir
+    from ganeval.features.base import REGISTRY
 
-    for name in EXTRACTORS:
-        path = config_dir() / "features" / f"{name}.yaml"
-        if path.is_file() and OmegaConf.load(path).get("_target_") == target:
+    module, _, attr = target.rpartition(".")
+    cls = getattr(importlib.import_module(module), attr, None) if module else None
+    for name, entry in REGISTRY.items():
+        if entry.cls is cls and not entry.options:
             return name
     raise ValueError(f"features._target_={target} has no --features name in ganeval-score")
 

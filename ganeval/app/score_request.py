@@ -12,7 +12,7 @@ from typing import Any, Mapping, MutableMapping, Sequence
 import numpy as np
 
 from ganeval.app import pipeline
-from ganeval.app.score_inputs import EXTRACTORS, InputSet, check_reference, precomputed
+from ganeval.app.score_inputs import InputSet, check_reference, precomputed
 from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Settings
 
@@ -94,7 +94,7 @@ class ScoreRequest:
     device: str | None = None
     batch_size: int = 250
     weights: str | None = None  # Inception weights file (None: $GANEVAL_INCEPTION_WEIGHTS, torch hub cache, download)
-    dims: int = 2048  # Inception block
+    dims: int | None = None  # which of its dimensions an extractor gives (Inception's block; None: its default)
     download: bool = True  # may Inception weights be downloaded when found nowhere
     cache_dir: str | None = None  # feature cache (None: no cache)
     num_workers: int = 0  # DataLoader worker processes decoding image files
@@ -113,12 +113,10 @@ class ScoreRequest:
     n_generated: int | None = None  # rows drawn from a generator input
 
 
-DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}
-
-
 def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
-    """The extractor asked for (default: inception for images, identity for features), checked against the inputs."""
-    from ganeval.features import IdentityExtractor, InceptionExtractor, PixelsExtractor
+    """The extractor asked for (default: inception for images, identity for features), made from its registry entry
+    (`ganeval.features.base.REGISTRY`) and checked against the inputs."""
+    from ganeval.features.base import REGISTRY
 
     kinds = {s.images for s in sets}
     if len(kinds) > 1:
@@ -128,39 +126,26 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
                          "as images (folders, image arrays) or every set as feature arrays")
     images = kinds.pop()
     name = request.features or ("inception" if images else "identity")
-    if name not in EXTRACTORS:
-        raise ValueError(f"--features must be one of {', '.join(EXTRACTORS)}, got {name!r}")
-    if name != "identity" and not images:
+    if name not in REGISTRY:
+        raise ValueError(f"--features must be one of {', '.join(REGISTRY)}, got {name!r}")
+    entry = REGISTRY[name]
+    if entry.cls.images and not images:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
                          f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
-    if request.weights is not None and name not in ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip"):
-        raise ValueError(f"--weights is for --features inception, inception_spatial, dinov2, clip or clip_l14_336, "
-                         f"not {name}")
-    modes = {"inception": ("legacy_pytorch", "legacy_tensorflow", "clean"), "dinov2": ("pil", "torch")}
-    modes["inception_spatial"] = modes["inception"]
-    if request.resize is not None and request.resize not in modes.get(name, ()):
+    if request.weights is not None and not entry.weights:
+        takes = [n for n, e in REGISTRY.items() if e.weights]
+        raise ValueError(f"--weights is for --features {', '.join(takes[:-1])} or {takes[-1]}, not {name}")
+    if request.resize is not None and request.resize not in entry.resize:
         raise ValueError(f"--resize {request.resize} is not a preprocessing mode of --features {name}"
-                         + (f" (one of {', '.join(modes[name])})" if name in modes else " (it resizes nothing)"))
-    if name == "inception":
-        ex = InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download,
-                                resize=request.resize or True)
-    elif name == "inception_spatial":
-        ex = InceptionExtractor(weights=request.weights, download=request.download, resize=request.resize or True,
-                                output="spatial")
-    elif name == "clip_l14_336":
-        from ganeval.features import ClipExtractor
-
-        ex = ClipExtractor(arch="ViT-L-14-336", pretrained="openai", weights=request.weights, download=request.download)
-    elif name == "dinov2":
-        from ganeval.features import DinoV2Extractor
-
-        ex = DinoV2Extractor(weights=request.weights, download=request.download, resize=request.resize or "pil")
-    elif name == "clip":
-        from ganeval.features import ClipExtractor
-
-        ex = ClipExtractor(weights=request.weights, download=request.download)
-    else:
-        ex = PixelsExtractor() if name == "pixels" else IdentityExtractor()
+                         + (f" (one of {', '.join(entry.resize)})" if entry.resize else " (it resizes nothing)"))
+    options: dict[str, Any] = {}
+    if entry.weights:
+        options.update(weights=request.weights, download=request.download)
+    if request.resize is not None:
+        options["resize"] = request.resize
+    if request.dims is not None and len(entry.dims) > 1:  # --dims chooses among the dimensions it declares
+        options["dims"] = request.dims
+    ex = entry.make(**options)
     if request.metrics is not None:
         from ganeval.metrics.registry import Metrics
 
@@ -168,21 +153,9 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     return ex
 
 
-def feature_dim(extractor: Any, s: InputSet) -> int:
-    """The dimension of `s`'s features through `extractor`, known before extracting (inception: its block's)."""
-    from ganeval.data.images import to_nchw
-
-    if extractor.name == "inception":
-        return 17 * 17 * 7 if extractor.output == "spatial" else int(extractor.dims)
-    if extractor.name == "clip":
-        from ganeval.features.pretrained import import_extra
-
-        return int(import_extra("open_clip", "clip", "features=clip").get_model_config(extractor.arch)["embed_dim"])
-    if extractor.name == "dinov2":
-        return DINOV2_DIMS[extractor.arch]
-    if extractor.name == "pixels":
-        return int(np.prod(to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]))
-    return int(np.prod(s.shape[1:]))
+def feature_dim(extractor: Any, s: InputSet) -> int | None:
+    """The dimension of `s`'s features through `extractor`, known before extracting (None: known only after)."""
+    return extractor.feature_dim(s.shape)
 
 
 def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int:

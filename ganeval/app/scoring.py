@@ -86,10 +86,11 @@ class ScoreResult:
         return "\n".join([*self.lines, *self.sentences])
 
 
-def score(real: Any, fakes: Any = (), *, metrics: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
+def score(real: Any, fakes: Any = (), *,
+          metrics: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
           features: str | None = None, runs: int = 1, sample_size: int | None = None, seed: int = 0,
           confidence: float = 0.99, device: str | None = None, out: str | os.PathLike[str] | None = None,
-          n_generated: int | None = None, batch_size: int = 250, weights: str | None = None, dims: int = 2048,
+          n_generated: int | None = None, batch_size: int = 250, weights: str | None = None, dims: int | None = None,
           resize: str | None = None, size: int | None = None, layout: str = "auto", download: bool = True,
           cache_dir: str | None = None, num_workers: int | None = None, save_ref: str | None = None,
           save_stats: str | None = None, overwrite: bool = False, plots: bool = True, samples: bool = True,
@@ -113,7 +114,7 @@ def score(real: Any, fakes: Any = (), *, metrics: str | Sequence[str] | Mapping[
             raise ValueError(f"--protocol {protocol} fixes the real data: give REAL as a path or dataset name")
         values = argparse.Namespace(protocol=protocol, features=features, dims=dims, resize=resize, seed=seed,
                                     size=size, metrics=",".join(chosen))
-        defaults = {"features": None, "dims": 2048, "resize": None, "seed": 0, "size": None}
+        defaults = {"features": None, "dims": None, "resize": None, "seed": 0, "size": None}
         sp.apply_protocol(values, {k for k, v in defaults.items() if getattr(values, k) != v})
         features, dims, resize, seed, size = values.features, values.dims, values.resize, values.seed, values.size
     request = ScoreRequest(
@@ -150,7 +151,8 @@ def load_fakes(request: ScoreRequest) -> list[InputSet]:
     fakes = []
     labels = list(request.labels) or [None] * len(request.fakes)
     for i, (label, f) in enumerate(zip(labels, request.fakes)):
-        shown = label or (str(f) if isinstance(f, (str, os.PathLike)) else "fake" if len(request.fakes) == 1 else f"fake_{i}")
+        unnamed = "fake" if len(request.fakes) == 1 else f"fake_{i}"
+        shown = label or (str(f) if isinstance(f, (str, os.PathLike)) else unnamed)
         s = given_input(f, shown, request.size, request.layout, request.n_generated, request.seed)
         if label is not None:
             s.name = label

@@ -2,25 +2,68 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import torch
 
 from ganeval.data.images import check_image_dtype, image_layout
 
-REGISTRY: dict[str, type["Extractor"]] = {}
 E = TypeVar("E", bound=type["Extractor"])
 
 
-def register(name: str) -> Callable[[E], E]:
-    """Class decorator: make an extractor selectable by `name` in `extract` and in configs."""
+@dataclass(frozen=True)
+class ExtractorEntry:
+    """What the registry declares of one extractor name (the one home of it: `extract`, `ganeval-score`'s
+    `--features`/`--resize`/`--dims` and help, the checks of `ganeval/configs/features/NAME.yaml` and the docs table
+    read it): its class and preset options (a variant: the class under another name, e.g. `inception_spatial` =
+    Inception with output="spatial"), the feature dimension(s) it gives (several: chosen by its `dims` option;
+    none: the input's, e.g. pixels give C·H·W), its preprocessing modes (the default first), whether it takes a
+    weights file (`weights=`, `download=`), and one line of help."""
+
+    name: str
+    cls: type["Extractor"]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    dims: tuple[int, ...] = ()
+    resize: tuple[str, ...] = ()
+    weights: bool = False
+    help: str = ""
+
+    def make(self, **options: Any) -> "Extractor":
+        """An instance with the preset options, then `options`."""
+        return self.cls(**{**self.options, **options})
+
+
+REGISTRY: dict[str, ExtractorEntry] = {}
+
+
+def register(name: str, *, dims: Sequence[int] = (), resize: Sequence[str] = (), weights: bool = False,
+             help: str = "") -> Callable[[E], E]:
+    """Class decorator: make an extractor selectable by `name` (in `extract`, configs and `ganeval-score
+    --features`), declaring what `ExtractorEntry` holds."""
 
     def deco(cls: E) -> E:
         cls.name = name
-        REGISTRY[name] = cls
+        add_variant(name, cls, dims=dims, resize=resize, weights=weights, help=help)
         return cls
 
     return deco
+
+
+def add_variant(name: str, cls: type["Extractor"], options: Mapping[str, Any] | None = None, *,
+                dims: Sequence[int] = (), resize: Sequence[str] = (), weights: bool = False, help: str = "") -> None:
+    """Register a registered class under another name with preset `options` (its identity keeps the class's
+    name: the options it records tell the variants apart)."""
+    REGISTRY[name] = ExtractorEntry(name, cls, dict(options or {}), tuple(int(d) for d in dims), tuple(resize),
+                                    bool(weights), help)
+
+
+def extractor_entry(name: str) -> ExtractorEntry:
+    """The registry's entry of `name`; ValueError naming the registered ones."""
+    if not isinstance(name, str) or name not in REGISTRY:
+        raise ValueError(f"extractor must be one of {', '.join(REGISTRY)}, got {name!r}")
+    return REGISTRY[name]
 
 
 class Extractor:
@@ -62,6 +105,13 @@ class Extractor:
             raise ValueError(f"features must be N×D (one row per sample), got an array of shape {shape}; if each "
                              "sample really is one number, reshape it to N×1 (a[:, None]) and save it again")
 
+    def feature_dim(self, shape: tuple[int, ...]) -> int | None:
+        """The dimension of the features of an input of `shape`, known before extracting (None: not known; a
+        feature array's own D for an extractor of features)."""
+        if self.images:
+            return None
+        return int(math.prod(shape[1:]))
+
     def setup(self, device: torch.device) -> None:
         """Build whatever the extractor needs on `device` (e.g. load a network); called lazily."""
 
@@ -92,10 +142,10 @@ def get_extractor(extractor: str | Extractor, weights: Any = None, **options: An
         raise ValueError(
             f"extractor must be one of {sorted(REGISTRY)} or an Extractor instance, got {extractor!r}"
         )
-    cls = REGISTRY[extractor]
+    entry = REGISTRY[extractor]
     if weights is not None:
         options["weights"] = weights
     try:
-        return cls(**options)
+        return entry.make(**options)
     except TypeError as e:
         raise ValueError(f"bad options for extractor {extractor!r}: {e}") from e

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ganeval.features import normtable
-from ganeval.features.base import register
+from ganeval.features.base import add_variant, register
 from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
 from ganeval.features.resize import to_pil
 
@@ -57,7 +57,8 @@ def resolve_weights(arch: str, tag: str, weights: str | os.PathLike | None = Non
                                f"import open_clip; open_clip.create_model('{arch}', pretrained='{tag}')", weights, download)
 
 
-@register("clip")
+@register("clip", dims=(768,), weights=True,
+          help="CLIP ViT-L/14 OpenAI image embeddings (open_clip; pip install 'ganeval[clip]'), FD_CLIP")
 class ClipExtractor(PretrainedExtractor):
     """CLIP image embeddings (ViT-L/14 OpenAI by default: 768-d) with open_clip's preprocessing."""
 
@@ -72,6 +73,10 @@ class ClipExtractor(PretrainedExtractor):
         self.download = bool(download)
         self._preprocess: Any = None
         self._table: torch.Tensor | None = None
+
+    def feature_dim(self, shape: tuple[int, ...]) -> int:
+        """The embedding width of its open_clip model."""
+        return int(import_extra("open_clip", "clip", "features=clip").get_model_config(self.arch)["embed_dim"])
 
     def resolve(self) -> Path:
         return resolve_weights(self.arch, self.pretrained, self.weights, self.download)
@@ -126,5 +131,9 @@ class ClipExtractor(PretrainedExtractor):
         assert self._model is not None
         return self._model.encode_image(x)
 
+
+
+add_variant("clip_l14_336", ClipExtractor, {"arch": "ViT-L-14-336", "pretrained": "openai"}, dims=(768,), weights=True,
+            help="CLIP ViT-L/14 at 336 px (OpenAI), the embedding cmmd's reference uses")
 
 __all__ = ["ClipExtractor", "build", "resolve_weights", "pretrained_cfg"]

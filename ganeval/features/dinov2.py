@@ -26,6 +26,7 @@ ARCHS = {
     "vitl14": "vit_large_patch14_dinov2.lvd142m",
     "vitg14": "vit_giant_patch14_dinov2.lvd142m",
 }
+DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}  # class-token width per arch
 WEIGHTS_ENV = "GANEVAL_DINOV2_WEIGHTS"
 HUB_FILES = ("model.safetensors", "pytorch_model.bin")
 SIZE = 224
@@ -95,7 +96,8 @@ def preprocess_torch(batch: torch.Tensor) -> torch.Tensor:
     return (x - mean) / std
 
 
-@register("dinov2")
+@register("dinov2", dims=(DIMS["vitl14"],), resize=tuple(RESIZE_MODES), weights=True,
+          help="DINOv2 ViT-L/14 class token (timm; pip install 'ganeval[dinov2]'), FD_DINOv2")
 class DinoV2Extractor(PretrainedExtractor):
     """DINOv2 class-token features (ViT-L/14 by default: 1024-d), dgm-eval's preprocessing."""
 
@@ -116,6 +118,10 @@ class DinoV2Extractor(PretrainedExtractor):
 
     def build(self) -> torch.nn.Module:
         return build(self.arch, self.weights_path())
+
+    def feature_dim(self, shape: tuple[int, ...]) -> int:
+        """The class token's width of its arch."""
+        return DIMS[self.arch]
 
     def identity(self) -> dict[str, Any]:
         ident = {

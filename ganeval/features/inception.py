@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ganeval.data.images import images_to_float, to_rgb
-from ganeval.features.base import Extractor, register
+from ganeval.features.base import Extractor, add_variant, register
 from ganeval.features.resize import pil_float_bicubic, pixels_255, tf1_bilinear
 from ganeval.hashing import sha256_file, short_hash
 
@@ -293,7 +293,8 @@ def save_random_weights(path: str | os.PathLike, seed: int = 0) -> Path:
     return Path(path)
 
 
-@register("inception")
+@register("inception", dims=(2048, 64, 192, 768), resize=tuple(RESIZE_MODES), weights=True,
+          help="pytorch-fid's FID Inception, pool3 (--dims 64/192/768: an earlier block)")
 class InceptionExtractor(Extractor):
     """pytorch-fid's FID Inception features (pool3 2048-d by default; 64/192/768 selectable).
 
@@ -343,6 +344,10 @@ class InceptionExtractor(Extractor):
         self._path: Path | None = None
         self._model: nn.Module | None = None
         self._device: torch.device | None = None
+
+    def feature_dim(self, shape: tuple[int, ...]) -> int:
+        """Its block's dimension, 1008 logits, or the 2023-d spatial features, whatever the image size."""
+        return {"spatial": 17 * 17 * 7, "features": self.dims}.get(self.output, 1008)
 
     def weights_path(self) -> Path:
         """The resolved weights file (resolved once per instance)."""
@@ -432,6 +437,12 @@ class InceptionExtractor(Extractor):
             y = F.adaptive_avg_pool2d(y, output_size=(1, 1))
         return y.flatten(1).float()
 
+
+add_variant("inception_spatial", InceptionExtractor, {"output": "spatial"}, dims=(2023,), resize=tuple(RESIZE_MODES),
+            weights=True, help="the Inception's Mixed_6d spatial features (7×17×17, the ADM evaluator's), for sfid")
+add_variant("inception_logits", InceptionExtractor, {"output": "logits_unbiased"}, dims=(1008,),
+            resize=tuple(RESIZE_MODES), weights=True,
+            help="the Inception's 1008 class logits without the bias (torch-fidelity's), for inception_score")
 
 __all__ = [
     "InceptionExtractor", "WeightsNotFoundError", "resolve_weights", "check_weights_available",

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ganeval.data.images import images_to_float, to_rgb
+from ganeval.data.images import images_to_float, to_nchw, to_rgb
 from ganeval.features.base import Extractor, register
 
 
-@register("pixels")
+@register("pixels", help="the images themselves, [0, 1] floats flattened to C·H·W (no network, offline)")
 class PixelsExtractor(Extractor):
     """The image itself as a vector: [0, 1] floats, optionally resized to `size`×`size` (bilinear,
     antialiased) and converted to `channels` (3: repeat gray, 1: average RGB), flattened C·H·W."""
@@ -25,6 +26,11 @@ class PixelsExtractor(Extractor):
             raise ValueError(f"channels must be None, 1 or 3, got {channels!r}")
         self.size = size
         self.channels = channels
+
+    def feature_dim(self, shape: tuple[int, ...]) -> int:
+        """C·H·W of images of `shape` after its `size` and `channels`."""
+        c, h, w = to_nchw(np.empty((1, *shape[1:]), np.uint8)).shape[1:]
+        return int((self.channels or c) * (self.size or h) * (self.size or w))
 
     def identity(self) -> dict[str, Any]:
         return {"name": "pixels", "size": self.size, "channels": self.channels, "scale": "x/255"}
@@ -42,7 +48,7 @@ class PixelsExtractor(Extractor):
         return x.reshape(x.shape[0], -1).float()
 
 
-@register("identity")
+@register("identity", help="feature arrays (N×D) as they are")
 class IdentityExtractor(Extractor):
     """Inputs that already are features (N×D; more axes are flattened), returned as float32."""
 
