@@ -18,6 +18,7 @@ from ganeval.features.inception import (
     resolve_weights,
 )
 from ganeval.features.simple import IdentityExtractor, PixelsExtractor
+from ganeval.features import variants  # noqa: F401  (registers inception_spatial, inception_logits, clip_l14_336)
 
 __all__ = [
     "extract", "extract_with_info", "Extractor", "REGISTRY", "get_extractor", "register",

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ganeval.features import normtable
-from ganeval.features.base import add_variant, register
+from ganeval.features.base import register
 from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
 from ganeval.features.resize import to_pil
 
@@ -131,9 +131,5 @@ class ClipExtractor(PretrainedExtractor):
         assert self._model is not None
         return self._model.encode_image(x)
 
-
-
-add_variant("clip_l14_336", ClipExtractor, {"arch": "ViT-L-14-336", "pretrained": "openai"}, dims=(768,), weights=True,
-            help="CLIP ViT-L/14 at 336 px (OpenAI), the embedding cmmd's reference uses")
 
 __all__ = ["ClipExtractor", "build", "resolve_weights", "pretrained_cfg"]

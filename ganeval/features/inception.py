@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ganeval.data.images import images_to_float, to_rgb
-from ganeval.features.base import Extractor, add_variant, register
+from ganeval.features.base import Extractor, register
 from ganeval.features.resize import pil_float_bicubic, pixels_255, tf1_bilinear
 from ganeval.hashing import sha256_file, short_hash
 
@@ -437,12 +437,6 @@ class InceptionExtractor(Extractor):
             y = F.adaptive_avg_pool2d(y, output_size=(1, 1))
         return y.flatten(1).float()
 
-
-add_variant("inception_spatial", InceptionExtractor, {"output": "spatial"}, dims=(2023,), resize=tuple(RESIZE_MODES),
-            weights=True, help="the Inception's Mixed_6d spatial features (7×17×17, the ADM evaluator's), for sfid")
-add_variant("inception_logits", InceptionExtractor, {"output": "logits_unbiased"}, dims=(1008,),
-            resize=tuple(RESIZE_MODES), weights=True,
-            help="the Inception's 1008 class logits without the bias (torch-fidelity's), for inception_score")
 
 __all__ = [
     "InceptionExtractor", "WeightsNotFoundError", "resolve_weights", "check_weights_available",
