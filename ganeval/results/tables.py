@@ -29,8 +29,8 @@ def fd_name(extractor: str | Mapping[str, Any] | None) -> str | None:
         extractor = extractor.get("name")
     if extractor is None:
         return None
-    cls = EXTRACTORS.get(extractor)
-    name = getattr(cls, "fd_name", None) or extractor
+    entry = EXTRACTORS.get(extractor)
+    name = getattr(entry.cls if entry is not None else None, "fd_name", None) or extractor
     return None if name == "Inception" else name
 
 
