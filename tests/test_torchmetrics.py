@@ -187,6 +187,14 @@ def python(code: str) -> subprocess.CompletedProcess:
 
 
 def test_the_core_install_does_not_need_torchmetrics() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = " ".join(project["dependencies"])
+    assert "torchmetrics" not in core and "lightning" not in core
+    assert project["optional-dependencies"]["torchmetrics"] == ["torchmetrics>=1.0"]
+    dev = " ".join(project["optional-dependencies"]["dev"])
+    assert "torchmetrics>=" in dev and "lightning>=" in dev
     res = python("import sys, ganeval, ganeval.protocol, ganeval.features, ganeval.metrics; ganeval.evaluate; "
                  "assert 'torchmetrics' not in sys.modules, 'imported'")
     assert res.returncode == 0, res.stderr[-2000:]
