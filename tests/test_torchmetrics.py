@@ -51,6 +51,18 @@ def test_protocol_gives_evaluates_numbers_bit_for_bit() -> None:
     assert other["imd"].item() != out["imd"].item()
 
 
+def test_the_rows_kept_are_a_copy_of_the_callers_batch() -> None:
+    """A training loop refills one buffer per batch: the features held must not follow it."""
+    real, fake = pools()
+    buffer = real.clone()
+    metric = Protocol(["fid"], feature="identity")
+    metric.update(buffer, real=True)
+    buffer.fill_(7.0)
+    metric.update(fake, real=False)
+    assert torch.equal(metric.real_features[0], real)
+    assert metric.compute()["fid"].item() == feed(Protocol(["fid"], feature="identity"), real, fake).compute()["fid"]
+
+
 def test_imd_alone_with_one_run_is_one_value() -> None:
     real, fake = pools()
     got = feed(IMD(feature="identity", options={"k": 4}), real, fake).compute()

@@ -80,6 +80,8 @@ def features_of(x: Any, extractor: Extractor | nn.Module) -> torch.Tensor:
     if not (out.is_floating_point() or out.dtype in _INTEGERS):
         raise ValueError(f"feature gave dtype {out.dtype} for x: it must return real numbers")
     out = out.detach().float()
+    if out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
+        out = out.clone()  # the rows are kept: a batch buffer the caller refills must not change them
     if not bool(torch.isfinite(out).all()):
         raise ValueError("x gives features with NaN or inf values (the feature network overflowed or x is unfit)")
     return out
