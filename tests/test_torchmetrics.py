@@ -58,8 +58,8 @@ def test_the_rows_kept_are_a_copy_of_the_callers_batch() -> None:
     metric = Protocol(["fid"], feature="identity")
     metric.update(buffer, real=True)
     buffer.fill_(7.0)
-    metric.update(fake, real=False)
     assert torch.equal(metric.real_features[0], real)
+    assert metric(fake, real=False) is None and len(metric.fake_features) == 1  # calling the metric is update
     assert metric.compute()["fid"].item() == feed(Protocol(["fid"], feature="identity"), real, fake).compute()["fid"]
 
 

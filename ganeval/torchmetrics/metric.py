@@ -81,6 +81,10 @@ class Protocol(Metric):
                              "feature space (one image size, one extractor) to a metric")
         (self.real_features if real else self.fake_features).append(rows.to(self.device))
 
+    def forward(self, x: torch.Tensor, real: bool) -> None:  # type: ignore[override]
+        """`metric(x, real=...)` is `update`: one batch alone has no score (compute() scores the pools)."""
+        self.update(x, real=real)
+
     def _pools(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The real and fake rows (gathered from every rank while torchmetrics syncs), ValueError when a pool is empty."""
         pools = []
