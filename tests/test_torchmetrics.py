@@ -185,13 +185,21 @@ def test_compute_refuses_what_cannot_be_scored() -> None:
     ({"confidence": 1.5}, r"confidence"), ({"seed": -1}, r"^seed"), ({"metrics": ["nope"]}, r"^metrics: "),
     ({"metrics": {"kid": {"subset_size": 100}}, "sample_size": 50}, r"subset_size"),
     ({"feature": "nope"}, r"^feature='nope': extractor must be one of"), ({"feature": 1.5}, r"^feature must be"),
-    ({"reset_real_features": 1}, r"^reset_real_features"),
+    ({"reset_real_features": 1}, r"^reset_real_features"), ({"feature": True}, r"^feature must be"),
+    ({"feature": nn.Identity(), "feature_options": {"weights": "w.pth"}}, r"^feature_options apply to an extractor"),
 ])
 def test_bad_arguments_are_refused_at_construction(kwargs, match) -> None:
     kwargs = {"feature": "identity", **kwargs}
     with pytest.raises(ValueError, match=match) as e:
         Protocol(**kwargs)
     assert "\n" not in str(e.value)
+
+
+def test_missing_weights_are_said_at_construction(tmp_path: Path) -> None:
+    from ganeval.features.inception import WeightsNotFoundError
+
+    with pytest.raises(WeightsNotFoundError, match="no such file"):
+        Protocol(feature=2048, feature_options={"weights": str(tmp_path / "missing.pth")})
 
 
 def python(code: str) -> subprocess.CompletedProcess:

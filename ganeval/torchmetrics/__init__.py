@@ -6,6 +6,7 @@ from ganeval.features.pretrained import import_extra
 
 import_extra("torchmetrics", "torchmetrics", "ganeval.torchmetrics")
 
-from ganeval.torchmetrics.metric import IMD, Protocol  # noqa: E402  (after the one-line hint when torchmetrics is missing)
+# after the one-line install hint when torchmetrics is missing
+from ganeval.torchmetrics.metric import IMD, Protocol  # noqa: E402
 
 __all__ = ["IMD", "Protocol"]

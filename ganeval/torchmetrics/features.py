@@ -31,7 +31,8 @@ def extractor_of(feature: FeatureArg, options: Mapping[str, Any] | None = None) 
                          f"got {type(feature).__name__}")
     if isinstance(feature, nn.Module):
         if options:
-            raise ValueError("feature_options apply to an extractor given by name or int; configure the nn.Module itself")
+            raise ValueError("feature_options apply to an extractor given by name or int; configure the nn.Module "
+                             "itself")
         return feature
     try:
         if isinstance(feature, int):

@@ -45,10 +45,12 @@ class Protocol(Metric):
         if not isinstance(reset_real_features, bool):
             raise ValueError(f"reset_real_features must be True or False, got {reset_real_features!r}")
         if sample_size is not None and (isinstance(sample_size, bool) or not isinstance(sample_size, int)):
-            raise ValueError(f"sample_size must be an int of at least 2 or None (the smaller pool), got {sample_size!r}")
+            raise ValueError(f"sample_size must be an int of at least 2 or None (the smaller pool), "
+                             f"got {sample_size!r}")
         self.runs, self.sample_size, self.seed, self.confidence = runs, sample_size, seed, confidence
-        # every argument checked now; sample_size=None is checked against the pools at compute()
-        self.metrics = self._settings(_ANY_SIZE if sample_size is None else sample_size, "cpu", metrics).metrics
+        # every argument checked now (sample_size=None against the pools at compute()), kept as Settings made it
+        s = self._settings(_ANY_SIZE if sample_size is None else sample_size, "cpu", metrics)
+        self.runs, self.seed, self.confidence, self.metrics = s.runs, s.seed, s.confidence, s.metrics
         self.reset_real_features = reset_real_features
         extractor = extractor_of(feature, feature_options)
         if isinstance(extractor, torch.nn.Module):
@@ -71,7 +73,7 @@ class Protocol(Metric):
         return None
 
     def update(self, x: torch.Tensor, real: bool) -> None:  # type: ignore[override]
-        """Add the features of batch `x` to the real (`real=True`) or fake pool; a refused batch leaves both as they were."""
+        """Add the features of batch `x` to the real (`real=True`) or fake pool; a refused batch changes neither."""
         if not isinstance(real, bool):
             raise ValueError(f"real must be True or False, got {real!r}")
         rows = features_of(x, self._extractor)
@@ -86,7 +88,7 @@ class Protocol(Metric):
         self.update(x, real=real)
 
     def _pools(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The real and fake rows (gathered from every rank while torchmetrics syncs), ValueError when a pool is empty."""
+        """The real and fake rows (every rank's, while torchmetrics syncs); ValueError when a pool is empty."""
         pools = []
         for name, state in (("real", self.real_features), ("fake", self.fake_features)):
             if isinstance(state, list) and not state or isinstance(state, torch.Tensor) and state.numel() == 0:
