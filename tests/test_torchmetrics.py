@@ -222,3 +222,17 @@ def test_the_core_install_does_not_need_torchmetrics() -> None:
     last = res.stderr.strip().splitlines()[-1]
     assert res.returncode == 1 and last.startswith("ImportError: ganeval.torchmetrics needs the 'torchmetrics' package")
     assert "pip install 'ganeval[torchmetrics]'" in last
+
+
+@pytest.mark.slow
+def test_the_benchmark_script_runs_and_checks_its_numbers(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "b.json"
+    res = subprocess.run([sys.executable, "scripts/bench_torchmetrics.py", "--n", "300", "--dim", "16", "--runs", "2",
+                          "--metrics", "imd", "fid", "--batch", "64", "--json", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    r = json.loads(out.read_text())
+    assert r["same_numbers"] is True and r["evaluate_s"] > 0 and r["compute_s"] > 0
+    assert r["state_mb_per_10k_features"] == pytest.approx(10000 * 16 * 4 / 1e6)  # float32 rows, nothing else
