@@ -1,0 +1,147 @@
+"""`Protocol` and `IMD`: ganeval's subsample protocol as torchmetrics Metrics that a training loop feeds batch by batch.
+
+The states are the feature rows themselves (float32, on the metric's device, `dist_reduce_fx="cat"`), so
+torchmetrics' DDP sync gathers every rank's rows, and `compute()` runs `ganeval.evaluate` on the gathered pools
+where they lie: the numbers are evaluate's on the same features.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import torch
+from torchmetrics import Metric
+from torchmetrics.utilities import dim_zero_cat
+
+from ganeval.protocol.api import evaluate
+from ganeval.protocol.settings import DEFAULT_METRICS, Settings
+from ganeval.torchmetrics.features import FeatureArg, extractor_of, features_of
+
+MetricsArg = Iterable[str] | Mapping[str, Mapping[str, Any] | None]
+_ANY_SIZE = 2**31  # what the arguments are checked with at construction when sample_size=None
+
+
+class Protocol(Metric):
+    """Any registered metrics over `runs` random subsamples of `sample_size` rows of the accumulated real and fake
+    features (run r draws as `evaluate` does, from `seed`), with a `confidence` interval of the mean.
+
+    `update(x, real=True/False)` adds a batch's features (see `ganeval.torchmetrics.features` for `feature=`);
+    `compute()` returns {metric: mean} and, when runs > 1, {metric_ci_low, metric_ci_high} too (float64 tensors on
+    the metric's device). `sample_size=None` takes the smaller pool whole (every run then scores the same rows, as
+    torchmetrics' FID does); `reset_real_features=False` keeps the real rows across `reset()`.
+    """
+
+    is_differentiable = False
+    higher_is_better = False
+    full_state_update = False
+    real_features: list[torch.Tensor]
+    fake_features: list[torch.Tensor]
+
+    def __init__(self, metrics: MetricsArg = DEFAULT_METRICS, feature: FeatureArg = "inception", runs: int = 1,
+                 sample_size: int | None = None, confidence: float = 0.99, seed: int = 0,
+                 reset_real_features: bool = True, feature_options: Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not isinstance(reset_real_features, bool):
+            raise ValueError(f"reset_real_features must be True or False, got {reset_real_features!r}")
+        if sample_size is not None and (isinstance(sample_size, bool) or not isinstance(sample_size, int)):
+            raise ValueError(f"sample_size must be an int of at least 2 or None (the smaller pool), "
+                             f"got {sample_size!r}")
+        self.runs, self.sample_size, self.seed, self.confidence = runs, sample_size, seed, confidence
+        # every argument checked now (sample_size=None against the pools at compute()), kept as Settings made it
+        s = self._settings(_ANY_SIZE if sample_size is None else sample_size, "cpu", metrics)
+        self.runs, self.seed, self.confidence, self.metrics = s.runs, s.seed, s.confidence, s.metrics
+        self.reset_real_features = reset_real_features
+        extractor = extractor_of(feature, feature_options)
+        if isinstance(extractor, torch.nn.Module):
+            self.feature_module = extractor  # a submodule: moves with the metric (`.to`, Lightning)
+        self._extractor = extractor
+        self.add_state("real_features", [], dist_reduce_fx="cat")
+        self.add_state("fake_features", [], dist_reduce_fx="cat")
+
+    def _settings(self, sample_size: int, device: str, metrics: MetricsArg | None = None) -> Settings:
+        """The protocol's settings for pools on `device` (every argument checked, ValueError naming it)."""
+        return Settings(self.runs, sample_size, self.metrics if metrics is None else metrics, self.seed,
+                        self.confidence, device, progress=False)
+
+    def _width(self) -> int | None:
+        """The feature dimension of the rows held (None when none are)."""
+        for state in (self.real_features, self.fake_features):
+            held = state if isinstance(state, list) else [state]
+            if held and held[0].ndim == 2:
+                return int(held[0].shape[1])
+        return None
+
+    def update(self, x: torch.Tensor, real: bool) -> None:  # type: ignore[override]
+        """Add the features of batch `x` to the real (`real=True`) or fake pool; a refused batch changes neither."""
+        if not isinstance(real, bool):
+            raise ValueError(f"real must be True or False, got {real!r}")
+        rows = features_of(x, self._extractor)
+        width = self._width()
+        if width is not None and rows.shape[1] != width:
+            raise ValueError(f"x gives {rows.shape[1]} features per sample but earlier updates gave {width}: feed one "
+                             "feature space (one image size, one extractor) to a metric")
+        (self.real_features if real else self.fake_features).append(rows.to(self.device))
+
+    def forward(self, x: torch.Tensor, real: bool) -> None:  # type: ignore[override]
+        """`metric(x, real=...)` is `update`: one batch alone has no score (compute() scores the pools)."""
+        self.update(x, real=real)
+
+    def _pools(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The real and fake rows (every rank's, while torchmetrics syncs); ValueError when a pool is empty."""
+        pools = []
+        for name, state in (("real", self.real_features), ("fake", self.fake_features)):
+            if isinstance(state, list) and not state or isinstance(state, torch.Tensor) and state.numel() == 0:
+                raise ValueError(f"compute() before any {name} update: call update(x, real={name == 'real'}) first")
+            pools.append(dim_zero_cat(state))
+        return pools[0], pools[1]
+
+    def _summary(self) -> Any:
+        """evaluate's summary on the pools, where they lie (every check before any scoring)."""
+        real, fake = self._pools()
+        n = self.sample_size or min(len(real), len(fake))
+        for name, pool in (("real", real), ("fake", fake)):
+            if n > len(pool):
+                raise ValueError(f"sample_size={n} is larger than the {name} rows fed ({len(pool)}): lower sample_size "
+                                 f"or update with more {name} samples")
+        s = self._settings(n, str(real.device))
+        return evaluate(real, fake, s.runs, s.sample_size, s.metrics, s.seed, s.confidence, s.device, progress=False)
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        """{metric: mean} and, when runs > 1, {metric_ci_low, metric_ci_high}: evaluate's numbers, bit for bit."""
+        out: dict[str, torch.Tensor] = {}
+        for row in self._summary().itertuples():
+            keys = {row.metric: row.mean}
+            if self.runs > 1:
+                keys.update({f"{row.metric}_ci_low": row.ci_low, f"{row.metric}_ci_high": row.ci_high})
+            out.update({k: torch.tensor(float(v), dtype=torch.float64, device=self.device) for k, v in keys.items()})
+        return out
+
+    def reset(self) -> None:
+        """Empty the pools; the real one stays when `reset_real_features=False` (a fixed real set is fed once)."""
+        if self.reset_real_features:
+            super().reset()
+            return
+        value = self._defaults.pop("real_features")
+        try:
+            super().reset()
+        finally:
+            self._defaults["real_features"] = value
+
+
+class IMD(Protocol):
+    """IMD alone (the metric torchmetrics lacks), with `options` from IMD's option table (k, m, nv, ...).
+
+    `compute()` returns a 0-d tensor when runs=1 (as torchmetrics' FID), else Protocol's dict (imd, imd_ci_low,
+    imd_ci_high)."""
+
+    def __init__(self, feature: FeatureArg = "inception", runs: int = 1, sample_size: int | None = None,
+                 confidence: float = 0.99, seed: int = 0, reset_real_features: bool = True,
+                 options: Mapping[str, Any] | None = None, feature_options: Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__({"imd": dict(options or {})}, feature, runs, sample_size, confidence, seed,
+                         reset_real_features, feature_options, **kwargs)
+
+    def compute(self) -> torch.Tensor | dict[str, torch.Tensor]:  # type: ignore[override]
+        out = super().compute()
+        return out["imd"] if self.runs == 1 else out
