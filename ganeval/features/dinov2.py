@@ -17,7 +17,9 @@ import torch
 
 from ganeval.features import normtable
 from ganeval.features.base import register
-from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
+from ganeval.features.pretrained import (
+    PretrainedExtractor, check_weights_file, import_extra, resolve_hub_weights, weights_identity,
+)
 from ganeval.features.resize import pil_resize_batch, pixels_255, tf1_bilinear
 
 ARCHS = {
@@ -26,6 +28,7 @@ ARCHS = {
     "vitl14": "vit_large_patch14_dinov2.lvd142m",
     "vitg14": "vit_giant_patch14_dinov2.lvd142m",
 }
+EMBED_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}  # the class token's size
 WEIGHTS_ENV = "GANEVAL_DINOV2_WEIGHTS"
 HUB_FILES = ("model.safetensors", "pytorch_model.bin")
 SIZE = 224
@@ -59,8 +62,12 @@ def resolve_weights(arch: str, weights: str | os.PathLike | None = None, downloa
     timm = import_extra("timm", "dinov2", "features=dinov2")
     name = timm_name(arch)
     repo = timm.models.get_pretrained_cfg(name).hf_hub_id
-    return resolve_hub_weights(f"DINOv2 {arch} ({name})", repo, HUB_FILES, WEIGHTS_ENV,
+    path = resolve_hub_weights(f"DINOv2 {arch} ({name})", repo, HUB_FILES, WEIGHTS_ENV,
                                f"import timm; timm.create_model('{name}', pretrained=True)", weights, download)
+    fix = (f"give timm's {name} weights ({HUB_FILES[0]} from https://huggingface.co/{repo}) with "
+           f"features.weights=FILE or ${WEIGHTS_ENV}")
+    check_weights_file(path, f"DINOv2 {arch}", "patch_embed.proj.weight", (EMBED_DIMS[arch], 3, 14, 14), fix)
+    return path
 
 
 def normalise(x: torch.Tensor) -> torch.Tensor:
@@ -144,5 +151,5 @@ class DinoV2Extractor(PretrainedExtractor):
         return self._model(x)
 
 
-__all__ = ["DinoV2Extractor", "ARCHS", "RESIZE_MODES", "build", "resolve_weights", "preprocess", "preprocess_torch",
+__all__ = ["DinoV2Extractor", "ARCHS", "EMBED_DIMS", "RESIZE_MODES", "build", "resolve_weights", "preprocess", "preprocess_torch",
            "normalise", "normalise_table", "normalise_by_table", "timm_name"]
