@@ -28,7 +28,7 @@ ARCHS = {
     "vitl14": "vit_large_patch14_dinov2.lvd142m",
     "vitg14": "vit_giant_patch14_dinov2.lvd142m",
 }
-EMBED_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}  # the class token's size
+DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}  # class-token width per arch
 WEIGHTS_ENV = "GANEVAL_DINOV2_WEIGHTS"
 HUB_FILES = ("model.safetensors", "pytorch_model.bin")
 SIZE = 224
@@ -66,7 +66,7 @@ def resolve_weights(arch: str, weights: str | os.PathLike | None = None, downloa
                                f"import timm; timm.create_model('{name}', pretrained=True)", weights, download)
     fix = (f"give timm's {name} weights ({HUB_FILES[0]} from https://huggingface.co/{repo}) with "
            f"features.weights=FILE or ${WEIGHTS_ENV}")
-    check_weights_file(path, f"DINOv2 {arch}", "patch_embed.proj.weight", (EMBED_DIMS[arch], 3, 14, 14), fix)
+    check_weights_file(path, f"DINOv2 {arch}", "patch_embed.proj.weight", (DIMS[arch], 3, 14, 14), fix)
     return path
 
 
@@ -151,5 +151,5 @@ class DinoV2Extractor(PretrainedExtractor):
         return self._model(x)
 
 
-__all__ = ["DinoV2Extractor", "ARCHS", "EMBED_DIMS", "RESIZE_MODES", "build", "resolve_weights", "preprocess", "preprocess_torch",
-           "normalise", "normalise_table", "normalise_by_table", "timm_name"]
+__all__ = ["DinoV2Extractor", "ARCHS", "DIMS", "RESIZE_MODES", "build", "resolve_weights", "preprocess",
+           "preprocess_torch", "normalise", "normalise_table", "normalise_by_table", "timm_name"]

@@ -47,12 +47,6 @@ class PixelsExtractor(Extractor):
             return self.max_size
         return None
 
-    def dim(self, channels: int, height: int, width: int) -> int:
-        """The feature dimension of images with `channels`×`height`×`width` (C·H·W after channels and resizing)."""
-        side = self.side(height, width)
-        c = self.channels or channels
-        return c * (side * side if side is not None else height * width)
-
     def __call__(self, batch: torch.Tensor) -> torch.Tensor:
         x = images_to_float(batch)
         if self.channels == 3:
