@@ -12,6 +12,7 @@ import numpy as np
 
 from ganeval.app import pipeline
 from ganeval.app.score_inputs import EXTRACTORS, InputSet, check_reference, precomputed
+from ganeval.metrics.memory import check_memory
 from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Settings
 
@@ -37,6 +38,7 @@ class ScoreRequest:
     num_workers: int = 0  # DataLoader worker processes decoding image files
     size: int | None = None  # resize image files to size×size (PIL bilinear, as ganeval.data.folder's size=)
     layout: str = "auto"  # how 4-D image arrays are laid out: auto (one that fits both refused), nchw, nhwc
+    pixels_size: int | None = None  # pixels: images with a side over it resized to it (None: PIXELS_SIZE; 0: never)
     resize: str | None = None  # preprocessing mode (None: the extractor's default, legacy_pytorch / pil)
     save_ref: str | None = None  # write REAL's features, moments and provenance here (ganeval's reference .npz)
     save_stats: str | None = None  # write REAL's moments here as pytorch-fid's {mu, sigma} .npz
@@ -49,7 +51,7 @@ class ScoreRequest:
     protocol: str | None = None  # --protocol NAME (`ganeval.app.score_protocol`): its values already applied
 
 
-DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}
+PIXELS_SIZE = 32  # --features pixels: larger images resized to 32² (3072-d RGB rows, CIFAR-10's size)
 
 
 def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
@@ -69,6 +71,9 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     if name != "identity" and not images:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
                          f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
+    if request.pixels_size is not None and name != "pixels":
+        raise ValueError(f"--pixels-size sizes --features pixels, not {name}: drop it, or use --size N to resize "
+                         "every image file")
     if request.weights is not None and name not in ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip"):
         raise ValueError(f"--weights is for --features inception, inception_spatial, dinov2, clip or clip_l14_336, "
                          f"not {name}")
@@ -96,7 +101,8 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
 
         ex = ClipExtractor(weights=request.weights, download=request.download)
     else:
-        ex = PixelsExtractor() if name == "pixels" else IdentityExtractor()
+        pixels_size = PIXELS_SIZE if request.pixels_size is None else request.pixels_size
+        ex = PixelsExtractor(max_size=pixels_size or None) if name == "pixels" else IdentityExtractor()
     if request.metrics is not None:
         from ganeval.metrics.registry import Metrics
 
@@ -115,9 +121,13 @@ def feature_dim(extractor: Any, s: InputSet) -> int:
 
         return int(import_extra("open_clip", "clip", "features=clip").get_model_config(extractor.arch)["embed_dim"])
     if extractor.name == "dinov2":
-        return DINOV2_DIMS[extractor.arch]
+        from ganeval.features.dinov2 import DIMS
+
+        return DIMS[extractor.arch]
     if extractor.name == "pixels":
-        return int(np.prod(to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]))
+        c, h, w = to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]
+        side = extractor.side(h, w)
+        return (extractor.channels or c) * (side * side if side is not None else h * w)
     return int(np.prod(s.shape[1:]))
 
 
@@ -155,6 +165,16 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
                 f"{feature_dim(extractor, f)}: give sets of one shape (images of one size and channel count)"
                 + (", or --features inception, which resizes every image" if extractor.name == "pixels" else "")
                 + (size_hint(*(chw(s) for s in (real, f))) if real.images and f.images else ""))
+    check_memory(settings.metrics, max(len(s) for s in (real, *fakes)) if settings.runs == 1 else settings.sample_size,
+                 d, settings.device, settings.workers, memory_way_out(extractor))
+
+
+def memory_way_out(extractor: Any) -> str:
+    """What to change when the metrics cannot fit: the pixels' size, or fewer rows, in ganeval-score's flags."""
+    if extractor.name == "pixels":
+        return (f"give pixels a smaller size (--pixels-size {PIXELS_SIZE}, the default, resizes larger images to "
+                f"{PIXELS_SIZE}²) or --features inception")
+    return "score fewer rows (--runs N --sample-size M) or features of fewer dimensions"
 
 
 KID_SUBSET_DEFAULT = 1000  # kid's option table default (checked against it in the tests)

@@ -67,6 +67,10 @@ def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extr
         "device": settings.device, "batch_size": request.batch_size, "results_dir": request.out,
         "cache_dir": request.cache_dir, "overwrite": request.overwrite, "plots": request.plots,
         "progress": request.progress,
+        # image files resized (--size) and arrays' layout (--layout): recorded only when given, so the config hashes
+        # of runs without them stay what they were
+        **({"size": request.size} if request.size is not None else {}),
+        **({"layout": request.layout} if request.layout != "auto" else {}),
     }
     plan = score_plan(request, config, settings)
     extract_first(plan, request, [real, *fakes], extractor)
