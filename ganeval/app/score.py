@@ -167,9 +167,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, default=None, help="resize every image file to SIZE×SIZE (PIL bilinear, as "
                    "ganeval.data.folder's size=) before the extractor's own preprocessing (--resize); without it, "
                    "image files of one set must share one size")
-    p.add_argument("--pixels-size", type=int, default=None, metavar="N", help="--features pixels: an image with a "
-                   f"side over N is resized to N×N (bilinear, antialiased; default {PIXELS_SIZE}: 256² RGB would give "
-                   "196 608-d rows, beyond FID's memory); 0 keeps every image at its own size")
+    p.add_argument("--pixels-size", type=int, default=None, metavar="N", help="--features pixels: an image with "
+                   f"a side over N is resized to N×N (bilinear, antialiased; default {PIXELS_SIZE}: 256² RGB would "
+                   "give 196 608-d rows, beyond FID's memory); 0 keeps every image at its own size")
     p.add_argument("--layout", default="auto", choices=("auto", "nchw", "nhwc"), help="how 4-D image arrays are laid "
                    "out (default auto: an array fitting both N×C×H×W and N×H×W×C, e.g. 200×3×8×3, is refused)")
     p.add_argument("--dims", type=int, default=2048, choices=(64, 192, 768, 2048),
@@ -241,7 +241,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         if request.size is not None and request.size < 1:
             raise ValueError(f"--size must be at least 1, got {request.size}")
         if request.pixels_size is not None and request.pixels_size < 0:
-            raise ValueError(f"--pixels-size must be at least 0 (0: images at their own size), got {request.pixels_size}")
+            raise ValueError(f"--pixels-size must be at least 0 (0: images at their own size), got "
+                             f"{request.pixels_size}")
         from ganeval.features.distributed import init_from_env, is_main
 
         request.device = init_from_env(request.device)  # torchrun: join the group, one GPU per rank

@@ -165,12 +165,13 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
                 f"{feature_dim(extractor, f)}: give sets of one shape (images of one size and channel count)"
                 + (", or --features inception, which resizes every image" if extractor.name == "pixels" else "")
                 + (size_hint(*(chw(s) for s in (real, f))) if real.images and f.images else ""))
-    check_memory(settings.metrics, max(len(s) for s in (real, *fakes)) if settings.runs == 1 else settings.sample_size,
-                 d, settings.device, settings.workers, memory_way_out(extractor))
+    rows = max(len(s) for s in (real, *fakes)) if settings.runs == 1 else settings.sample_size
+    check_memory(settings.metrics, rows, d, settings.device, settings.workers, memory_way_out(extractor))
 
 
 def memory_way_out(extractor: Any) -> str:
-    """What to change when the metrics cannot fit: the pixels' size, or fewer rows, in ganeval-score's flags."""
+    """What to change when the metrics cannot fit, in ganeval-score's flags: the pixels' size, or fewer rows or
+    dimensions."""
     if extractor.name == "pixels":
         return (f"give pixels a smaller size (--pixels-size {PIXELS_SIZE}, the default, resizes larger images to "
                 f"{PIXELS_SIZE}²) or --features inception")

@@ -58,7 +58,8 @@ class WeightsNotFoundError(RuntimeError):
     """An extractor's weights file could not be found or downloaded: `what` names the network (the FID Inception
     unless said), `env` its environment variable and `url` where the file is published."""
 
-    def __init__(self, message: str, what: str = "FID Inception", env: str = WEIGHTS_ENV, url: str = WEIGHTS_URL) -> None:
+    def __init__(self, message: str, what: str = "FID Inception", env: str = WEIGHTS_ENV,
+                 url: str = WEIGHTS_URL) -> None:
         super().__init__(message)
         self.what, self.env, self.url = what, env, url
 
