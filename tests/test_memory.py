@@ -95,3 +95,29 @@ def test_parallel_workers_multiply_the_need(monkeypatch: pytest.MonkeyPatch) -> 
     memory.check_memory(m, 100, 12000, "cpu", parallel=1)  # 2.1 GiB of covariances: fits
     with pytest.raises(ValueError, match=r"2 runs in parallel 4\.3 GiB, but this machine has 3\.0 GiB"):
         memory.check_memory(m, 100, 12000, "cpu", parallel=2)
+
+
+def test_app_refuses_pixels_too_wide_before_extraction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ganeval app on 30 images of 256² through features=pixels: refused before extraction, naming
+    +features.max_size=32, which then passes the check (and reaches the extraction, stubbed here)."""
+    from apphelp import run_inprocess
+
+    import ganeval.features as gf
+
+    def no_extraction(*a: object, **k: object) -> None:
+        raise AssertionError("features were extracted")
+
+    monkeypatch.setattr(memory, "available_bytes", lambda device=None: 16 * GIB)
+    monkeypatch.setattr(gf, "extract_with_info", no_extraction)
+    rng = np.random.default_rng(0)
+    for name in ("real", "fake"):
+        np.save(tmp_path / f"{name}.npy", rng.integers(0, 256, (30, 256, 256, 3), dtype=np.uint8))
+    args = ["experiment=benchmark", "data=array", f"data.path={tmp_path / 'real.npy'}", "generator=samples",
+            f"generator.path={tmp_path / 'fake.npy'}", "features=pixels", "sample_size=20", "runs=2",
+            "metrics.imd.nv=10", "metrics.kid.subsets=5", "metrics.kid.subset_size=10", "progress=false",
+            "plots=false", f"results_dir={tmp_path / 'res'}", f"models_dir={tmp_path / 'models'}"]
+    with pytest.raises(ValueError, match=r"^FID needs 576\.0 GiB at once for 20 rows of 196608-d features .* "
+                                         r"\+features\.max_size=32 resizes them to 32²"):
+        run_inprocess(args)
+    with pytest.raises(AssertionError, match="features were extracted"):
+        run_inprocess([*args, "+features.max_size=32"])

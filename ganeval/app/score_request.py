@@ -112,8 +112,6 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
 
 def feature_dim(extractor: Any, s: InputSet) -> int:
     """The dimension of `s`'s features through `extractor`, known before extracting (inception: its block's)."""
-    from ganeval.data.images import to_nchw
-
     if extractor.name == "inception":
         return 17 * 17 * 7 if extractor.output == "spatial" else int(extractor.dims)
     if extractor.name == "clip":
@@ -125,9 +123,7 @@ def feature_dim(extractor: Any, s: InputSet) -> int:
 
         return DIMS[extractor.arch]
     if extractor.name == "pixels":
-        c, h, w = to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]
-        side = extractor.side(h, w)
-        return (extractor.channels or c) * (side * side if side is not None else h * w)
+        return extractor.feature_dim(s.shape)
     return int(np.prod(s.shape[1:]))
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ganeval.data.images import images_to_float, to_rgb
+from ganeval.data.images import images_to_float, to_nchw, to_rgb
 from ganeval.features.base import Extractor, register
 
 
@@ -46,6 +47,12 @@ class PixelsExtractor(Extractor):
         if self.max_size is not None and max(height, width) > self.max_size:
             return self.max_size
         return None
+
+    def feature_dim(self, shape: tuple[int, ...]) -> int:
+        """C·H·W of the features of images of `shape` (any image layout), after `channels` and resizing."""
+        c, h, w = to_nchw(np.empty((1, *shape[1:]), np.uint8)).shape[1:]
+        side = self.side(h, w)
+        return (self.channels or c) * (side * side if side is not None else h * w)
 
     def __call__(self, batch: torch.Tensor) -> torch.Tensor:
         x = images_to_float(batch)
