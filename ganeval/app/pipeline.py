@@ -15,6 +15,7 @@ import pandas as pd
 
 from ganeval.app.plan import Plan
 from ganeval.hashing import array_identity
+from ganeval.metrics.memory import check_memory
 from ganeval.metrics.validation import check_scale
 from ganeval.protocol.api import check_finite
 from ganeval.results.seeds import PROBE, SEED
@@ -95,9 +96,15 @@ def check_extractor_feeds(metrics: Any, extractor: Any, chosen: str) -> None:
 
 
 def features(plan: Plan, images: np.ndarray, extractor: Any, what: str) -> np.ndarray:
-    """Features of `images` through the cache (cache_dir), with a progress bar."""
+    """Features of `images` through the cache (cache_dir), with a progress bar; metrics that could not hold features
+    of the dimension the extractor will give (pixels of large images) are refused first."""
     from ganeval.features import extract_with_info
 
+    shape = getattr(images, "shape", None)
+    if shape is not None and callable(getattr(extractor, "feature_dim", None)):
+        check_memory(plan.settings.metrics, plan.settings.sample_size, extractor.feature_dim(tuple(shape)),
+                     plan.device, plan.settings.workers, "score features of fewer dimensions (pixels of large images: "
+                     "+features.max_size=32 resizes them to 32²) or a smaller sample_size")
     feats, info = extract_with_info(
         images, extractor, batch_size=plan.options.batch_size, device=plan.device,
         cache_dir=plan.options.cache_dir, progress=plan.settings.progress,

@@ -99,6 +99,7 @@ def parser() -> argparse.ArgumentParser:
     from ganeval.app.protocols import protocol_table
     from ganeval.app.score_inputs import data_names
     from ganeval.features.base import REGISTRY
+    from ganeval.app.score_request import PIXELS_SIZE
 
     p = Parser(
         prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -142,6 +143,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, default=None, help="resize every image file to SIZE×SIZE (PIL bilinear, as "
                    "ganeval.data.folder's size=) before the extractor's own preprocessing (--resize); without it, "
                    "image files of one set must share one size")
+    p.add_argument("--pixels-size", type=int, default=None, metavar="N", help="--features pixels: an image with "
+                   f"a side over N is resized to N×N (bilinear, antialiased; default {PIXELS_SIZE}: 256² RGB would "
+                   "give 196 608-d rows, beyond FID's memory); 0 keeps every image at its own size")
     p.add_argument("--layout", default="auto", choices=("auto", "nchw", "nhwc"), help="how 4-D image arrays are laid "
                    "out (default auto: an array fitting both N×C×H×W and N×H×W×C, e.g. 200×3×8×3, is refused)")
     chosen = {n: e.dims for n, e in REGISTRY.items() if len(e.dims) > 1}  # the extractors whose `dims` chooses
@@ -214,6 +218,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             sample_size=args.sample_size, confidence=args.confidence, seed=args.seed, device=args.device,
             batch_size=args.batch_size, weights=args.weights, dims=args.dims, download=not args.no_download,
             cache_dir=args.cache_dir, num_workers=args.num_workers, size=args.size, layout=args.layout,
+            pixels_size=args.pixels_size,
             resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats, out=args.out,
             overwrite=args.overwrite, plots=not args.no_plots, samples=not args.no_samples, progress=not args.quiet,
             command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol)

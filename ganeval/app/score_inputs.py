@@ -87,6 +87,12 @@ def unread_file(arg: str, file: Path) -> None:
                      ".npy/.npz file (FILE.npz:KEY for one array of several) or a dataset name")
 
 
+def size_refusal(arg: str) -> ValueError:
+    """--size given with an input that exists but is not image files (an array, a reference, a dataset name)."""
+    return ValueError(f"--size resizes image files (folders, .zip, .tar), but {arg} is not one: resize arrays "
+                      "before saving them, or drop --size")
+
+
 def load_input(arg: str, size: int | None = None, layout: str = "auto") -> InputSet:
     """An input argument resolved (see the module doc for the order): image files are checked from their headers and
     streamed later, arrays loaded (4-D ones read in `layout`, see `ganeval.data.images.apply_layout`); `size` resizes
@@ -101,10 +107,13 @@ def load_input(arg: str, size: int | None = None, layout: str = "auto") -> Input
         src = ImageSource(path, size=size)
         name = path.resolve().name if path.is_dir() else path.stem
         return InputSet(arg, name, src.container.kind, None, True, stream=src)
-    if size is not None:
-        raise ValueError(f"--size resizes image files (folders, .zip, .tar), but {arg} is not one: resize arrays "
-                         "before saving them, or drop --size")
     if Path(file).expanduser().is_file():
+        if size is not None:  # after the path's own checks: a single image file is named as such
+            from ganeval.data.files import IMAGE_EXTENSIONS
+
+            if Path(file).suffix.lower() in IMAGE_EXTENSIONS:
+                unread_file(arg, Path(file).expanduser())
+            raise size_refusal(arg)
         ref = reference_input(arg, file, key)
         if ref is not None:
             return ref
@@ -121,6 +130,8 @@ def load_input(arg: str, size: int | None = None, layout: str = "auto") -> Input
         return classify(InputSet(arg, name, "array", arr, False))
     names = data_names()
     if arg in names:
+        if size is not None:
+            raise size_refusal(arg)
         from omegaconf import OmegaConf
 
         from ganeval.app.main import config_dir

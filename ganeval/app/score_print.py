@@ -37,7 +37,8 @@ def as_json(result: Any) -> dict[str, Any]:
         "fakes": [{"model": f.name, "input": f.arg, "rows": len(f)} for f in result.fakes],
         "mode": "full sets" if full else "subsample protocol",
         "runs": cfg["runs"], "sample_size": cfg["sample_size"], "confidence": None if full else cfg["confidence"],
-        "seed": cfg["seed"], "device": cfg["device"], "features": cfg["features"], "metrics": cfg["metrics"],
+        "seed": cfg["seed"], "device": cfg["device"], "size": cfg.get("size"), "layout": cfg.get("layout", "auto"),
+        "features": cfg["features"], "metrics": cfg["metrics"],
         "interval_covers": result.record.interval_covers,
         "reference": reference_json(result.real),
         "protocol": result.record.full_set,
@@ -179,15 +180,24 @@ APP_WORDS = {"weights": "features.weights=FILE", "weights_arg": "features.weight
 
 
 def weights_message(error: BaseException, download: bool, words: Mapping[str, str] = SCORE_WORDS) -> str:
-    """One line for missing FID Inception weights, naming every way out in the command's terms (`words`: its
-    flags, SCORE_WORDS for ganeval-score, APP_WORDS for the ganeval app)."""
+    """One line for missing weights of the extractor the error names (the FID Inception's, DINOv2's, CLIP's), naming
+    every way out in the command's terms (`words`: its flags, SCORE_WORDS for ganeval-score, APP_WORDS for the
+    ganeval app)."""
     from ganeval.features.inception import WEIGHTS_ENV, WEIGHTS_FILENAME, WEIGHTS_URL, hub_weights_path
 
-    first = str(error).splitlines()[1:2]
+    what, env, url = (getattr(error, k, d) for k, d in (("what", "FID Inception"), ("env", WEIGHTS_ENV),
+                                                          ("url", WEIGHTS_URL)))
+    inception = url == WEIGHTS_URL
+    lines = str(error).splitlines()
+    first = lines[1:2]
     if first and "no such file" in first[0] and "not set" not in first[0]:  # a path given: only it is read
         where = first[0].strip(" -").replace("the `weights` argument", words["weights_arg"])
     else:
-        got = f"download disabled ({words['no_download']})" if not download else "the download failed (offline?)"
-        where = f"not in {hub_weights_path()}; {got}"
-    return (f"no FID Inception weights ({where}): pass the file with {words['weights']} or set {WEIGHTS_ENV}=FILE "
-            f"({WEIGHTS_FILENAME} from {WEIGHTS_URL}), or score without Inception: {words['pixels']}")
+        failed = next((li for li in lines if "unreachable (offline?)" in li or "HF_HUB_OFFLINE" in li), None)
+        got = (f"download disabled ({words['no_download']})" if not download
+               else "the download failed (offline?)" if failed is None
+               else "the download failed: " + failed.partition("(OSError: ")[2].rstrip(")"))
+        where = f"not in {hub_weights_path() if inception else 'the Hugging Face hub cache'}; {got}"
+    file = f"{WEIGHTS_FILENAME} from {url}" if inception else url
+    return (f"no {what} weights ({where}): pass the file with {words['weights']} or set {env}=FILE ({file}), or "
+            f"score without {'Inception' if inception else 'weights'}: {words['pixels']}")

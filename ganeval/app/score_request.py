@@ -13,6 +13,7 @@ import numpy as np
 
 from ganeval.app import pipeline
 from ganeval.app.score_inputs import InputSet, check_reference, precomputed
+from ganeval.metrics.memory import check_memory
 from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Settings
 
@@ -100,6 +101,7 @@ class ScoreRequest:
     num_workers: int = 0  # DataLoader worker processes decoding image files
     size: int | None = None  # resize image files to size×size (PIL bilinear, as ganeval.data.folder's size=)
     layout: str = "auto"  # how 4-D image arrays are laid out: auto (one that fits both refused), nchw, nhwc
+    pixels_size: int | None = None  # pixels: images with a side over it resized to it (None: PIXELS_SIZE; 0: never)
     resize: str | None = None  # preprocessing mode (None: the extractor's default, legacy_pytorch / pil)
     save_ref: str | None = None  # write REAL's features, moments and provenance here (ganeval's reference .npz)
     save_stats: str | None = None  # write REAL's moments here as pytorch-fid's {mu, sigma} .npz
@@ -111,6 +113,9 @@ class ScoreRequest:
     command: str = ""  # the command line, recorded
     protocol: str | None = None  # --protocol NAME (`ganeval.app.score_protocol`): its values already applied
     n_generated: int | None = None  # rows drawn from a generator input
+
+
+PIXELS_SIZE = 32  # --features pixels: larger images resized to 32² (3072-d RGB rows, CIFAR-10's size)
 
 
 def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
@@ -138,7 +143,13 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     if request.resize is not None and request.resize not in entry.resize:
         raise ValueError(f"--resize {request.resize} is not a preprocessing mode of --features {name}"
                          + (f" (one of {', '.join(entry.resize)})" if entry.resize else " (it resizes nothing)"))
+    if request.pixels_size is not None and name != "pixels":
+        raise ValueError(f"--pixels-size sizes --features pixels, not {name}: drop it, or use --size N to resize "
+                         "every image file")
     options: dict[str, Any] = {}
+    if name == "pixels":
+        pixels_size = PIXELS_SIZE if request.pixels_size is None else request.pixels_size
+        options["max_size"] = pixels_size or None
     if entry.weights:
         options.update(weights=request.weights, download=request.download)
     if request.resize is not None:
@@ -192,6 +203,17 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
                 f"{feature_dim(extractor, f)}: give sets of one shape (images of one size and channel count)"
                 + (", or --features inception, which resizes every image" if extractor.name == "pixels" else "")
                 + (size_hint(*(chw(s) for s in (real, f))) if real.images and f.images else ""))
+    rows = max(len(s) for s in (real, *fakes)) if settings.runs == 1 else settings.sample_size
+    check_memory(settings.metrics, rows, d, settings.device, settings.workers, memory_way_out(extractor))
+
+
+def memory_way_out(extractor: Any) -> str:
+    """What to change when the metrics cannot fit, in ganeval-score's flags: the pixels' size, or fewer rows or
+    dimensions."""
+    if extractor.name == "pixels":
+        return (f"give pixels a smaller size (--pixels-size {PIXELS_SIZE}, the default, resizes larger images to "
+                f"{PIXELS_SIZE}²) or --features inception")
+    return "score fewer rows (--runs N --sample-size M) or features of fewer dimensions"
 
 
 KID_SUBSET_DEFAULT = 1000  # kid's option table default (checked against it in the tests)

@@ -91,7 +91,8 @@ def score(real: Any, fakes: Any = (), *,
           features: str | None = None, runs: int = 1, sample_size: int | None = None, seed: int = 0,
           confidence: float = 0.99, device: str | None = None, out: str | os.PathLike[str] | None = None,
           n_generated: int | None = None, batch_size: int = 250, weights: str | None = None, dims: int | None = None,
-          resize: str | None = None, size: int | None = None, layout: str = "auto", download: bool = True,
+          resize: str | None = None, size: int | None = None, layout: str = "auto", pixels_size: int | None = None,
+          download: bool = True,
           cache_dir: str | None = None, num_workers: int | None = None, save_ref: str | None = None,
           save_stats: str | None = None, overwrite: bool = False, plots: bool = True, samples: bool = True,
           progress: bool = True, protocol: str | None = None, command: str = "") -> ScoreResult | None:
@@ -121,6 +122,7 @@ def score(real: Any, fakes: Any = (), *,
         real=real, fakes=sets, labels=labels, features=features, metrics=chosen, runs=runs, sample_size=sample_size,
         confidence=confidence, seed=seed, device=device, batch_size=batch_size, weights=weights, dims=dims,
         download=download, cache_dir=cache_dir, num_workers=default_workers(num_workers), size=size, layout=layout,
+        pixels_size=pixels_size,
         resize=resize, save_ref=save_ref, save_stats=save_stats, out=None if out is None else os.fspath(out),
         overwrite=overwrite, plots=plots, samples=samples, progress=progress, command=command, protocol=protocol,
         n_generated=n_generated)
@@ -130,6 +132,8 @@ def score(real: Any, fakes: Any = (), *,
         raise ValueError(f"--num-workers must be at least 0, got {request.num_workers}")
     if request.size is not None and request.size < 1:
         raise ValueError(f"--size must be at least 1, got {request.size}")
+    if request.pixels_size is not None and request.pixels_size < 0:
+        raise ValueError(f"--pixels-size must be at least 0 (0: images at their own size), got {request.pixels_size}")
     from ganeval.features.distributed import init_from_env, is_main
 
     request.device = init_from_env(request.device)  # torchrun: join the group, one GPU per rank
@@ -172,6 +176,10 @@ def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extr
         "device": settings.device, "batch_size": request.batch_size, "results_dir": request.out,
         "cache_dir": request.cache_dir, "overwrite": request.overwrite, "plots": request.plots,
         "progress": request.progress,
+        # image files resized (--size) and arrays' layout (--layout): recorded only when given, so the config hashes
+        # of runs without them stay what they were
+        **({"size": request.size} if request.size is not None else {}),
+        **({"layout": request.layout} if request.layout != "auto" else {}),
     }
     plan = score_plan(request, config, settings)
     extract_first(plan, request, [real, *fakes], extractor)

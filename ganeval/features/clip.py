@@ -16,7 +16,9 @@ import torch
 
 from ganeval.features import normtable
 from ganeval.features.base import register
-from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
+from ganeval.features.pretrained import (
+    PretrainedExtractor, check_weights_file, import_extra, resolve_hub_weights, weights_identity,
+)
 from ganeval.features.resize import to_pil
 
 WEIGHTS_ENV = "GANEVAL_CLIP_WEIGHTS"
@@ -53,8 +55,13 @@ def resolve_weights(arch: str, tag: str, weights: str | os.PathLike | None = Non
     repo = str(cfg.get("hf_hub", "")).rstrip("/")
     if not repo:
         raise ValueError(f"open_clip has no Hugging Face hub id for {arch}/{tag}; pass the weights file as `weights=`")
-    return resolve_hub_weights(f"CLIP {arch} ({tag})", repo, HUB_FILES, WEIGHTS_ENV,
-                               f"import open_clip; open_clip.create_model('{arch}', pretrained='{tag}')", weights, download)
+    path = resolve_hub_weights(f"CLIP {arch} ({tag})", repo, HUB_FILES, WEIGHTS_ENV,
+                               f"import open_clip; open_clip.create_model('{arch}', pretrained='{tag}')", weights,
+                               download)
+    fix = (f"give open_clip's {arch} ({tag}) weights ({HUB_FILES[0]} from https://huggingface.co/{repo}) with "
+           f"features.weights=FILE or ${WEIGHTS_ENV}")
+    check_weights_file(path, f"CLIP {arch}", "logit_scale", (), fix)  # every open_clip CLIP model has it
+    return path
 
 
 @register("clip", dims=(768,), weights=True,

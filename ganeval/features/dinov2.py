@@ -17,7 +17,9 @@ import torch
 
 from ganeval.features import normtable
 from ganeval.features.base import register
-from ganeval.features.pretrained import PretrainedExtractor, import_extra, resolve_hub_weights, weights_identity
+from ganeval.features.pretrained import (
+    PretrainedExtractor, check_weights_file, import_extra, resolve_hub_weights, weights_identity,
+)
 from ganeval.features.resize import pil_resize_batch, pixels_255, tf1_bilinear
 
 ARCHS = {
@@ -60,8 +62,12 @@ def resolve_weights(arch: str, weights: str | os.PathLike | None = None, downloa
     timm = import_extra("timm", "dinov2", "features=dinov2")
     name = timm_name(arch)
     repo = timm.models.get_pretrained_cfg(name).hf_hub_id
-    return resolve_hub_weights(f"DINOv2 {arch} ({name})", repo, HUB_FILES, WEIGHTS_ENV,
+    path = resolve_hub_weights(f"DINOv2 {arch} ({name})", repo, HUB_FILES, WEIGHTS_ENV,
                                f"import timm; timm.create_model('{name}', pretrained=True)", weights, download)
+    fix = (f"give timm's {name} weights ({HUB_FILES[0]} from https://huggingface.co/{repo}) with "
+           f"features.weights=FILE or ${WEIGHTS_ENV}")
+    check_weights_file(path, f"DINOv2 {arch}", "patch_embed.proj.weight", (DIMS[arch], 3, 14, 14), fix)
+    return path
 
 
 def normalise(x: torch.Tensor) -> torch.Tensor:
@@ -150,5 +156,5 @@ class DinoV2Extractor(PretrainedExtractor):
         return self._model(x)
 
 
-__all__ = ["DinoV2Extractor", "ARCHS", "RESIZE_MODES", "build", "resolve_weights", "preprocess", "preprocess_torch",
-           "normalise", "normalise_table", "normalise_by_table", "timm_name"]
+__all__ = ["DinoV2Extractor", "ARCHS", "DIMS", "RESIZE_MODES", "build", "resolve_weights", "preprocess",
+           "preprocess_torch", "normalise", "normalise_table", "normalise_by_table", "timm_name"]

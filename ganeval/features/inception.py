@@ -55,7 +55,13 @@ def resize_mode(resize: bool | str) -> str | None:
 
 
 class WeightsNotFoundError(RuntimeError):
-    """The FID Inception weights file could not be found or downloaded."""
+    """An extractor's weights file could not be found or downloaded: `what` names the network (the FID Inception
+    unless said), `env` its environment variable and `url` where the file is published."""
+
+    def __init__(self, message: str, what: str = "FID Inception", env: str = WEIGHTS_ENV,
+                 url: str = WEIGHTS_URL) -> None:
+        super().__init__(message)
+        self.what, self.env, self.url = what, env, url
 
 
 def hub_weights_path() -> Path:
@@ -161,13 +167,14 @@ WRONG_WEIGHTS_FIX = (f"give the FID Inception weights ({WEIGHTS_FILENAME}) with 
                      "or score without Inception: features=pixels")
 
 
-def load_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:
-    """Read a weights file safely (`weights_only=True`) onto the CPU; a file that is not one (an array, a damaged
-    download, a pickle of something else) is a ValueError naming it and the fix, not torch's traceback."""
+def load_state_dict(path: str | os.PathLike, mmap: bool = False) -> dict[str, torch.Tensor]:
+    """Read a weights file safely (`weights_only=True`) onto the CPU (`mmap`: mapped, not read); a file that is not
+    one (an array, a damaged download, a pickle of something else) is a ValueError naming it and the fix, not
+    torch's traceback."""
     import pickle
 
     try:
-        sd = torch.load(path, map_location="cpu", weights_only=True)
+        sd = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap or None)
     except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as e:
         first = ("not a weights-only torch.save file" if isinstance(e, pickle.UnpicklingError)  # torch's text is long
                  else (str(e).strip().splitlines() or [type(e).__name__])[0][:120])

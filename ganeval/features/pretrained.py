@@ -40,10 +40,34 @@ def hub_cached(repo_id: str, filenames: tuple[str, ...]) -> Path | None:
     return None
 
 
+def hub_reachable(timeout: float = 3.0) -> str | None:
+    """None when the Hugging Face hub's host answers a TCP connection within `timeout` seconds; else why not
+    (offline mode set, no name resolution, no route): checked once, so an offline machine is told in seconds
+    instead of after the hub client's retries (about a minute per file)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE is set"
+    url = urlsplit(constants.ENDPOINT)
+    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        return f"{host} unreachable (offline?): {e.strerror or type(e).__name__}"
+    return None
+
+
 def hub_download(repo_id: str, filenames: tuple[str, ...]) -> Path:
-    """Download the first of `filenames` that the hub repository has (into the hub cache)."""
+    """Download the first of `filenames` that the hub repository has (into the hub cache); an OSError at once when
+    the hub cannot be reached (`hub_reachable`)."""
     from huggingface_hub import hf_hub_download
 
+    offline = hub_reachable()
+    if offline is not None:
+        raise OSError(offline)
     errors = []
     for name in filenames:
         try:
@@ -61,15 +85,17 @@ def resolve_library_weights(
     fetch: Callable[[], Path],
     manual: str,
     download: bool = True,
+    url: str = "",
 ) -> Path:
     """The weights file for `what`: `weights`, then $`env`, then `cached()`, then `fetch()` if `download`.
 
     A path given explicitly (argument or environment) must exist: it is never silently replaced.
-    Raises `WeightsNotFoundError` listing where it looked and `manual` (how to place the file by hand).
+    Raises `WeightsNotFoundError` (naming `what`, `env` and the file's `url`) listing where it looked and `manual`
+    (how to place the file by hand).
     """
     def fail(looked: list[str]) -> WeightsNotFoundError:
         where = "\n".join(f"  - {w}" for w in looked)
-        return WeightsNotFoundError(f"{what} weights not found. Looked in:\n{where}\n{manual}")
+        return WeightsNotFoundError(f"{what} weights not found. Looked in:\n{where}\n{manual}", what, env, url)
 
     for given, source in ((weights, "the `weights` argument"), (os.environ.get(env, ""), f"${env}")):
         if given is not None and str(given) != "":
@@ -103,7 +129,47 @@ def resolve_hub_weights(what: str, repo: str, files: tuple[str, ...], env: str, 
         f"its path as `weights=` (config key features.weights) or in ${env}."
     )
     return resolve_library_weights(what, weights, env, lambda: hub_cached(repo, files),
-                                   lambda: hub_download(repo, files), manual, download)
+                                   lambda: hub_download(repo, files), manual, download,
+                                   f"https://huggingface.co/{repo}/resolve/main/{files[0]}")
+
+
+def tensor_shapes(path: Path, fix: str) -> dict[str, tuple[int, ...]]:
+    """Name -> shape of the tensors a weights file holds, read without loading them where the format allows
+    (safetensors' header, a zip torch.save file memory-mapped); ValueError naming the file and `fix` otherwise."""
+    if path.suffix == ".safetensors":
+        try:
+            from safetensors import safe_open
+
+            with safe_open(str(path), framework="pt") as f:
+                return {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}
+        except Exception as e:  # a damaged or foreign file: one line, not the reader's traceback
+            raise ValueError(f"weights file {path} cannot be read as safetensors ({type(e).__name__}): {fix}") from None
+    from ganeval.features.inception import WRONG_WEIGHTS_FIX, load_state_dict
+
+    try:
+        try:
+            sd = load_state_dict(path, mmap=True)
+        except ValueError:  # a legacy (non-zip) torch.save file cannot be mapped: read it
+            sd = load_state_dict(path)
+    except ValueError as e:
+        raise ValueError(str(e).replace(WRONG_WEIGHTS_FIX, fix)) from None
+    return {k: tuple(v.shape) for k, v in sd.items() if isinstance(v, torch.Tensor)}
+
+
+def check_weights_file(path: Path, what: str, key: str, shape: tuple[int | None, ...], fix: str) -> None:
+    """Refuse, in one line before any network is built, a weights file that is not `what`'s: its tensor `key` must
+    exist with `shape` (None: any size on that axis). An Inception .pth given for DINOv2 is named as such."""
+    shapes = tensor_shapes(path, fix)
+    got = shapes.get(key)
+    if got is not None and len(got) == len(shape) and all(s is None or s == g for s, g in zip(shape, got)):
+        return
+    if got is not None:
+        found = f"its {key} has shape {list(got)}, {what}'s {[s if s is not None else 'any' for s in shape]}"
+    else:
+        names = sorted(shapes)[:2]
+        found = f"it has no tensor {key} (its tensors are named like {', '.join(names) or 'nothing'}"
+        found += ": the FID Inception's)" if any(n.startswith(("Conv2d_1a", "Mixed_")) for n in shapes) else ")"
+    raise ValueError(f"weights file {path} does not hold {what} weights ({found}): {fix}")
 
 
 def weights_identity(path: Path) -> str:

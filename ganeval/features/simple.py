@@ -14,26 +14,45 @@ from ganeval.features.base import Extractor, register
 
 @register("pixels", help="the images themselves, [0, 1] floats flattened to C·H·W (no network, offline)")
 class PixelsExtractor(Extractor):
-    """The image itself as a vector: [0, 1] floats, optionally resized to `size`×`size` (bilinear,
-    antialiased) and converted to `channels` (3: repeat gray, 1: average RGB), flattened C·H·W."""
+    """The image itself as a vector: [0, 1] floats, converted to `channels` (3: repeat gray, 1: average RGB),
+    resized (bilinear, antialiased) to `size`×`size`, or, with `max_size`, to `max_size`×`max_size` only when a
+    side is larger (smaller images kept as they are), then flattened C·H·W. Without either, every pixel of the
+    image is a feature: 256² RGB gives 196 608-d rows, more than FID's covariance fits in memory."""
 
     fd_name = "pixels"
 
-    def __init__(self, size: int | None = None, channels: int | None = None) -> None:
-        if size is not None and (not isinstance(size, int) or size < 1):
-            raise ValueError(f"size must be a positive int or None, got {size!r}")
+    def __init__(self, size: int | None = None, channels: int | None = None, max_size: int | None = None) -> None:
+        for name, value in (("size", size), ("max_size", max_size)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+        if size is not None and max_size is not None:
+            raise ValueError(f"give size (every image resized) or max_size (larger images resized), not both: "
+                             f"size={size}, max_size={max_size}")
         if channels not in (None, 1, 3):
             raise ValueError(f"channels must be None, 1 or 3, got {channels!r}")
         self.size = size
         self.channels = channels
-
-    def feature_dim(self, shape: tuple[int, ...]) -> int:
-        """C·H·W of images of `shape` after its `size` and `channels`."""
-        c, h, w = to_nchw(np.empty((1, *shape[1:]), np.uint8)).shape[1:]
-        return int((self.channels or c) * (self.size or h) * (self.size or w))
+        self.max_size = max_size
 
     def identity(self) -> dict[str, Any]:
-        return {"name": "pixels", "size": self.size, "channels": self.channels, "scale": "x/255"}
+        ident: dict[str, Any] = {"name": "pixels", "size": self.size, "channels": self.channels, "scale": "x/255"}
+        if self.max_size is not None:  # without it the identity (and cache keys) stay those of native pixels
+            ident["max_size"] = self.max_size
+        return ident
+
+    def side(self, height: int, width: int) -> int | None:
+        """The side images of `height`×`width` are resized to (None: kept as they are)."""
+        if self.size is not None:
+            return None if (height, width) == (self.size, self.size) else self.size
+        if self.max_size is not None and max(height, width) > self.max_size:
+            return self.max_size
+        return None
+
+    def feature_dim(self, shape: tuple[int, ...]) -> int:
+        """C·H·W of the features of images of `shape` (any image layout), after `channels` and resizing."""
+        c, h, w = to_nchw(np.empty((1, *shape[1:]), np.uint8)).shape[1:]
+        side = self.side(h, w)
+        return (self.channels or c) * (side * side if side is not None else h * w)
 
     def __call__(self, batch: torch.Tensor) -> torch.Tensor:
         x = images_to_float(batch)
@@ -41,10 +60,9 @@ class PixelsExtractor(Extractor):
             x = to_rgb(x)
         elif self.channels == 1 and x.shape[1] == 3:
             x = x.mean(dim=1, keepdim=True)
-        if self.size is not None and tuple(x.shape[-2:]) != (self.size, self.size):
-            x = F.interpolate(
-                x, size=(self.size, self.size), mode="bilinear", align_corners=False, antialias=True
-            )
+        side = self.side(*x.shape[-2:])
+        if side is not None:
+            x = F.interpolate(x, size=(side, side), mode="bilinear", align_corners=False, antialias=True)
         return x.reshape(x.shape[0], -1).float()
 
 

@@ -27,6 +27,7 @@ import torch
 
 from ganeval.common import ArrayLike, resolve_device
 from ganeval.metrics.fid import FidStatistics, fid_from_statistics, fid_statistics, reach
+from ganeval.metrics.memory import covariances
 from ganeval.metrics.parallel import run_jobs
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, integer, option, real, register_metric
 from ganeval.metrics.validation import check_same_dim, load_features
@@ -152,6 +153,6 @@ def _check_sample_size(sample_size: int, o: Mapping[str, Any]) -> None:
 
 METRIC = register_metric(Metric(
     name="fd_inf", options=OPTIONS, prepare=_prepare, pair=_pair, check_sample_size=_check_sample_size,
-    label="FD∞", label_tex=r"FD$_\infty$", reach=lambda peak, n, d, o: reach(peak, n, d),
+    label="FD∞", label_tex=r"FD$_\infty$", reach=lambda peak, n, d, o: reach(peak, n, d), memory=covariances,
     doc="FID extrapolated to infinitely many generated samples: the OLS line in 1/n at 1/n = 0 (Chong & Forsyth 2020)",
 ))

@@ -16,6 +16,7 @@ import torch
 
 from ganeval.common import ArrayLike, as_tensor, resolve_device
 from ganeval.metrics.linalg import column_sums64, eigvalsh, lower_congruence, matmul, syrk_t
+from ganeval.metrics.memory import covariances
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, register_metric
 from ganeval.metrics.validation import (
     FLOAT32_TINY, FLOAT64_MAX, FLOAT64_TINY, RESCALE, check_same_dim, detached, finite_result, load_features, peak_of,
@@ -172,5 +173,6 @@ def _pair(a: FidStatistics, b: FidStatistics, options: Mapping[str, Any], rng: n
 
 METRIC = register_metric(Metric(
     name="fid", options=(), prepare=_prepare, pair=_pair, label="FID", reach=lambda peak, n, d, o: reach(peak, n, d),
+    memory=covariances,
     doc="Fréchet distance of Gaussians fitted to the two feature sets (pytorch-fid's formula)",
 ))

@@ -290,6 +290,11 @@ def _pair(gx: KnnGraph, gy: KnnGraph, o: Mapping[str, Any], rng: np.random.Gener
     return PairWork(jobs, lambda traces: imd_from_traces(traces[0], traces[1], ts))
 
 
+def lanczos_bytes(n: int, o: Mapping[str, Any]) -> tuple[float, str]:
+    """What one set's SLQ holds: its float64 probes (n×nv) and Lanczos basis (nv×m×n)."""
+    return 8.0 * o["nv"] * (o["m"] + 1) * n, f"{o['nv']} probes and their {o['m']}-step Lanczos basis in float64"
+
+
 def _check_sample_size(sample_size: int, o: Mapping[str, Any]) -> None:
     if o["k"] >= sample_size:
         raise ValueError(f"metrics.imd.k={o['k']} must be below sample_size={sample_size}")
@@ -298,6 +303,6 @@ def _check_sample_size(sample_size: int, o: Mapping[str, Any]) -> None:
 METRIC = register_metric(Metric(
     name="imd", options=OPTIONS, prepare=_prepare, pair=_pair, check_sample_size=_check_sample_size,
     reach=lambda peak, n, d, o: reach(peak, n, d),
-    label="IMD", same_dim=False,
+    label="IMD", same_dim=False, memory=lambda n, d, o: lanczos_bytes(n, o),
     doc="Intrinsic Multi-scale Distance: heat-trace signatures of k-NN graphs compared at all scales",
 ))

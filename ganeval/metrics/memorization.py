@@ -30,6 +30,7 @@ from ganeval.metrics.fid import FidStatistics, fid_from_statistics, fid_statisti
 from ganeval.metrics.fid import reach as fid_reach
 from ganeval.metrics.knn import _exact_sq_dist, exact_knn_graph
 from ganeval.metrics.linalg import matmul, strips
+from ganeval.metrics.memory import covariances
 from ganeval.metrics.parallel import run_jobs
 from ganeval.metrics.registry import (
     CROSS_GRAM_HOOKS, GramHook, GramTap, Metric, PairWork, Shared, option, real, register_metric,
@@ -256,6 +257,6 @@ def _mifid_pair(a: MifidStatistics, b: MifidStatistics, o: Mapping[str, Any], rn
 
 MIFID = register_metric(Metric(
     name="mifid", options=MIFID_OPTIONS, prepare=_mifid_prepare, pair=_mifid_pair, label="MiFID", shares=True,
-    reach=lambda peak, n, d, o: fid_reach(peak, n, d),
+    reach=lambda peak, n, d, o: fid_reach(peak, n, d), memory=covariances,
     doc="memorisation-informed FID: FID over the thresholded mean nearest cosine distance (Kaggle, Bai et al. 2021)",
 ))

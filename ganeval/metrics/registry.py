@@ -127,6 +127,9 @@ class Metric:
     which metrics computed together share one pass (precision/recall/density/coverage one k-NN search).
     `input` is what the rows must be ("features", or "logits" of a classifier for the Inception Score);
     `higher_is_better` turns paired comparisons (and bold in tables) around.
+    memory(n, d, options) -> (bytes, what): the largest arrays it holds at once on a pair of n-row sets of d
+    features, a lower bound of its peak (`ganeval.metrics.memory` refuses a run that cannot fit); None for work
+    in bounded strips.
     """
 
     name: str
@@ -144,6 +147,7 @@ class Metric:
     shares: bool = False
     input: str = "features"
     higher_is_better: bool = False
+    memory: Callable[[int, int, Mapping[str, Any]], tuple[float, str]] | None = None
     defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -17,10 +17,11 @@ from ganeval.common import ArrayLike
 from ganeval.metrics.fid import _pair as fid_pair
 from ganeval.metrics.fid import _prepare as fid_prepare
 from ganeval.metrics.fid import fid, reach
+from ganeval.metrics.memory import covariances
 from ganeval.metrics.registry import Metric, register_metric
 
 METRIC = register_metric(Metric(
-    name="sfid", options=(), prepare=fid_prepare, pair=fid_pair, label="sFID", input="spatial",
+    name="sfid", options=(), prepare=fid_prepare, pair=fid_pair, label="sFID", input="spatial", memory=covariances,
     reach=lambda peak, n, d, o: reach(peak, n, d),
     doc="Fréchet distance on the ADM evaluator's spatial Inception features (mixed_6/conv, 7×17×17; "
         "features=inception_spatial)",

@@ -75,6 +75,7 @@ def _pair(real_x: torch.Tensor, fake: torch.Tensor, o: Mapping[str, Any], rng: n
 
 METRIC = register_metric(Metric(
     name="vendi", options=OPTIONS, prepare=_prepare, pair=_pair, label="Vendi", higher_is_better=True,
+    memory=lambda n, d, o: (8.0 * d * d, f"the {d}×{d} float64 matrix X̂ᵀX̂/n"),
     same_dim=False,
     doc="Vendi score (diversity) of the generated subsample: exp of the entropy of the cosine kernel's "
         "eigenvalues over n (Friedman & Dieng 2023)",

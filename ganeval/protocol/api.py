@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ganeval.metrics.memory import check_memory
 from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
 from ganeval.hashing import array_identity
@@ -101,6 +102,8 @@ def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
             fakes.append((g, f))
         out.append(Block(real, fakes, dict(b.groups), tuple(int(d) for d in b.draw)))
     settings.check_pools(sizes)
+    for b in out:  # before any run: a metric that cannot fit (FID's D×D covariances of wide features) refused
+        check_memory(settings.metrics, settings.sample_size, int(b.real.shape[1]), settings.device, settings.workers)
     return out
 
 
