@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ganeval.results.intervals import paired_t_mde  # noqa: F401  (the detectable effect of a paired comparison)
+from ganeval.results.power import paired_t_mde  # noqa: F401  (the detectable effect of a paired comparison)
 
 HOLDS = "holds"
 CONTRADICTED = "contradicted"
