@@ -99,3 +99,26 @@ def test_torus_config_hash_is_what_its_command_gives() -> None:
     assert same_identity(meta["identity"], identity) and identity_hash(meta["identity"]) == meta["config_hash"]
     assert numeric_config(record["config"]) == json.loads(json.dumps(numeric_config(plan.config), default=str))
     assert hashlib.sha256((src / "runs.csv").read_bytes()).hexdigest() == meta["runs_sha256"]
+
+
+def test_docs_quote_the_quickstart_reference_verdict() -> None:
+    """(issue #36) The sentence the docs and verdict.py's docstring show is the quickstart reference's verdict.md, word
+    for word (line breaks aside), and its report.html heads with it: the docs cannot drift from the reference."""
+    import html
+    import re
+
+    import ganeval.results.verdict as verdict_module
+    from ganeval.results.verdict import split_verdict
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    [sentence] = split_verdict((REFERENCE / "quickstart" / "verdict.md").read_text())[0]
+    assert "would need about 7 (4 to more than 100) training seeds" in sentence
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    assert flat(sentence) in flat((docs / "first-minutes.md").read_text())
+    assert flat(sentence) in flat((docs / "experiments.md").read_text())
+    assert flat(sentence.split(": ", 1)[1]) in flat(verdict_module.__doc__ or "")  # the docstring drops "digits: "
+    page = (REFERENCE / "quickstart" / "report.html").read_text()
+    heads = re.findall(r'<p class="verdict">(.*?)</p>', page)
+    assert [html.unescape(h) for h in heads] == [sentence]
