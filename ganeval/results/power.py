@@ -134,14 +134,14 @@ def pairs_needed_range(mean: float, std: float, n: int, confidence: float,
 
 
 def needed_text(about: int | None, fewest: int | None, most: int | None) -> str:
-    """'about 7 (4 to more than 100)': a count and its range as the verdict writes them ('' when `about` is None)."""
+    """'about 7 (4 to more than 100)': a count and its range as the verdict writes them, the range's ends above
+    SHOWN_MOST as 'more than 100' ('' when `about` is None)."""
     if about is None:
         return ""
 
     def show(k: int | None) -> str:
         return f"more than {SHOWN_MOST}" if k is None or k > SHOWN_MOST else str(k)
 
-    first = f"more than {SHOWN_MOST}" if about > SHOWN_MOST else str(about)
     if fewest is None and most is None:
-        return f"about {first}"
-    return f"about {first} ({show(fewest)} to {show(most)})"
+        return f"about {about}"
+    return f"about {about} ({show(fewest)} to {show(most)})"

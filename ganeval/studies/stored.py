@@ -113,6 +113,7 @@ def _quickstart(src: Path, out: Path) -> None:
     shown = record.config.get("results_dir") or f"results/{record.experiment}"  # the default results_dir
     page = render_report(out, record, title).replace(f"<code>{esc(str(out))}</code>", f"<code>{esc(shown)}</code>", 1)
     atomic_write_text(out / REPORT_FILE, page)
+    forget_written(out)  # and whatever reads the folder next (the terminal summary) reads all of it
 
 
 # reference name -> function(src, out) writing its derived files from its stored runs
