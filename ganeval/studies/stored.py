@@ -116,7 +116,14 @@ def _quickstart(src: Path, out: Path) -> None:
     forget_written(out)  # and whatever reads the folder next (the terminal summary) reads all of it
 
 
+def _heat_clusters(src: Path, out: Path) -> None:
+    from ganeval.studies.heat_clusters import regenerate
+
+    regenerate(src, out)
+
+
 # reference name -> function(src, out) writing its derived files from its stored runs
 REGENERATORS = {"torus": _torus, "paper_table": _paper_table, "blur_sweep": _blur_sweep,
                 "slq_accuracy": _slq_accuracy, "stability": _stability, "stability_lowrecall": _stability,
-                "heat_traces": _heat_traces, "quickstart": _quickstart}
+                "heat_traces": _heat_traces, "quickstart": _quickstart,
+                "heat_clusters": _heat_clusters}

@@ -147,6 +147,29 @@ def per_seed_comparison(rows: pd.DataFrame, confidence: float) -> pd.DataFrame |
     return compare_runs(rows, confidence) if SEED in rows.columns else None
 
 
+def seed_separation(seed_cmp: pd.DataFrame | None) -> dict[str, tuple[int, int]]:
+    """Per metric: (training-seed pairs whose paired good − bad difference over runs excludes 0, pairs compared)."""
+    if seed_cmp is None or seed_cmp.empty:
+        return {}
+    return {str(m): (int((g["better"].fillna("") != "").sum()), int(len(g)))
+            for m, g in seed_cmp.groupby("metric", sort=False)}
+
+
+def seed_sentence(seed_cmp: pd.DataFrame | None, seeds: pd.DataFrame | None, good: str, bad: str) -> list[str]:
+    """The per-training-seed pattern in words (the paper's kind of interval: one trained model per GAN), for the head
+    of verdict.md beside the across-seed sentence; [] with one training seed."""
+    sep = seed_separation(seed_cmp)
+    if not sep or seeds is None or SEED not in seeds.columns:
+        return []
+    pairs = sorted(seeds[SEED].unique())
+    shown = sum(_pattern(seeds, good, bad, i) for i in pairs)
+    conf = float(seed_cmp["confidence"].iloc[0])
+    return [f"torus: {good} vs {bad} per training seed (one trained pair each, intervals over subsamples, "
+            f"{conf:.0%}): " + ", ".join(f"{m.upper()} separates {k} of {n} pairs (paired by run)"
+                                         for m, (k, n) in sep.items())
+            + f"; the paper's pattern (FID and KID overlap, IMD separates, bad higher) in {shown} of {len(pairs)}"]
+
+
 def _pattern(seeds: pd.DataFrame, good: str, bad: str, i: Any) -> bool:
     """Does training-seed pair i show the paper's pattern by subsample intervals: FID and KID overlap, IMD separate
     with the bad GAN higher?"""
@@ -292,7 +315,8 @@ def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str
     sentences = []
     if comparison is not None:
         found, conf = claims(summary, comparison, seeds, seed_cmp, v, good, bad), float(summary["confidence"].iloc[0])
-        sentences = comparison_sentences(comparison) + claim_sentences(found, conf)
+        sentences = (comparison_sentences(comparison) + seed_sentence(seed_cmp, seeds, good, bad)
+                     + claim_sentences(found, conf))
         lines += [*headline(summary, v, seeds, comparison, good, bad, labels), "",
                   claims_table(found, conf).rstrip("\n"), ""]
     lines += [f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
@@ -400,6 +424,10 @@ def verdict_files(record: Any, rows: pd.DataFrame, summary: pd.DataFrame, compar
     per_seed = record.hole_fraction_per_seed or {k: [f] for k, f in record.hole_fraction.items() if k != "real"}
     labels = seed_labels(cfg, int(seeds[SEED].nunique()) if seeds is not None and SEED in seeds.columns else 1)
     found = claims(summary, comparison, seeds, seed_cmp, v, good, bad)
+    sep = seed_separation(seed_cmp)
+    if sep:  # the per-seed pattern beside the across-seed one (the paper's kind of interval)
+        v = v.assign(seed_pairs_separating=[sep.get(str(m), (None, None))[0] for m in v.metric],
+                     seed_pairs=[sep.get(str(m), (None, None))[1] for m in v.metric])
     record.verdict = v.to_dict(orient="records")
     record.claims = [c.record() for c in found]
     fractions = {k: record.hole_fraction[k] for k in ("real", good, bad) if k in record.hole_fraction}
