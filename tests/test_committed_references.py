@@ -122,3 +122,22 @@ def test_docs_quote_the_quickstart_reference_verdict() -> None:
     page = (REFERENCE / "quickstart" / "report.html").read_text()
     heads = re.findall(r'<p class="verdict">(.*?)</p>', page)
     assert [html.unescape(h) for h in heads] == [sentence]
+
+
+def test_torus_verdict_carries_the_per_seed_pattern() -> None:
+    """(issue #36) verdict.csv and the head of verdict.md carry the per-training-seed pattern (one trained pair each,
+    paired by run) beside the across-seed one: each metric separates 3 of 3 pairs; recomputed from runs.csv."""
+    import pandas as pd
+
+    from ganeval.results import compare_runs
+    from ganeval.results.verdict import split_verdict
+    from ganeval.studies.stored import read_runs
+
+    src = REFERENCE / "torus"
+    per_seed = compare_runs(read_runs(src), 0.99)
+    v = pd.read_csv(src / "verdict.csv").set_index("metric")
+    for m, g in per_seed.groupby("metric"):
+        apart = int(((g.ci_low > 0) | (g.ci_high < 0)).sum())
+        assert (v.loc[m, "seed_pairs_separating"], v.loc[m, "seed_pairs"]) == (apart, len(g)) == (3, 3)
+    head = split_verdict((src / "verdict.md").read_text())[0]
+    assert head[1].startswith("torus: good vs bad per training seed") and "in 0 of 3" in head[1]
