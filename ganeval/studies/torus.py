@@ -21,6 +21,7 @@ from ganeval.app.plan import Plan
 from ganeval.protocol.api import unique_names
 from ganeval.results import write_csv
 from ganeval.results.seeds import SEED
+from ganeval.studies.torus_seeds import pattern as seed_pattern, per_seed_comparison, seed_separation, seed_sentence
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "generators", "features")  # the config keys it reads inputs from (its plan)
@@ -139,50 +140,6 @@ def seed_labels(config: Any, n: int) -> list[Any]:
     return seeds if len(seeds) == n else list(range(n))
 
 
-def per_seed_comparison(rows: pd.DataFrame, confidence: float) -> pd.DataFrame | None:
-    """Paired good − bad differences over runs within each training-seed pair (the paper's kind of interval: one
-    trained model per GAN, subsamples only); None without a train_seed column."""
-    from ganeval.results import compare_runs
-
-    return compare_runs(rows, confidence) if SEED in rows.columns else None
-
-
-def seed_separation(seed_cmp: pd.DataFrame | None) -> dict[str, tuple[int, int]]:
-    """Per metric: (training-seed pairs whose paired good − bad difference over runs excludes 0, pairs compared)."""
-    if seed_cmp is None or seed_cmp.empty:
-        return {}
-    return {str(m): (int((g["better"].fillna("") != "").sum()), int(len(g)))
-            for m, g in seed_cmp.groupby("metric", sort=False)}
-
-
-def seed_sentence(seed_cmp: pd.DataFrame | None, seeds: pd.DataFrame | None, good: str, bad: str) -> list[str]:
-    """The per-training-seed pattern in words (the paper's kind of interval: one trained model per GAN), for the head
-    of verdict.md beside the across-seed sentence; [] with one training seed."""
-    sep = seed_separation(seed_cmp)
-    if not sep or seeds is None or SEED not in seeds.columns:
-        return []
-    pairs = sorted(seeds[SEED].unique())
-    shown = sum(_pattern(seeds, good, bad, i) for i in pairs)
-    conf = float(seed_cmp["confidence"].iloc[0])
-    return [f"torus: {good} vs {bad} per training seed (one trained pair each, intervals over subsamples, "
-            f"{conf:.0%}): " + ", ".join(f"{m.upper()} separates {k} of {n} pairs (paired by run)"
-                                         for m, (k, n) in sep.items())
-            + f"; the paper's pattern (FID and KID overlap, IMD separates, bad higher) in {shown} of {len(pairs)}"]
-
-
-def _pattern(seeds: pd.DataFrame, good: str, bad: str, i: Any) -> bool:
-    """Does training-seed pair i show the paper's pattern by subsample intervals: FID and KID overlap, IMD separate
-    with the bad GAN higher?"""
-    cell = seeds.set_index(["model", SEED, "metric"])
-
-    def sep(m: str) -> bool:
-        a, b = cell.loc[(good, i, m)], cell.loc[(bad, i, m)]
-        return bool(a.ci_high < b.ci_low or b.ci_high < a.ci_low)
-
-    imd_up = cell.loc[(bad, i, "imd"), "mean"] > cell.loc[(good, i, "imd"), "mean"]
-    return (not sep("fid")) and (not sep("kid")) and sep("imd") and bool(imd_up)
-
-
 def claims(summary: pd.DataFrame, comparison: pd.DataFrame, seeds: pd.DataFrame | None,
            seed_cmp: pd.DataFrame | None, v: pd.DataFrame, good: str, bad: str) -> list[Any]:
     """The paper's torus claim split into what each kind of interval can decide, in the common vocabulary
@@ -267,7 +224,7 @@ def headline(summary: pd.DataFrame, v: pd.DataFrame, seeds: pd.DataFrame | None,
         sep = {m: sum(bool(cell.loc[(good, i, m)].ci_high < cell.loc[(bad, i, m)].ci_low
                            or cell.loc[(bad, i, m)].ci_high < cell.loc[(good, i, m)].ci_low) for i in idx)
                for m in ("fid", "kid", "imd")}
-        pattern = [labels[int(i)] for i in idx if _pattern(seeds, good, bad, i)]
+        pattern = [labels[int(i)] for i in idx if seed_pattern(seeds, good, bad, i)]
         lines.append(f"**With the paper's kind of interval (one trained pair, {conf:.0%} intervals over subsamples): "
                      f"{'reproduced' if len(pattern) == len(idx) else 'not reproduced'}.** FID separates the good "
                      f"from the bad GAN in {sep['fid']} of {len(idx)} training-seed pairs, KID in {sep['kid']} of "
