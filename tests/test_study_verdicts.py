@@ -112,3 +112,22 @@ def test_a_study_run_ends_with_its_sentences_and_its_report_starts_with_them(tmp
     section = page[page.index('id="verdict"'):]
     assert "Accuracy check" in section and first not in section  # ... and the study's account follows, once
     assert "<p>---</p>" not in page
+
+
+def test_heat_traces_statements_on_data_not_run_are_stand_in_and_overlap_decides_nothing() -> None:
+    """(issue #36) "CelebA is most different at t = 10" without CelebA: not tested (stand-in data), never holds or
+    contradicted; with CelebA second but its interval overlapping the first's: not testable here, not contradicted."""
+    from ganeval.studies.heat_traces import SCALE, statements
+
+    def summary(cells: dict[str, tuple[float, float]]) -> pd.DataFrame:
+        return pd.DataFrame([{"data": d, "t": 10.0, "mean": (lo + hi) / 2 * SCALE, "ci_low": lo * SCALE,
+                              "ci_high": hi * SCALE} for d, (lo, hi) in cells.items()])
+
+    got = statements(summary({"digits": (1.30, 1.32), "patches": (1.21, 1.23)}), 0.99)
+    assert [v for _, v, _, _ in got] == [STAND_IN, STAND_IN]
+    overlap = statements(summary({"digits": (1.30, 1.34), "celeba": (1.28, 1.31)}), 0.99)[0]
+    assert overlap[1] == NOT_TESTABLE
+    apart = statements(summary({"digits": (1.40, 1.42), "celeba": (1.28, 1.31)}), 0.99)[0]
+    assert apart[1] == CONTRADICTED
+    first = statements(summary({"digits": (1.28, 1.31), "celeba": (1.40, 1.42)}), 0.99)[0]
+    assert first[1] == HOLDS

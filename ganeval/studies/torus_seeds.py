@@ -35,9 +35,11 @@ def seed_sentence(seed_cmp: pd.DataFrame | None, seeds: pd.DataFrame | None, goo
     pairs = sorted(seeds[SEED].unique())
     shown = sum(pattern(seeds, good, bad, i) for i in pairs)
     conf = float(seed_cmp["confidence"].iloc[0])
-    return [f"torus: {good} vs {bad} per training seed (one trained pair each, intervals over subsamples, "
-            f"{conf:.0%}): " + ", ".join(f"{m.upper()} separates {k} of {n} pairs (paired by run)"
-                                         for m, (k, n) in sep.items())
+    better = {str(m): dict(g["better"].fillna("").value_counts()) for m, g in seed_cmp.groupby("metric", sort=False)}
+    return [f"torus: {good} vs {bad} per training seed (one trained pair each, paired by run, {conf:.0%} intervals "
+            "over subsamples): " + "; ".join(
+                f"{m.upper()}: {good} better in {better[m].get(good, 0)}, {bad} better in {better[m].get(bad, 0)}, "
+                f"no significant difference in {n - k} of {n} pairs" for m, (k, n) in sep.items())
             + f"; the paper's pattern (FID and KID overlap, IMD separates, bad higher) in {shown} of {len(pairs)}"]
 
 
