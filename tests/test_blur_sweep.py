@@ -252,3 +252,58 @@ def test_blur_sweep_without_a_similar_dataset_says_it_cannot_answer(tmp_path: Pa
     assert set(s.role) == {"blur", "reference"}
     assert "the question cannot be answered" in (tmp_path / "res" / "verdict.md").read_text()
     assert "| similar:" not in (tmp_path / "res" / "table.md").read_text()
+
+
+BLUR_REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference" / "blur_sweep"
+
+
+def test_imd_more_robust_claims_from_the_stored_runs() -> None:
+    """(issue #36) "IMD is more robust to noise": per run, each metric's rise from σ = 0 on the normalised scale
+    (÷ its reference-pair mean), the other metric's rise − IMD's paired by run; recomputed here with scipy's
+    paired t: holds against FID (every σ > 0 above 0), not testable against KID (some σ straddle 0)."""
+    from scipy import stats
+
+    from ganeval.results.verdicts import HOLDS, NOT_TESTABLE
+    from ganeval.studies.blur_sweep import robust_claims
+
+    rows = pd.read_csv(BLUR_REFERENCE / "runs.csv")
+    blur = rows[rows.role == "blur"]
+    ref = rows[rows.role == "reference"].groupby("metric")["value"].mean()
+
+    def rise(m: str) -> pd.DataFrame:
+        w = blur[blur.metric == m].pivot(index="run", columns="sigma", values="value")
+        return w.sub(w[0.0], axis=0).drop(columns=0.0) / ref[m]
+
+    claims = {c.name: c for c in robust_claims(rows, 0.99)}
+    for m, verdict in (("fid", HOLDS), ("kid", NOT_TESTABLE)):
+        d = rise(m) - rise("imd")
+        lows = []
+        for s in d.columns:
+            x = d[s].to_numpy()
+            hw = stats.t.ppf(0.995, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
+            lows.append(x.mean() - hw)
+            assert f"σ = {s:g}: {x.mean():+.3f} [{x.mean() - hw:+.3f}, {x.mean() + hw:+.3f}]" in \
+                claims[f"IMD more robust to blur than {m.upper()}"].evidence
+        c = claims[f"IMD more robust to blur than {m.upper()}"]
+        assert c.verdict == verdict and (min(lows) > 0) == (verdict == HOLDS)
+        if verdict == HOLDS:  # intersection–union: the largest p over σ
+            assert c.p_value == pytest.approx(max(stats.ttest_1samp(d[s], 0).pvalue for s in d.columns))
+
+
+def test_match_mnist_is_not_tested_against_a_stand_in() -> None:
+    """(issue #36) "FID/KID match MNIST" is decided only against MNIST itself: against patches8 it is not tested
+    (its numbers shown), and the same numbers against a reference set named mnist are decided (contradicted here)."""
+    from ganeval.results.verdicts import CONTRADICTED, STAND_IN
+    from ganeval.studies import blur_sweep as bs
+
+    rows = pd.read_csv(BLUR_REFERENCE / "runs.csv")
+    summary = pd.read_csv(BLUR_REFERENCE / "summary.csv")
+    passes = bs.first_passes(summary, rows, 0.99)
+    got = {c.name: c for c in bs.order_claims(rows, summary, passes, 0.99)}
+    assert got["FID matches MNIST at σ = 3"].verdict == STAND_IN and "patches8, not MNIST" in got[
+        "FID matches MNIST at σ = 3"].evidence
+    mnist = rows.assign(model=rows.model.where(rows.role != "reference", "mnist"))
+    again = {c.name: c for c in bs.order_claims(mnist, summary, passes, 0.99)}
+    assert again["KID matches MNIST at σ = 3"].verdict == CONTRADICTED
+    text = (BLUR_REFERENCE / "verdict.md").read_text()
+    assert "FID matches MNIST at σ = 3: not tested: stand-in data" in text and "as the paper" not in text

@@ -99,3 +99,45 @@ def test_torus_config_hash_is_what_its_command_gives() -> None:
     assert same_identity(meta["identity"], identity) and identity_hash(meta["identity"]) == meta["config_hash"]
     assert numeric_config(record["config"]) == json.loads(json.dumps(numeric_config(plan.config), default=str))
     assert hashlib.sha256((src / "runs.csv").read_bytes()).hexdigest() == meta["runs_sha256"]
+
+
+def test_docs_quote_the_quickstart_reference_verdict() -> None:
+    """(issue #36) The sentence the docs and verdict.py's docstring show is the quickstart reference's verdict.md, word
+    for word (line breaks aside), and its report.html heads with it: the docs cannot drift from the reference."""
+    import html
+    import re
+
+    import ganeval.results.verdict as verdict_module
+    from ganeval.results.verdict import split_verdict
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    [sentence] = split_verdict((REFERENCE / "quickstart" / "verdict.md").read_text())[0]
+    assert "would need about 7 (4 to more than 100) training seeds" in sentence
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    assert flat(sentence) in flat((docs / "first-minutes.md").read_text())
+    assert flat(sentence) in flat((docs / "experiments.md").read_text())
+    assert flat(sentence.split(": ", 1)[1]) in flat(verdict_module.__doc__ or "")  # the docstring drops "digits: "
+    page = (REFERENCE / "quickstart" / "report.html").read_text()
+    heads = re.findall(r'<p class="verdict">(.*?)</p>', page)
+    assert [html.unescape(h) for h in heads] == [sentence]
+
+
+def test_torus_verdict_carries_the_per_seed_pattern() -> None:
+    """(issue #36) verdict.csv and the head of verdict.md carry the per-training-seed pattern (one trained pair each,
+    paired by run) beside the across-seed one: each metric separates 3 of 3 pairs; recomputed from runs.csv."""
+    import pandas as pd
+
+    from ganeval.results import compare_runs
+    from ganeval.results.verdict import split_verdict
+    from ganeval.studies.stored import read_runs
+
+    src = REFERENCE / "torus"
+    per_seed = compare_runs(read_runs(src), 0.99)
+    v = pd.read_csv(src / "verdict.csv").set_index("metric")
+    for m, g in per_seed.groupby("metric"):
+        apart = int(((g.ci_low > 0) | (g.ci_high < 0)).sum())
+        assert (v.loc[m, "seed_pairs_separating"], v.loc[m, "seed_pairs"]) == (apart, len(g)) == (3, 3)
+    head = split_verdict((src / "verdict.md").read_text())[0]
+    assert head[1].startswith("torus: good vs bad per training seed") and "in 0 of 3" in head[1]

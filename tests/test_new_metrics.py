@@ -13,6 +13,7 @@ from scipy import linalg
 
 from ganeval import evaluate
 from ganeval.metrics import authenticity, cmmd, fd_inf, fid, get_metric, mifid, sfid, vendi
+from ganeval.metrics.streams import metric_draws, metric_generator
 from ganeval.metrics.suite import prepare_set, score_pair
 
 
@@ -36,7 +37,7 @@ def sets(n: int = 300, m: int = 250, d: int = 16, seed: int = 0) -> tuple[np.nda
 
 def protocol_value(x: np.ndarray, y: np.ndarray, metrics: dict, seed: int = 0) -> dict[str, float]:
     sx, sy = prepare_set(x, metrics), prepare_set(y, metrics)
-    return score_pair(sx, sy, np.random.default_rng(seed), metrics)
+    return score_pair(sx, sy, metric_draws(seed), metrics)
 
 
 # --------------------------------------------------------------------------------------------------- CMMD
@@ -171,8 +172,9 @@ def test_fd_inf_is_chong_and_forsyths_fit_of_the_same_subsets() -> None:
     assert out["slope"] == pytest.approx(lr.slope, rel=1e-6)
     assert out["stderr"] == pytest.approx(lr.intercept_stderr, rel=1e-5)
     assert out["ci_low"] < out["value"] < out["ci_high"]
-    # in the protocol: the same draws from the pair's generator, the intercept stored
-    assert protocol_value(x, y, {"fd_inf": {"points": 7}}, seed=3)["fd_inf"] == pytest.approx(out["value"], rel=1e-9)
+    # in the protocol: the same draws from FD∞'s own stream, the intercept stored
+    own = fd_inf(x, y, points=7, seed=metric_generator("fd_inf", 3))["value"]
+    assert protocol_value(x, y, {"fd_inf": {"points": 7}}, seed=3)["fd_inf"] == pytest.approx(own, rel=1e-9)
 
 
 def test_fd_inf_refuses_sizes_without_a_line() -> None:

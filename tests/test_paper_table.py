@@ -178,6 +178,27 @@ def test_overall_statements() -> None:
                                "here): IMD holds, KID×10³ holds, FID not testable here"]
 
 
+def test_stand_in_names_what_is_not_the_papers() -> None:
+    """(issue #36) A claim about the paper's features, weights or files is not tested by a run on others."""
+    paper = {"name": "inception", "dims": 2048, "resize": 299, "weights": pt.PUBLISHED_WEIGHTS + "0" * 56}
+    assert pt.stand_in(paper, {"datasets": {"mnist": {"data": {"download": False}}}}) == ""
+    assert "not the published FID weights" in pt.stand_in({**paper, "weights": "de820c9e"})
+    assert pt.stand_in({"name": "pixels"}) == "pixels features, not Inception pool3"
+    assert pt.stand_in(paper, {"datasets": {"cifar10": {"data": {"checksums": False}}}}) == (
+        "CIFAR10 files not the published ones (checksums=false)")
+    comparison = pd.DataFrame([{"data": "mnist", "metric": m, "a": "wgan", "b": "wgan_gp", "diff_mean": 5.0,
+                                "ci_low": 4.0, "ci_high": 6.0, "n_runs": 10, "p_value": 1e-6, "mde": 1.0,
+                                "confidence": 0.99} for m in ("imd", "kid", "fid")])
+    assert set(pt.orderings(comparison, ["mnist"]).query("data == 'mnist'").verdict) == {pt.HOLDS}
+    o = pt.orderings(comparison, ["mnist"], stand_in="pixels features, not Inception pool3")
+    assert set(o.query("data == 'mnist'").verdict) == {pt.STAND_IN} and set(o.query("data != 'mnist'").verdict) == {
+        pt.NOT_RUN}
+    assert pt.claim_result(o, "99 %", "pixels features, not Inception pool3").startswith(
+        "The paper's claim (WGAN-GP better than WGAN on IMD, KID and FID for every dataset): not tested: stand-in data "
+        "(pixels features, not Inception pool3;")
+    assert pt.overall(o).startswith("Overall: not tested: stand-in data")
+
+
 def test_protocol_differences_name_each_one() -> None:
     paper = {"name": "inception", "dims": 2048, "resize": 299, "weights": "6726825d", "autocast": None}
     assert pt.protocol_differences(10000, 100, 0.99, paper) == []
@@ -281,11 +302,14 @@ def test_paper_table_end_to_end_on_real_format_files(tmp_path: Path, monkeypatch
     cmp_ = pd.read_csv(res / "comparison.csv")
     v = pd.read_csv(res / "verdict.csv").set_index(["data", "metric"])
     holm = dict(zip(zip(cmp_.data, cmp_.metric), holm_adjust(cmp_.p_value.to_numpy())))  # all pairs run together
+    decided = pt.orderings(cmp_, ["cifar10", "mnist"]).set_index(["data", "metric"])
     for c in cmp_.itertuples():
         sign = 1.0 if c.a == "wgan" else -1.0
         lo, hi = sorted((sign * c.ci_low, sign * c.ci_high))
         expect = pt.HOLDS if lo > 0 else pt.REVERSED if hi < 0 else pt.UNDECIDED
         expect = expect if holm[(c.data, c.metric)] <= 0.01 else pt.UNDECIDED
-        assert v.loc[(c.data, c.metric), "verdict"] == expect
-        assert any(ln.startswith(f"- {PAPER_DATASETS[c.data]}, ") and f": {expect} (" in ln for ln in lines)
+        assert decided.loc[(c.data, c.metric), "verdict"] == expect  # the rule, were the data and weights the paper's
+        assert v.loc[(c.data, c.metric), "verdict"] == pt.STAND_IN  # a random-weight Inception tests nothing
+        assert any(ln.startswith(f"- {PAPER_DATASETS[c.data]}, ") and f": {pt.STAND_IN} (" in ln for ln in lines)
+    assert "Overall: not tested: stand-in data" in verdict and "contradicted" not in verdict.split("---")[0]
     assert (res / "summary.png").stat().st_size > 1000

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from ganeval.metrics import fid, imd, kid, parallel
+from ganeval.metrics.streams import metric_draws
 from ganeval.metrics.suite import prepare_set, score_pair
 
 
@@ -43,7 +44,7 @@ def test_numbers_do_not_depend_on_the_worker_count(monkeypatch: pytest.MonkeyPat
     metrics = {"imd": {"nv": 20}, "fid": {}, "kid": {"subsets": 40, "subset_size": 100}}
 
     def everything() -> tuple:
-        run = score_pair(prepare_set(x, metrics), prepare_set(y, metrics), np.random.default_rng(1), metrics)
+        run = score_pair(prepare_set(x, metrics), prepare_set(y, metrics), metric_draws(1), metrics)
         return imd(x, y, nv=20), kid(x, y, 40, 100), fid(x, y), tuple(run.values())
 
     results = []

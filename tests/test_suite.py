@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import importlib
 
 import numpy as np
@@ -11,6 +10,7 @@ import pytest
 from ganeval.metrics import fid, imd, kid
 from ganeval.metrics.imd import draw_probes
 from ganeval.metrics.registry import Metrics
+from ganeval.metrics.streams import metric_draws, metric_generator
 from ganeval.metrics.suite import prepare_set, score_pair
 
 kid_module = importlib.import_module("ganeval.metrics.kid")
@@ -29,14 +29,14 @@ def test_score_pair_matches_public_functions(monkeypatch: pytest.MonkeyPatch, me
     rng = np.random.default_rng(0)
     x = np.abs(rng.standard_normal((300, 32))).astype(np.float32)
     y = (np.abs(rng.standard_normal((280, 32))) * 1.1).astype(np.float32)
-    run_rng = np.random.default_rng([0, 5])
-    replay = copy.deepcopy(run_rng)
     sx, sy = prepare_set(x, metrics), prepare_set(y, metrics)
     assert (sx.stats["kid"].kernel is not None) == keep_kernel
-    got = score_pair(sx, sy, run_rng, metrics)
-    px, py = draw_probes(300, 30, replay), draw_probes(280, 30, replay)
+    got = score_pair(sx, sy, metric_draws(0, 5), metrics)
+    probes = metric_generator("imd", 0, 5)  # each metric's own stream under the key (0, 5)
+    px, py = draw_probes(300, 30, probes), draw_probes(280, 30, probes)
     assert got["imd"] == pytest.approx(imd(x, y, nv=30, probes=(px, py)), rel=1e-12)
-    assert got["kid"] == pytest.approx(kid(x, y, metrics["kid"]["subsets"], 60, seed=replay)[0], rel=1e-5)
+    subsets = metric_generator("kid", 0, 5)
+    assert got["kid"] == pytest.approx(kid(x, y, metrics["kid"]["subsets"], 60, seed=subsets)[0], rel=1e-5)
     assert got["fid"] == pytest.approx(fid(x, y), rel=1e-7)  # the suite's covariance product is float32
 
 
@@ -44,8 +44,9 @@ def test_rank_deficient_fid_and_reuse_of_real_state() -> None:
     rng = np.random.default_rng(1)
     x, y, z = (rng.standard_normal((40, 64)) + s for s in (0.0, 0.3, 0.6))
     sx = prepare_set(x, {"fid": {}})
-    assert score_pair(sx, prepare_set(y, {"fid": {}}), rng, {"fid": {}})["fid"] == pytest.approx(fid(x, y), rel=1e-8)
-    assert score_pair(sx, prepare_set(z, {"fid": {}}), rng, {"fid": {}})["fid"] == pytest.approx(fid(x, z), rel=1e-8)
+    draws = metric_draws(1)
+    assert score_pair(sx, prepare_set(y, {"fid": {}}), draws, {"fid": {}})["fid"] == pytest.approx(fid(x, y), rel=1e-8)
+    assert score_pair(sx, prepare_set(z, {"fid": {}}), draws, {"fid": {}})["fid"] == pytest.approx(fid(x, z), rel=1e-8)
 
 
 def test_metrics_reject_unknown_names_and_options() -> None:
@@ -66,8 +67,8 @@ def test_kid_alone_from_every_pair_matches_public_kid() -> None:
     metrics = {"kid": {"subsets": 30, "subset_size": 60}}
     sx, sy = prepare_set(x, metrics), prepare_set(y, metrics)
     assert sx.stats["kid"].kernel is None and sy.stats["kid"].kernel is None
-    got = score_pair(sx, sy, np.random.default_rng(9), metrics)["kid"]
-    assert got == pytest.approx(kid(x, y, 30, 60, seed=np.random.default_rng(9))[0], rel=1e-5)
+    got = score_pair(sx, sy, metric_draws(9), metrics)["kid"]
+    assert got == pytest.approx(kid(x, y, 30, 60, seed=metric_generator("kid", 9))[0], rel=1e-5)
 
 
 def test_metrics_import_with_torch_numpy_scipy_alone() -> None:

@@ -14,6 +14,7 @@ from ganeval.metrics import fid, frechet_distance, function_metric, heat_trace, 
 from ganeval.metrics.fid import statistics
 from ganeval.metrics.imd import default_t
 from ganeval.metrics.registry import REGISTRY, register_metric
+from ganeval.metrics.streams import metric_draws
 from ganeval.metrics.suite import prepare_set, score_pair
 from ganeval.metrics.validation import load_features
 
@@ -27,7 +28,7 @@ def pair(n: int = 120, d: int = 16, seed: int = 0) -> tuple[np.ndarray, np.ndarr
 
 
 def suite(x: Any, y: Any, metrics: dict = ALL) -> dict[str, float]:
-    return score_pair(prepare_set(x, metrics), prepare_set(y, metrics), np.random.default_rng(1), metrics)
+    return score_pair(prepare_set(x, metrics), prepare_set(y, metrics), metric_draws(1), metrics)
 
 
 NARROW: dict[str, Callable[[np.ndarray], Any]] = {

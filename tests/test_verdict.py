@@ -11,7 +11,7 @@ import pytest
 
 from apphelp import run_inprocess
 from ganeval.app.score import main
-from ganeval.results.power import pairs_needed
+from ganeval.results.power import pairs_needed, pairs_needed_range
 from ganeval.results.seeds import compare_seeds
 from ganeval.results.verdict import comparison_sentences, decimals_for, signed, terminal_summary
 
@@ -36,9 +36,12 @@ def test_no_significant_difference_names_the_largest_effect_and_its_seed_count()
     assert need == min(pairs_needed(r["diff_mean"], r["diff_std"], 0.99) for _, r in comp.iterrows())
     d = decimals_for(fid["half_width"])
     assert (fid["a"], fid["b"]) == ("b", "a")  # models in order of appearance; the difference is a - b of the frame
+    _, fewest, most = pairs_needed_range(fid["diff_mean"], fid["diff_std"], 3, 0.99)
+    assert (need, fewest, most) == (7, 4, None)  # the effect size's 99 % interval runs from 4 pairs to unbounded
     assert sentence == (f"b vs a: no significant difference on any metric at 99 % (3 training seeds); the largest "
-                        f"effect, FD_pixels {signed(fid['diff_mean'], d)}, would need about {need} training seeds to "
-                        "resolve (an estimate from the measured spread)")
+                        f"effect, FD_pixels {signed(fid['diff_mean'], d)}, would need about 7 (4 to more than 100) "
+                        "training seeds to resolve (an estimate from the measured spread; the range from its effect "
+                        "size's 99 % interval)")
 
 
 def test_significant_difference_named_with_its_interval_in_table_units() -> None:

@@ -35,7 +35,9 @@ runs:
   FAKE), fid(real, fake), kid(real, fake, subsets, subset_size, seed=SEED) (its mean; its std over subsets is
   printed beside it). No interval: another --seed moves IMD and KID.
   --runs N --sample-size M runs the subsample protocol (ganeval.evaluate): run r draws M rows of each set
-  with numpy.random.default_rng([SEED, r]) and prints mean ± half-width of the Student-t interval.
+  with numpy.random.default_rng([SEED, r]), each metric's random choices from a stream of its own (keyed by
+  its name: a metric's numbers do not depend on the others), and prints mean ± half-width of the Student-t
+  interval.
 
 examples:
   ganeval-score real_images/ fake_images/                     # Inception features, IMD, FID, KID

@@ -2,12 +2,13 @@
 
 A metric is scored per run in two stages, as torch-fidelity splits FID into features → statistics →
 value: `prepare` turns one subsample's features into the metric's statistics (a real subsample's are
-shared by every generator scored against it), and `pair` turns two sets' statistics and the run's
-random generator into independent jobs plus the function that makes the value from their results.
-Metrics are prepared and drawn from the run's generator in registration order (IMD, FID, KID, then
-precision, recall, density, coverage and the Inception Score, which draw nothing), so a set's Gram strips,
-computed by IMD's exact k-NN search, can feed KID's kernel (`tap`), and metrics that declare `shares`
-can reuse what the ones before them made (IMD's graph, KID's cross Gram strips) through a `Shared` context.
+shared by every generator scored against it), and `pair` turns two sets' statistics and the
+metric's own random stream (`streams`: keyed by its name, so no metric's draws depend on another's) into
+independent jobs plus the function that makes the value from their results. Metrics are prepared and paired
+in registration order (IMD, FID, KID, then precision, recall, density, coverage and the Inception Score), so
+a set's Gram strips, computed by IMD's exact k-NN search, can feed KID's kernel (`tap`), and metrics that
+declare `shares` can reuse what the ones before them made (IMD's graph, KID's cross Gram strips) through a
+`Shared` context.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ class Metric:
 
     prepare(x, options, hooks, tap) -> statistics of one subsample x (a float tensor); `hooks` are
     other metrics' Gram taps to call with any Gram strip of x it computes, `tap` its own (or None).
-    pair(stats_x, stats_y, options, rng) -> PairWork; draws its random choices from `rng` now.
+    pair(stats_x, stats_y, options, rng) -> PairWork; draws its random choices from `rng`, its own stream, now.
     reach(peak, n, d, options) -> (working, wide): the largest numbers it forms on an n×d set whose
     entries are at most `peak` in magnitude, in the working precision and in float64 (see
     `validation.Reach`); None for no bound beyond finite input.
@@ -190,7 +191,7 @@ class Shared:
 
 def function_metric(name: str, fn: Callable[..., float], options: Sequence[Option] = (), **kw: Any) -> Metric:
     """A metric computed straight from the two subsamples, fn(x, y, rng, **options) -> float (x, y: float
-    tensors); `rng` is a Generator of its own, drawn from the run's, so its draws never mix with others'."""
+    tensors); `rng` is a Generator seeded from the metric's own stream."""
     def pair(x: torch.Tensor, y: torch.Tensor, opts: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
         own = np.random.default_rng(int(rng.integers(2**63)))
         return PairWork([partial(fn, x, y, own, **opts)], lambda results: float(results[0]))
@@ -229,8 +230,8 @@ def _bound_reach(reach: Callable[..., tuple[float, float]], options: Mapping[str
 class Metrics(Mapping[str, dict[str, Any]]):
     """Chosen metrics with resolved options (name -> options, in the order asked for), validated once.
 
-    `ordered()` gives them in registration order, the order in which sets are prepared and the run's
-    random draws are made, so the numbers do not depend on the order the user lists metrics in.
+    `ordered()` gives them in registration order, the order in which sets are prepared and paired (each
+    metric draws from its own stream), so the numbers do not depend on the order the user lists metrics in.
     """
 
     def __init__(self, metrics: Iterable[str] | Mapping[str, Mapping[str, Any] | None] | str) -> None:

@@ -3,8 +3,9 @@ every expensive step is done once.
 
 `prepare_set` runs each chosen metric's statistics stage on one subsample (in registration order, so
 IMD's exact k-NN search hands its Gram strips to KID's kernel); `score_pair` lets each metric draw
-its random choices from the run's Generator (IMD's probes, x's then y's, then KID's subsets) and runs
-every metric's jobs together. A real set's state is shared by every generator scored against it.
+its random choices from its own stream (`streams`: IMD's probes, x's then y's; KID's subsets), so a metric's
+numbers do not depend on which others run, and runs every metric's jobs together. A real set's state is
+shared by every generator scored against it.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, resolve_device
 from ganeval.metrics.parallel import run_lanes
 from ganeval.metrics.registry import Metrics, Shared
+from ganeval.metrics.streams import Draws
 from ganeval.metrics.validation import FeatureInfo, check_same_dim, finite_result, load_features
 
 MetricChoice = Metrics | Mapping[str, Mapping[str, Any] | None] | Iterable[str]
@@ -56,10 +57,11 @@ def prepare_set(x: ArrayLike, metrics: MetricChoice, device: str | torch.device 
 
 
 def score_pair(
-    sx: SetState, sy: SetState, rng: np.random.Generator, metrics: MetricChoice, device: str | torch.device | None = None
+    sx: SetState, sy: SetState, draws: Draws, metrics: MetricChoice, device: str | torch.device | None = None
 ) -> dict[str, float]:
     """Score one (real, generated) pair of prepared subsamples; returns {metric: value} in the order asked.
 
+    Metric m draws from `draws(m)` (`streams.metric_draws(*key)`: a stream of its own under the run's key).
     Every metric's jobs run together (in parallel on CPU: FID's eigenproblem beside the two Lanczos
     runs and KID's strips), so no core waits on a small step."""
     metrics = metrics if isinstance(metrics, Metrics) else Metrics(metrics)
@@ -69,7 +71,7 @@ def score_pair(
         if metric.same_dim:
             check_same_dim(sx.x.shape[1], sy.x.shape[1], metric.name.upper())
         extra = {"context": shared} if metric.shares else {}
-        work[metric.name] = metric.pair(sx.stats[metric.name], sy.stats[metric.name], opts, rng, **extra)
+        work[metric.name] = metric.pair(sx.stats[metric.name], sy.stats[metric.name], opts, draws(metric.name), **extra)
     # metrics with few jobs first: theirs are the large unsplit ones (FID's eigenproblem, IMD's Lanczos
     # runs), and the many small strips of the others then fill the cores' idle time at the end
     queue = sorted(work, key=lambda name: len(work[name].jobs))

@@ -5,8 +5,9 @@ Each generated set is scored against the real set on its own, every metric seede
 `imd(real, fake, seed=seed)` (probes from `default_rng(seed)`, the real set's first, so every generated set
 meets the same real probes), `fid(real, fake)`, `kid(real, fake, subsets, subset_size, seed=seed)` (its
 subsets drawn from `default_rng(seed)`). A metric without a full-set function here (a plugin) runs its
-registered stages on the full sets with the draws of `default_rng(seed)`. There is no interval: one value
-covers neither subsampling nor probes (KID also reports its std over subsets, as torch-fidelity does).
+registered stages on the full sets with the draws of `default_rng(seed)`. Each metric is scored on its own,
+from a Generator of its own, so its value is the same alone or beside any other metric. There is no interval:
+one value covers neither subsampling nor probes (KID also reports its std over subsets, as torch-fidelity does).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def _stages(name: str) -> FullSetFunction:
 
         chosen = {name: dict(o)}
         sx, sy = prepare_set(x, chosen, device), prepare_set(y, chosen, device)
-        return {"value": score_pair(sx, sy, np.random.default_rng(seed), chosen, device)[name]}
+        return {"value": score_pair(sx, sy, lambda _: np.random.default_rng(seed), chosen, device)[name]}
 
     return run
 

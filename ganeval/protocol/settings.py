@@ -1,7 +1,8 @@
 """The protocol's settings: one frozen object, validated once where it is made, that everything downstream takes.
 
-Its `identity()` (sample size, metric options, seed, device kind) is what a stored run's numbers depend
-on besides the data; the run count is left out, since more runs extend a results directory.
+Its `identity()` (sample size, metric options, seed, device kind, the version of the random draws) is what a
+stored run's numbers depend on besides the data; the run count is left out, since more runs extend a results
+directory.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any, Iterable, Mapping
 
 from ganeval.common import resolve_device_name
 from ganeval.metrics.registry import Metrics, boolean, integer, option
+from ganeval.protocol.draws import DRAWS_KEY, DRAWS_VERSION
 from ganeval.results.intervals import check_confidence
 
 DEFAULT_METRICS = ("imd", "fid", "kid")
@@ -25,7 +27,8 @@ def check_value(name: str, value: Any, rule: tuple[Any, str]) -> None:
 class Settings:
     """Runs, subsample size, metrics with their options, seed, confidence level, device and CPU workers.
 
-    Run r draws with `numpy.random.default_rng([seed, r])`; `metrics` may be names, name -> options,
+    Run r draws its rows with `numpy.random.default_rng([seed, r])` and each metric's random choices from a
+    stream of its own (`protocol.draws`); `metrics` may be names, name -> options,
     or a `Metrics`; `device` None/"auto" means CUDA when available, else CPU. The first `probe_repeats`
     runs also score IMD once more with another probe draw on the same subsamples (the probe share of the
     variance; rows with `probe_draw` = 1).
@@ -76,11 +79,11 @@ class Settings:
                 )
 
     def identity(self) -> dict[str, Any]:
-        """The settings that change the numbers of a run (not the run count: more runs extend a store);
-        probe_repeats only when set, so stores made without it keep their identity."""
+        """The settings that change the numbers of a run (not the run count: more runs extend a store), and the
+        version of the random draws (a store of other draws is never extended); probe_repeats only when set."""
         assert isinstance(self.metrics, Metrics)
         out: dict[str, Any] = {"sample_size": self.sample_size, "metrics": self.metrics.as_dict(), "seed": self.seed,
-                               "device": str(self.device).split(":")[0]}
+                               "device": str(self.device).split(":")[0], DRAWS_KEY: DRAWS_VERSION}
         if self.probe_repeats:
             out["probe_repeats"] = self.probe_repeats
         return out

@@ -26,6 +26,7 @@ import pandas as pd
 from ganeval.common import atomic_write_text
 from ganeval.safety import open_own_file
 from ganeval.hashing import cut_short_form, stable_hash
+from ganeval.protocol.draws import DRAWS_KEY
 from ganeval.protocol.task import RowSpec
 from ganeval.results.outputs import clear_outputs
 
@@ -184,7 +185,9 @@ def same_identity(stored: Any, now: Any) -> bool:
 def _migrate(d: Path, meta: dict[str, Any], config_hash: str, identity: dict[str, Any] | None) -> dict[str, Any]:
     """`meta` of a folder whose stored identity differs from `identity` only by shorter content hashes, rewritten in
     today's form (its config hash and full hashes; the checksums of runs.csv kept), so that it resumes; a folder of
-    another identity raises ConfigMismatchError. Call it holding the lock."""
+    another identity raises ConfigMismatchError (one saying so when its runs were drawn by other random draws).
+    Call it holding the lock."""
+    _check_draws(d, meta.get("identity"), identity)
     if identity is None or not same_identity(meta.get("identity"), identity):
         raise ConfigMismatchError(
             f"{d} holds runs made by another config (config hash {meta['config_hash']}, now {config_hash}); "
@@ -193,6 +196,20 @@ def _migrate(d: Path, meta: dict[str, Any], config_hash: str, identity: dict[str
     meta = {**meta, "config_hash": config_hash, "identity": _plain(identity)}
     _write_meta(d / META_FILE, meta)
     return meta
+
+
+def _check_draws(d: Path, stored: Any, now: dict[str, Any] | None) -> None:
+    """Refuse a protocol folder whose runs were drawn under another version of the random draws than `now`'s (an
+    identity without the key holds version 1: every metric drew from one stream after the metrics before it)."""
+    if not isinstance(now, dict) or DRAWS_KEY not in now or not isinstance(stored, dict):
+        return
+    old = stored.get(DRAWS_KEY, 1)
+    if old != now[DRAWS_KEY]:
+        raise ConfigMismatchError(
+            f"{d} holds runs made with ganeval's random draws version {old} and this ganeval draws version "
+            f"{now[DRAWS_KEY]} (each metric from a stream of its own), so those runs are not extended: choose another "
+            "results_dir or pass overwrite=true to compute them again"
+        )
 
 
 def _sha256(data: bytes) -> str:

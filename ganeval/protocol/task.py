@@ -8,7 +8,8 @@ from typing import Any, Mapping, Protocol
 
 import numpy as np
 
-from ganeval.protocol.draws import DeviceRows, branch, draw_rows, probe_generator, run_generator
+from ganeval.metrics.streams import metric_draws
+from ganeval.protocol.draws import DeviceRows, branch, draw_rows, probe_draws, run_generator
 from ganeval.protocol.settings import Settings
 
 PROBE_DRAW = "probe_draw"  # group column of the rows when probe_repeats > 0: 0 the run's value, 1 the repeat
@@ -48,7 +49,7 @@ class Block:
     real: Any
     fakes: list[tuple[dict[str, Any], Any]]
     groups: dict[str, Any] = field(default_factory=dict)  # group columns shared by the block, e.g. data
-    draw: tuple[int, ...] = ()  # appended to the run's random key: default_rng([seed, r, *draw]); () = today's
+    draw: tuple[int, ...] = ()  # appended to the run's random key: default_rng([seed, r, *draw]); () = one seed's
 
 
 class SharedArray:
@@ -119,12 +120,13 @@ class MetricTask:
                                 sets, device)
             del sets
             real_state = states[0]
-            for (groups, fake), fake_state, rng_g in zip(block.fakes, states[1:], rngs):
-                values = score_pair(real_state, fake_state, rng_g, s.metrics, s.device)
+            draws = metric_draws(s.seed, r, *block.draw)  # each metric's own stream, the same for every generator
+            for (groups, fake), fake_state in zip(block.fakes, states[1:]):
+                values = score_pair(real_state, fake_state, draws, s.metrics, s.device)
                 head = {"run": r, **block.groups, **groups}
                 out += [{**head, **probe, "metric": m, "value": float(v)} for m, v in values.items()]
                 if imd is not None:  # IMD once more on the same subsamples, with the probes of another draw
-                    again = score_pair(real_state, fake_state, probe_generator(s.seed, r, *block.draw), imd, s.device)
+                    again = score_pair(real_state, fake_state, probe_draws(s.seed, r, *block.draw), imd, s.device)
                     out.append({**head, PROBE_DRAW: 1, "metric": "imd", "value": float(again["imd"])})
         return out
 

@@ -62,16 +62,14 @@ def t_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.99) -
 
 
 def paired_t_mde(std: float, n: int, confidence: float = 0.99, power: float = 0.8) -> float:
-    """Minimum detectable effect of the two-sided paired t test: (t_{(1+c)/2} + t_{power}) · std / √n, df = n − 1.
+    """Minimum detectable effect of the two-sided paired t test (exact noncentral t, `ganeval.results.power`): the
+    true mean difference the test at `confidence` finds significant with probability `power`, given the measured std
+    of the paired differences over `n` pairs; NaN with fewer than 2 pairs. A difference below it was never likely
+    to show."""
+    from ganeval.results.power import paired_t_mde as exact
 
-    The true mean difference that the test at `confidence` finds significant with probability `power`, given the
-    measured std of the paired differences over `n` pairs (runs or training seeds); NaN with fewer than 2 pairs.
-    It says how far an undecided comparison is from decidable: a difference below it was never likely to show.
-    """
     check_confidence(confidence)
-    if n < 2 or not math.isfinite(float(std)):
-        return float("nan")
-    return (_t_quantile(confidence, n - 1) + _t_quantile(2.0 * power - 1.0, n - 1)) * float(std) / math.sqrt(n)
+    return exact(std, n, confidence, power)
 
 
 def paired_comparison(

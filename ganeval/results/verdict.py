@@ -1,8 +1,9 @@
 """The result in words: one sentence per pair of compared models, from comparison.csv's paired intervals.
 
 "wgan vs wgan_gp: no significant difference on any metric at 99 % (3 training seeds); the largest effect,
-FD_pixels +4, would need about 9 training seeds to resolve (an estimate from the measured spread)". The seed (or run)
-count comes from a power calculation for the paired t-test on the measured differences (`ganeval.results.power`).
+FD_pixels +4, would need about 7 (4 to more than 100) training seeds to resolve (an estimate from the measured spread;
+the range from its effect size's 99 % interval)". The seed (or run) count comes from the exact power of the paired
+t-test on the measured differences, its range from the ends of the effect size's interval (`ganeval.results.power`).
 The same sentences head report.html, verdict.md and the terminal's last lines.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from ganeval.results.power import MOST, pairs_needed
+from ganeval.results.power import MOST, needed_text, pairs_needed_range
 
 PAIR_COLUMNS = {"metric", "a", "b", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "n_seeds",
                 "n_runs", "better", "confidence", "mde", "p_holm"}
@@ -76,8 +77,9 @@ def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mappi
             if winner:
                 better.setdefault(winner, []).append(f"{label} ({diff} ± {float(r['half_width']) * scale:.{d}f})")
             else:
-                need = pairs_needed(float(r["diff_mean"]), float(r["diff_std"]), float(r["confidence"]))
-                open_rows.append((need if need is not None else MOST + 1, label, diff, need))
+                need, fewest, most = pairs_needed_range(float(r["diff_mean"]), float(r["diff_std"]), int(r[count_col]),
+                                                        float(r["confidence"]))
+                open_rows.append((need if need is not None else MOST + 1, label, diff, needed_text(need, fewest, most)))
         counted = f"({n} {unit})"
         if better:
             wins = "; ".join(f"{w} better on {' and '.join(ms)}" for w, ms in better.items())
@@ -88,12 +90,12 @@ def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mappi
             text = f"{head}: no significant difference on any metric at {conf} {counted}"
         if open_rows:
             _, label, diff, need = min(open_rows)
-            if need is None:
+            if not need:
                 text += (f"; the largest effect, {label} {diff}, is too small for any practical number of {unit} "
                          "to resolve")
             else:
-                text += (f"; the largest effect, {label} {diff}, would need about {need} {unit} to resolve "
-                         "(an estimate from the measured spread)")
+                text += (f"; the largest effect, {label} {diff}, would need {need} {unit} to resolve "
+                         f"(an estimate from the measured spread; the range from its effect size's {conf} interval)")
         sentences.append(text)
     return sentences
 

@@ -1,4 +1,6 @@
-"""One verdict vocabulary for every paper experiment: holds / contradicted / not testable here.
+"""One verdict vocabulary for every paper experiment: holds / contradicted / not testable here / not tested:
+stand-in data (a claim about data or weights the run did not use: its numbers are shown, never a holds or
+contradicted).
 
 Each claim carries the named rule that decided it, the practical-significance threshold it used, whether
 the result is better or worse than the paper's statement, and (when the test had no power) the smallest
@@ -14,12 +16,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ganeval.results.intervals import paired_t_mde  # noqa: F401  (the detectable effect of a paired comparison)
+from ganeval.results.power import paired_t_mde  # noqa: F401  (the detectable effect of a paired comparison)
 
 HOLDS = "holds"
 CONTRADICTED = "contradicted"
 NOT_TESTABLE = "not testable here"
-VERDICTS = (HOLDS, CONTRADICTED, NOT_TESTABLE)
+STAND_IN = "not tested: stand-in data"  # the run used other data or weights than the claim is about
+VERDICTS = (HOLDS, CONTRADICTED, NOT_TESTABLE, STAND_IN)
 
 AS_STATED = "as stated"
 BETTER = "better than stated"
@@ -85,10 +88,11 @@ def holm_adjust(p_values: Sequence[float]) -> np.ndarray:
 
 
 def holm(claims: Sequence[Claim], confidence: float) -> list[Claim]:
-    """The claims with Holm-corrected p-values over every claim that rests on a test; a decision whose corrected
-    p-value exceeds 1 − confidence becomes `not testable here` (its `detectable` must already be set)."""
+    """The claims with Holm-corrected p-values over every claim that rests on a test (a stand-in claim tests nothing
+    and is not counted); a decision whose corrected p-value exceeds 1 − confidence becomes `not testable here` (its
+    `detectable` must already be set)."""
     alpha = 1.0 - float(confidence)
-    adj = holm_adjust([c.p_value for c in claims])
+    adj = holm_adjust([c.p_value if c.verdict != STAND_IN else float("nan") for c in claims])
     out = []
     for c, q in zip(claims, adj):
         if not math.isfinite(q):
@@ -111,7 +115,7 @@ def _p(x: float) -> str:
 def claims_table(claims: Iterable[Claim], confidence: float) -> str:
     """Markdown table of the claims: verdict, rule, threshold, vs the paper, p and Holm-corrected p, detectable."""
     claims = list(claims)
-    tests = sum(math.isfinite(c.p_value) for c in claims)
+    tests = sum(math.isfinite(c.p_value) and c.verdict != STAND_IN for c in claims)
     lines = ["| claim | verdict | rule | practical threshold | vs the paper | p (Holm) | smallest detectable |",
              "|---|---|---|---|---|---|---|"]
     for c in claims:
@@ -120,7 +124,8 @@ def claims_table(claims: Iterable[Claim], confidence: float) -> str:
                      f"{c.detectable or '–'} |")
     lines += ["", f"Verdicts: *holds*, *contradicted*, *not testable here* (the test had no power; the last column says "
               f"the smallest effect it could have detected, a paired t at {confidence:.0%} with {POWER:.0%} power "
-              f"where a t test decided). The {tests} p-values of this experiment are corrected together by Holm's "
+              f"where a t test decided), *{STAND_IN}* (the claim is about data or weights this run did not use: "
+              "its numbers are shown, and decide nothing). The {tests} p-values of this experiment are corrected together by Holm's "
               f"step-down method before being compared with {1 - confidence:.2g}; a claim whose corrected p-value "
               "misses it is *not testable here*. *vs the paper*: whether the measured effect is better or worse "
               "than the paper's statement says."]

@@ -139,11 +139,12 @@ def write_beside_paper(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFra
     cfg, s = plan.params, plan.settings
     differences = paper_table.protocol_differences(s.sample_size, s.runs, s.confidence, plan.record.extractor,
                                                    plan.options.train_epochs)
-    orderings = paper_table.orderings(comparison, sorted(set(summary["data"].astype(str))))
+    stand_in = paper_table.stand_in(plan.record.extractor, cfg)
+    orderings = paper_table.orderings(comparison, sorted(set(summary["data"].astype(str))), stand_in)
     plan.record.verdict = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
                           for r in orderings.to_dict(orient="records")]
     pipeline.write(plan, summary, comparison, title, tables=False, seeds=seeds)
-    paper_table.write(plan.results_dir, summary, comparison, title, differences, str(cfg.get("note") or ""))
+    paper_table.write(plan.results_dir, summary, comparison, title, differences, str(cfg.get("note") or ""), stand_in)
     if plan.options.plots:
         from ganeval.results import plots
 
@@ -167,11 +168,12 @@ def regenerate(src: Any, out: Any, scratch: str | None = None) -> None:
     cfg = record.config
     differences = paper_table.protocol_differences(int(cfg["sample_size"]), int(cfg["runs"]), float(cfg["confidence"]),
                                                    record.extractor, cfg.get("train_epochs"))
-    orderings = paper_table.orderings(comparison, sorted(set(summary["data"].astype(str))))
+    stand_in = paper_table.stand_in(record.extractor, cfg)
+    orderings = paper_table.orderings(comparison, sorted(set(summary["data"].astype(str))), stand_in)
     record.verdict = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
                       for r in orderings.to_dict(orient="records")]
     record.set_results(summary, record.stage_seconds)
     title = str(cfg.get("title") or "")
     write_results(out, summary, comparison, record, title=title, tables=False,
                   seeds=seeds if seeds is not None and "train_seed" in seeds.columns else None)
-    paper_table.write(out, summary, comparison, title, differences, str(cfg.get("note") or ""))
+    paper_table.write(out, summary, comparison, title, differences, str(cfg.get("note") or ""), stand_in)

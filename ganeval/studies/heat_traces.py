@@ -204,8 +204,9 @@ def verdict_lines(summary: pd.DataFrame, accuracy: pd.DataFrame | None, method: 
 
 def statements(summary: pd.DataFrame, confidence: float) -> list[tuple[str, str, str, str]]:
     """The figure's statements, each (quote, verdict, what decided it, the line verdict.md says), from the intervals
-    of the datasets present; a statement they cannot answer is not testable here."""
-    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE
+    of the datasets present; a statement about datasets this run did not score is not tested (stand-in data), and
+    intervals that overlap decide nothing (not testable here)."""
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, STAND_IN
 
     names = list(dict.fromkeys(summary["data"]))
     t10 = nearest_t(np.unique(summary["t"]), [10.0])
@@ -224,10 +225,13 @@ def statements(summary: pd.DataFrame, confidence: float) -> list[tuple[str, str,
                 f"({dist.iloc[0]:.3f}), then {second} ({dist.iloc[1]:.3f}); their {confidence:.0%} intervals "
                 f"{'separate' if separate else 'overlap'}.")
         if "celeba" in names:
-            held = first == "celeba" and separate
-            out.append((quote, HOLDS if held else CONTRADICTED, here, f"{'Holds' if held else 'Does not hold'}: {here}"))
+            c = at.loc["celeba"]
+            v = ((HOLDS if separate else NOT_TESTABLE) if first == "celeba" else
+                 CONTRADICTED if lo(a) > hi(c) else NOT_TESTABLE)
+            out.append((quote, v, here, f"{v[0].upper()}{v[1:]}: {here}"))
         else:
-            out.append((quote, NOT_TESTABLE, f"no CelebA; {here[0].lower()}{here[1:].rstrip('.')}", f"Not testable here (no CelebA). {here}"))
+            out.append((quote, STAND_IN, f"no CelebA; {here[0].lower()}{here[1:].rstrip('.')}",
+                        f"Not tested: stand-in data (no CelebA). {here}"))
     quote = "Surprisingly, CIFAR-100 comes close to CIFAR-10 for large t values"
     if {"cifar10", "cifar100"} <= set(names):
         big = summary[np.isclose(summary["t"], summary["t"].max())].set_index("data")
@@ -238,7 +242,7 @@ def statements(summary: pd.DataFrame, confidence: float) -> list[tuple[str, str,
         out.append((quote, HOLDS if overlap else CONTRADICTED, here, here))
     else:
         why = "needs CIFAR-10 and CIFAR-100: the paper's setting in the config's comment"
-        out.append((quote, NOT_TESTABLE, why, f"Not testable here ({why})."))
+        out.append((quote, STAND_IN, why, f"Not tested: stand-in data ({why})."))
     return out
 
 

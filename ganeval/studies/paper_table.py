@@ -6,7 +6,9 @@ frames, `table_markdown` / `table_latex` / `verdict_markdown` render them. An or
 Holm-corrected p-value of our paired difference WGAN − WGAN-GP (all dataset × metric pairs of the run corrected
 together) is within 1 − confidence and the difference lies in the paper's direction, is "contradicted" when it lies
 the other way, "not testable here" otherwise (with the smallest difference the paired t could have detected), and
-"not run" for a dataset this run did not score (the common vocabulary: `ganeval.results.verdicts`).
+"not run" for a dataset this run did not score, and "not tested: stand-in data" for every pair when the run's
+features, weights or files are not the paper's (`stand_in`): its numbers are shown and decide nothing (the common
+vocabulary: `ganeval.results.verdicts`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ganeval.studies.paper_numbers import (
 from ganeval.results.seeds import coverage_note
 from ganeval.results.tables import metric_label, table_cells
 
-from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, holm_adjust  # noqa: E402
+from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, STAND_IN, holm_adjust  # noqa: E402
 
 REVERSED, UNDECIDED, NOT_RUN = CONTRADICTED, NOT_TESTABLE, "not run"
 A, B = PAPER_MODELS  # the paper's pair, in its order: the difference is always A − B (WGAN − WGAN-GP)
@@ -94,10 +96,28 @@ def decide(low: float, high: float, paper_sign: float) -> str:
     return UNDECIDED
 
 
-def orderings(comparison: pd.DataFrame | None, datasets_run: Sequence[str]) -> pd.DataFrame:
+def stand_in(extractor: Mapping[str, Any] | None, config: Mapping[str, Any] | None = None) -> str:
+    """Why this run's numbers cannot test the paper's Table 1 ('' when they can): features other than Inception pool3
+    (2048-d), Inception weights other than the published FID weights, or dataset files read with checksums=false
+    (not the published files)."""
+    ex, why = dict(extractor or {}), []
+    if ex.get("name") != "inception" or ex.get("dims") != 2048:
+        why.append(f"{ex.get('name')} features, not Inception pool3")
+    elif not str(ex.get("weights") or "").startswith(PUBLISHED_WEIGHTS):
+        why.append(f"Inception weights {short_hash(str(ex.get('weights') or ''))}…, not the published FID weights")
+    datasets = dict((config or {}).get("datasets") or {})
+    unchecked = [_label(d) for d, spec in datasets.items()
+                 if isinstance(spec, Mapping) and dict(spec.get("data") or {}).get("checksums") is False]
+    if unchecked:
+        why.append(f"{', '.join(unchecked)} files not the published ones (checksums=false)")
+    return "; ".join(why)
+
+
+def orderings(comparison: pd.DataFrame | None, datasets_run: Sequence[str], stand_in: str = "") -> pd.DataFrame:
     """One row per paper dataset × metric: the paper's difference WGAN − WGAN-GP, ours (mean, the interval of the
     paired difference and its minimum detectable effect, in the paper's units), its p-value, the Holm-corrected one
-    over every pair run, and the verdict (holds / contradicted / not testable here / not run)."""
+    over every pair run, and the verdict (holds / contradicted / not testable here / not run; not tested: stand-in
+    data for every pair run when `stand_in` names why the run cannot test the paper's table)."""
     if comparison is None or comparison.empty:
         comparison = pd.DataFrame(columns=["data", "metric", "a", "b"])
     out = []
@@ -129,6 +149,8 @@ def orderings(comparison: pd.DataFrame | None, datasets_run: Sequence[str]) -> p
         alpha = 1.0 - float(frame.loc[run, "confidence"].iloc[0])
         frame.loc[run, "p_holm"] = holm_adjust(frame.loc[run, "p_value"].to_numpy())
         frame.loc[run & (frame.p_holm > alpha), "verdict"] = NOT_TESTABLE
+        if stand_in:
+            frame.loc[run, "verdict"] = STAND_IN
     return frame.drop(columns=["confidence"], errors="ignore")
 
 
@@ -172,7 +194,7 @@ def _not_comparable(differences: Sequence[str]) -> str:
 
 
 def table_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
-                   differences: Sequence[str], note: str = "", digits: int = 2) -> str:
+                   differences: Sequence[str], note: str = "", digits: int = 2, stand_in: str = "") -> str:
     """table.md: per metric three rows (ours, the paper's, overlap) over the paper's eight columns (and any other we
     ran), then the ordering table (the paper's difference WGAN − WGAN-GP beside ours, with its verdict)."""
     c = cells(summary)
@@ -196,7 +218,7 @@ def table_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, title
         lines += [f"| {label} | ours | " + " | ".join(ours) + " |",
                   "| | paper | " + " | ".join(paper) + " |",
                   "| | overlap | " + " | ".join(overlap) + " |"]
-    o = orderings(comparison, sorted(set(summary["data"].astype(str))))
+    o = orderings(comparison, sorted(set(summary["data"].astype(str))), stand_in)
     conf = _conf(summary)
     diff = f"{_model(A)} − {_model(B)}"
     lines += ["", f"Ordering: the paper ranks {_model(B)} better (lower) than {_model(A)} on every dataset and "
@@ -215,7 +237,9 @@ def table_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, title
               "Bold (ours only): significantly best in its dataset by the paired difference. Overlap: whether our "
               "interval and the paper's share a point. Verdict: holds when the Holm-corrected p-value of our paired "
               "difference (all pairs run corrected together) is within the level and the difference lies in the "
-              "paper's direction, contradicted when it lies the other way, not testable here otherwise. Smallest "
+              "paper's direction, contradicted when it lies the other way, not testable here otherwise; "
+              f"{STAND_IN} for every pair when the run's features, weights or files are not the paper's"
+              f"{f' (here: {stand_in})' if stand_in else ''}. Smallest "
               f"detectable: the difference a paired t at {conf} finds with 80 % power, from the measured spread.",
               "", _not_comparable(differences), "", coverage_note(summary), ""]
     return "\n".join(lines)
@@ -236,7 +260,7 @@ def _tex_cell(text: str, bold: bool = False) -> str:
 
 
 def table_latex(summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
-                differences: Sequence[str], note: str = "", digits: int = 2) -> str:
+                differences: Sequence[str], note: str = "", digits: int = 2, stand_in: str = "") -> str:
     """table.tex: the paper's layout (datasets as multicolumn headers, models below) with rows ours / paper / overlap
     per metric, and the ordering table; booktabs."""
     c = cells(summary)
@@ -273,7 +297,7 @@ def table_latex(summary: pd.DataFrame, comparison: pd.DataFrame | None, title: s
     lines += [r"\bottomrule", r"\end{tabular}", "", r"\medskip", "", r"\begin{tabular}{llrll}", r"\toprule",
               rf"\textbf{{Dataset}} & \textbf{{Metric}} & paper {_tex(_model(A))} $-$ {_tex(_model(B))} & "
               rf"ours [{_tex(_conf(summary))} interval] & verdict \\", r"\midrule"]
-    for r in orderings(comparison, sorted(set(summary["data"].astype(str)))).itertuples(index=False):
+    for r in orderings(comparison, sorted(set(summary["data"].astype(str))), stand_in).itertuples(index=False):
         ours_diff = "--" if r.verdict == NOT_RUN else (
             f"${r.diff_mean:.{digits}f}$ $[{r.ci_low:.{digits}f}, {r.ci_high:.{digits}f}]$")
         lines.append(f"{_tex(_label(r.data))} & {metric_label(r.metric)[2]} & ${r.paper_diff:.2f}$ & {ours_diff} & "
@@ -289,6 +313,9 @@ def overall(o: pd.DataFrame) -> str:
     untested = f" Not run (claim untested there): {', '.join(missing)}." if missing else ""
     if run.empty:
         return f"Overall: no dataset of the paper's table was run, so the claim is untested.{untested}"
+    if (run.verdict == STAND_IN).all():
+        return (f"Overall: {STAND_IN} — this run's features, weights or files are not the paper's, so its "
+                f"{len(run)} dataset × metric differences say nothing about the paper's ordering.{untested}")
     n, counts = len(run), run.verdict.value_counts()
     h, rv, u = (int(counts.get(v, 0)) for v in (HOLDS, REVERSED, UNDECIDED))
     what = f"{h} of {n} dataset × metric pairs hold, {rv} contradicted, {u} not testable here"
@@ -301,7 +328,7 @@ def overall(o: pd.DataFrame) -> str:
     return f"Overall: the paper's ordering ({_model(B)} better) {status} ({what}).{untested}"
 
 
-def claim_result(o: pd.DataFrame, conf: str) -> str:
+def claim_result(o: pd.DataFrame, conf: str, stand_in: str = "") -> str:
     """The paper's ordering claim as one result sentence (`ganeval.results.verdict.claim_sentence`): its verdict over
     the datasets run and the cells that decided it."""
     from ganeval.results.verdict import claim_sentence
@@ -310,6 +337,9 @@ def claim_result(o: pd.DataFrame, conf: str) -> str:
     run = o[o.verdict != NOT_RUN]
     if run.empty:
         return claim_sentence(what, NOT_TESTABLE, "no dataset of the paper's table was run")
+    if (run.verdict == STAND_IN).all():
+        return claim_sentence(what, STAND_IN, f"{stand_in or 'not the paper’s data or weights'}; the "
+                              f"{len(run)} dataset × metric differences are shown, and decide nothing")
     counts = run.verdict.value_counts()
     h, rv, u = (int(counts.get(v, 0)) for v in (HOLDS, REVERSED, UNDECIDED))
 
@@ -328,6 +358,9 @@ def agreement(o: pd.DataFrame) -> list[str]:
     out = []
     for data, g in o[o.verdict != NOT_RUN].groupby("data", sort=False):
         v = dict(zip(g.metric, g.verdict))
+        if set(v.values()) == {STAND_IN}:
+            out.append(f"- {_label(str(data))}: IMD, KID and FID agreement {STAND_IN}")
+            continue
         decided = {m: x for m, x in v.items() if x in (HOLDS, REVERSED)}
         names = lambda ms: " and ".join(metric_label(m)[0] for m in ms)  # noqa: E731
         open_ = [m for m in v if m not in decided]
@@ -346,10 +379,10 @@ def agreement(o: pd.DataFrame) -> list[str]:
 
 
 def verdict_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, differences: Sequence[str],
-                     note: str = "") -> str:
+                     note: str = "", stand_in: str = "") -> str:
     """verdict.md: one line per paper dataset × metric (the ordering verdict, or 'not run'), the agreement of IMD with
     KID and FID per dataset run, an overall statement, and what our protocol and intervals are."""
-    o = orderings(comparison, sorted(set(summary["data"].astype(str))))
+    o = orderings(comparison, sorted(set(summary["data"].astype(str))), stand_in)
     conf = _conf(summary)
     lines = ["# The paper's Table 1 (tab:gans) against ours", ""]  # the note heads the result sentences (below)
     lines += [f"The paper's claim: {_model(B)} is better (lower) than {_model(A)} on IMD, KID and FID for every "
@@ -358,7 +391,8 @@ def verdict_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, dif
               "**holds** when the corrected p-value is within the level and the difference lies in the paper's "
               "direction, **contradicted** when it lies the other way, **not testable here** otherwise (the test "
               "had no power: the smallest difference a paired t at this level finds with 80 % power, from the "
-              "measured spread, is given). Practical threshold: any difference (the paper states no size); our "
+              f"measured spread, is given); **{STAND_IN}** for every pair when the run's features, weights or files "
+              "are not the paper's (its numbers are shown and decide nothing). Practical threshold: any difference (the paper states no size); our "
               "protocol differs from the paper's (below), so no cell says whether the effect is better or worse "
               "than the paper's.", ""]
     for r in o.itertuples(index=False):
@@ -378,20 +412,20 @@ def verdict_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, dif
     from ganeval.results.verdict import verdict_markdown as with_head
 
     head = [*([f"**{note}**"] if note else []), *comparison_sentences(comparison),
-            claim_result(o, percent(float(summary["confidence"].iloc[0])))]
+            claim_result(o, percent(float(summary["confidence"].iloc[0])), stand_in)]
     return with_head(head, lines[0].lstrip("# "), "\n".join(lines[2:]))
 
 
 def write(out_dir: str | Path, summary: pd.DataFrame, comparison: pd.DataFrame | None, title: str,
-          differences: Sequence[str], note: str = "") -> pd.DataFrame:
+          differences: Sequence[str], note: str = "", stand_in: str = "") -> pd.DataFrame:
     """Write table.md, table.tex, verdict.md, verdict.csv (the orderings) and paper_cells.csv; return the orderings."""
     from ganeval.results import write_csv
 
     out = Path(out_dir)
-    o = orderings(comparison, sorted(set(summary["data"].astype(str))))
-    atomic_write_text(out / "table.md", table_markdown(summary, comparison, title, differences, note))
-    atomic_write_text(out / "table.tex", table_latex(summary, comparison, title, differences, note))
-    atomic_write_text(out / "verdict.md", verdict_markdown(summary, comparison, differences, note))
+    o = orderings(comparison, sorted(set(summary["data"].astype(str))), stand_in)
+    atomic_write_text(out / "table.md", table_markdown(summary, comparison, title, differences, note, stand_in=stand_in))
+    atomic_write_text(out / "table.tex", table_latex(summary, comparison, title, differences, note, stand_in=stand_in))
+    atomic_write_text(out / "verdict.md", verdict_markdown(summary, comparison, differences, note, stand_in))
     write_csv(o, out / "verdict.csv")
     write_csv(cells(summary), out / "paper_cells.csv")
     return o

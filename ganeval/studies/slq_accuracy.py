@@ -189,6 +189,9 @@ def measure(pool: Pool, cfg: Any, confidence: float, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+MARK = {True: "holds", False: "contradicted", None: "not testable here (the interval straddles the threshold)"}
+
+
 def verdict_text(found: list[dict[str, Any]], header: str, confidence: float = 0.99) -> str:
     """verdict.md: the claims table in the common vocabulary, then each quoted statement, the criterion, its verdict
     and the numbers per t."""
@@ -205,14 +208,15 @@ def verdict_text(found: list[dict[str, Any]], header: str, confidence: float = 0
         v = verdicts[c["claim"]]
         lines += [f"## {c['claim']}: {v.verdict.upper()} ({v.vs_paper})", "", f"> \"{c['quote']}\" ({c['where']})", "",
                   f"Criterion: {c['criterion']}.", ""]
-        lines += [f"- t = {t:.3g}: {'holds' if h else 'contradicted'} ({text})" for t, h, text in c["per_t"]]
+        lines += [f"- t = {t:.3g}: {MARK[h]} ({text})" for t, h, text in c["per_t"]]
         lines.append("")
     from dataclasses import replace
 
     from ganeval.results.verdict import claim_sentences, verdict_markdown
 
     def shown(c: dict[str, Any]) -> Any:  # the claim with the interval of its first failing t (else its last t)
-        t, _, text = next((p for p in c["per_t"] if not p[1]), c["per_t"][-1])
+        t, _, text = next((p for p in c["per_t"] if p[1] is False), next((p for p in c["per_t"] if p[1] is None),
+                                                                         c["per_t"][-1]))
         return replace(verdicts[c["claim"]], evidence=f"{verdicts[c['claim']].evidence}; at t = {t:.3g}: {text}")
 
     return verdict_markdown(claim_sentences([shown(c) for c in found], confidence, rule=True), lines[0].lstrip("# "),
@@ -396,5 +400,5 @@ def run(plan: Plan) -> pd.DataFrame:
     if plan.options.plots:
         plot(df, plan.results_dir / "slq_accuracy.png", plan.title)
     for c in found:
-        log.info("%s: %s", c["claim"], "holds" if c["holds"] else "does not hold everywhere")
+        log.info("%s: %s", c["claim"], MARK[c["holds"]])
     return df

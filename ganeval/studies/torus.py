@@ -21,6 +21,7 @@ from ganeval.app.plan import Plan
 from ganeval.protocol.api import unique_names
 from ganeval.results import write_csv
 from ganeval.results.seeds import SEED
+from ganeval.studies.torus_seeds import pattern as seed_pattern, per_seed_comparison, seed_separation, seed_sentence
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "generators", "features")  # the config keys it reads inputs from (its plan)
@@ -139,27 +140,6 @@ def seed_labels(config: Any, n: int) -> list[Any]:
     return seeds if len(seeds) == n else list(range(n))
 
 
-def per_seed_comparison(rows: pd.DataFrame, confidence: float) -> pd.DataFrame | None:
-    """Paired good − bad differences over runs within each training-seed pair (the paper's kind of interval: one
-    trained model per GAN, subsamples only); None without a train_seed column."""
-    from ganeval.results import compare_runs
-
-    return compare_runs(rows, confidence) if SEED in rows.columns else None
-
-
-def _pattern(seeds: pd.DataFrame, good: str, bad: str, i: Any) -> bool:
-    """Does training-seed pair i show the paper's pattern by subsample intervals: FID and KID overlap, IMD separate
-    with the bad GAN higher?"""
-    cell = seeds.set_index(["model", SEED, "metric"])
-
-    def sep(m: str) -> bool:
-        a, b = cell.loc[(good, i, m)], cell.loc[(bad, i, m)]
-        return bool(a.ci_high < b.ci_low or b.ci_high < a.ci_low)
-
-    imd_up = cell.loc[(bad, i, "imd"), "mean"] > cell.loc[(good, i, "imd"), "mean"]
-    return (not sep("fid")) and (not sep("kid")) and sep("imd") and bool(imd_up)
-
-
 def claims(summary: pd.DataFrame, comparison: pd.DataFrame, seeds: pd.DataFrame | None,
            seed_cmp: pd.DataFrame | None, v: pd.DataFrame, good: str, bad: str) -> list[Any]:
     """The paper's torus claim split into what each kind of interval can decide, in the common vocabulary
@@ -244,7 +224,7 @@ def headline(summary: pd.DataFrame, v: pd.DataFrame, seeds: pd.DataFrame | None,
         sep = {m: sum(bool(cell.loc[(good, i, m)].ci_high < cell.loc[(bad, i, m)].ci_low
                            or cell.loc[(bad, i, m)].ci_high < cell.loc[(good, i, m)].ci_low) for i in idx)
                for m in ("fid", "kid", "imd")}
-        pattern = [labels[int(i)] for i in idx if _pattern(seeds, good, bad, i)]
+        pattern = [labels[int(i)] for i in idx if seed_pattern(seeds, good, bad, i)]
         lines.append(f"**With the paper's kind of interval (one trained pair, {conf:.0%} intervals over subsamples): "
                      f"{'reproduced' if len(pattern) == len(idx) else 'not reproduced'}.** FID separates the good "
                      f"from the bad GAN in {sep['fid']} of {len(idx)} training-seed pairs, KID in {sep['kid']} of "
@@ -292,7 +272,8 @@ def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str
     sentences = []
     if comparison is not None:
         found, conf = claims(summary, comparison, seeds, seed_cmp, v, good, bad), float(summary["confidence"].iloc[0])
-        sentences = comparison_sentences(comparison) + claim_sentences(found, conf)
+        sentences = (comparison_sentences(comparison) + seed_sentence(seed_cmp, seeds, good, bad)
+                     + claim_sentences(found, conf))
         lines += [*headline(summary, v, seeds, comparison, good, bad, labels), "",
                   claims_table(found, conf).rstrip("\n"), ""]
     lines += [f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
@@ -400,6 +381,10 @@ def verdict_files(record: Any, rows: pd.DataFrame, summary: pd.DataFrame, compar
     per_seed = record.hole_fraction_per_seed or {k: [f] for k, f in record.hole_fraction.items() if k != "real"}
     labels = seed_labels(cfg, int(seeds[SEED].nunique()) if seeds is not None and SEED in seeds.columns else 1)
     found = claims(summary, comparison, seeds, seed_cmp, v, good, bad)
+    sep = seed_separation(seed_cmp)
+    if sep:  # the per-seed pattern beside the across-seed one (the paper's kind of interval)
+        v = v.assign(seed_pairs_separating=[sep.get(str(m), (None, None))[0] for m in v.metric],
+                     seed_pairs=[sep.get(str(m), (None, None))[1] for m in v.metric])
     record.verdict = v.to_dict(orient="records")
     record.claims = [c.record() for c in found]
     fractions = {k: record.hole_fraction[k] for k in ("real", good, bad) if k in record.hole_fraction}
