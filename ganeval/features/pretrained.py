@@ -107,8 +107,7 @@ def resolve_hub_weights(what: str, repo: str, files: tuple[str, ...], env: str, 
 
 
 def weights_identity(path: Path) -> str:
-    """The recorded identity of a weights file: its full SHA-256 (older versions recorded the first 16 hex digits:
-    `PretrainedExtractor.legacy_weights_digits`)."""
+    """The recorded identity of a weights file: its full SHA-256 (older versions recorded the first 16 hex digits)."""
     return weights_sha256(path)
 
 
@@ -117,7 +116,6 @@ class PretrainedExtractor(Extractor):
     use and moved to the batches' device, preprocessing on the host (`host_stage`) and the forward on the device
     (`device_stage`). Subclasses say how to resolve the weights (`resolve`), build (`build`) and run (`forward`)."""
 
-    legacy_weights_digits = 16
     _path: Path | None = None
     _model: torch.nn.Module | None = None
     _device: torch.device | None = None

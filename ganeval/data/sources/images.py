@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 GRAY_MODES = ("L", "1", "LA", "I;16", "I")  # read as one grey channel, as `ganeval.data.folder` does
 RESIZE = "PIL bilinear"  # the filter `size` resizes with (`ganeval.data.folder`'s)
 MAX_PIXELS = 1 << 28  # an image header declaring more pixels than this is refused (decompression bomb)
-IDENTITY_FORMAT = 1
+IDENTITY_FORMAT = 2  # 2: file identities by `ganeval.hashing.FilesHasher` (memos of format 1 are never read)
 
 
 def _open(data: bytes):  # -> PIL.Image.Image
