@@ -335,3 +335,43 @@ def test_edm2_pickles_of_every_protocol_and_numpy_1_names(tmp_path: Path, protoc
             r = read_reference(tmp_path / f"{i}.pkl")
         np.testing.assert_array_equal(r.moments["inception"].sigma, sigma)
         np.testing.assert_array_equal(r.moments["dinov2"].mu, mu.astype(np.float32))
+
+
+# --- issue #37: a ganeval reference that is not what ganeval wrote ------------------------------------------------
+
+
+def _ganeval_ref(path: Path, x: np.ndarray, meta: object, mu: np.ndarray | None = None) -> Path:
+    """A ganeval reference file as written, its `meta` and (optionally) `mu` replaced."""
+    m = moments(x)
+    np.savez(path, features=x, mu=m[0] if mu is None else mu, sigma=m[1], meta=np.array(json.dumps(meta)))
+    return path
+
+
+GOOD_META = {"format": "ganeval-reference", "version": 1, "extractor": {"name": "identity"}, "n": 40}
+
+
+@pytest.mark.parametrize("meta, words", [
+    (None, "its meta is JSON NoneType"),
+    ([1, 2], "its meta is JSON list"),
+    ("ganeval-reference", "its meta is JSON str"),
+    ({**GOOD_META, "extractor": [1]}, "meta's 'extractor' must be dict"),
+    ({**GOOD_META, "extractor": "identity"}, "meta's 'extractor' must be dict"),
+    ({**GOOD_META, "extractor": {"name": 3}}, "extractor name must be a string"),
+    ({**GOOD_META, "resize_mode": 7}, "meta's 'resize_mode' must be str"),
+])
+def test_a_malformed_meta_is_refused_in_one_line(tmp_path: Path, sets: dict[str, Path], capsys, meta: object,  # type: ignore[no-untyped-def]
+                                                 words: str) -> None:
+    path = _ganeval_ref(tmp_path / "ref.npz", feats(40, 3), meta)
+    with pytest.raises(ReferenceError, match="write the reference again"):
+        read_reference(path)
+    refused([str(path), str(sets["fake"])], capsys, str(path), words)
+
+
+def test_moments_that_disagree_with_their_features_are_refused(tmp_path: Path, sets: dict[str, Path], capsys) -> None:  # type: ignore[no-untyped-def]
+    x = feats(40, 3)
+    ok = _ganeval_ref(tmp_path / "ok.npz", x, GOOD_META)
+    assert read_reference(ok).layout == "ganeval"  # type: ignore[union-attr]
+    mu = moments(x)[0].copy()
+    mu[0] += 1e-3 * np.sqrt(np.abs(moments(x)[1]).max())  # far above rounding, small enough to go unseen by eye
+    bad = _ganeval_ref(tmp_path / "bad.npz", x, GOOD_META, mu)
+    refused([str(bad), str(sets["fake"])], capsys, str(bad), "not the moments of its own features")

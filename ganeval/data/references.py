@@ -189,6 +189,37 @@ def check_features(a: Any, what: str) -> np.ndarray:
     return a
 
 
+META_TYPES: dict[str, tuple[type, ...]] = {"extractor": (dict,), "weights_sha256": (str,), "resize_mode": (str,),
+                                           "content_hash": (str,), "n": (int,)}
+AGREE_RTOL = 1e-6  # stored moments may differ from their features' by this much (of their scale): rounding only
+
+
+def check_meta(meta: dict[str, Any], what: str) -> None:
+    """Refuse a ganeval reference whose provenance fields have the wrong JSON type (each may be null)."""
+    for key, types in META_TYPES.items():
+        v = meta.get(key)
+        if v is not None and (not isinstance(v, types) or isinstance(v, bool)):
+            raise ReferenceError(f"{what}: meta's {key!r} must be {' or '.join(t.__name__ for t in types)} or null, "
+                                 f"got {type(v).__name__} {json.dumps(v)[:60]}: the file was changed after ganeval wrote "
+                                 "it; write the reference again")
+    name = (meta.get("extractor") or {}).get("name")
+    if name is not None and not isinstance(name, str):
+        raise ReferenceError(f"{what}: meta's extractor name must be a string, got {json.dumps(name)[:60]}; write the "
+                             "reference again")
+
+
+def check_agree(mom: Moments, feats: np.ndarray, what: str) -> None:
+    """Refuse stored moments that are not their own features' (ganeval scores the features, a peer the moments)."""
+    own = moments_of(feats)
+    scale = max(float(np.abs(own.sigma).max()), np.finfo(np.float64).tiny)
+    dmu = float(np.abs(mom.mu - own.mu).max()) / max(float(np.abs(own.mu).max()), np.sqrt(scale))
+    dsigma = float(np.abs(mom.sigma - own.sigma).max()) / scale
+    if max(dmu, dsigma) > AGREE_RTOL:
+        raise ReferenceError(f"{what}: its mu/sigma are not the moments of its own features (relative difference "
+                             f"{max(dmu, dsigma):.3g}): the file was changed after ganeval wrote it, and ganeval (which "
+                             "scores the features) and a peer (which reads mu/sigma) would disagree; write it again")
+
+
 def _npz_arrays(p: Path) -> dict[str, np.ndarray] | None:
     """All arrays of an `.npz` (no pickle), or None when it is not an npz archive."""
     if not zipfile.is_zipfile(p):
@@ -211,12 +242,18 @@ def _from_npz(p: Path, z: dict[str, np.ndarray]) -> Reference | None:
             meta = json.loads(str(z["meta"]))
         except json.JSONDecodeError:
             meta = {}
+        if not isinstance(meta, dict):
+            raise ReferenceError(f"{what}: its meta is JSON {type(meta).__name__}, not an object: the file holds a "
+                                 "ganeval reference's arrays (features, mu, sigma, meta) but not its provenance; write "
+                                 "the reference again")
         if meta.get("format") == GANEVAL_FORMAT:
+            check_meta(meta, what)
             feats = check_features(z["features"], what)
             mom = check_moments(z["mu"], z["sigma"], what)
             if mom.dim != feats.shape[1]:
                 raise ReferenceError(f"{what}: features are {feats.shape[1]}-d but mu has {mom.dim} entries; write "
                                      "the reference again")
+            check_agree(mom, feats, what)
             space = (meta.get("extractor") or {}).get("name")
             return Reference(what, "ganeval", {space or "features": mom}, feats, None, space,
                              meta.get("resize_mode"), meta)
