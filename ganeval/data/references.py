@@ -19,15 +19,17 @@ epsilon of the dtype the file stores sigma in, so a float32 copy of a true covar
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import pickle
 import re
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -339,6 +341,12 @@ def check_file_writable(path: str | os.PathLike, what: str, overwrite: bool = Fa
         raise ReferenceError(f"{what} {p} must end in .npz")
     if not p.parent.is_dir():
         raise ReferenceError(f"{what} {p}: folder {p.parent} does not exist")
+    try:  # a probe, as the app's for results_dir: a read-only folder or mount refused before any extraction
+        with tempfile.TemporaryFile(dir=p.parent):
+            pass
+    except OSError as e:
+        raise ReferenceError(f"{what} {p}: folder {p.parent} is not writable ({e.strerror}); give another path or "
+                             "make it writable") from None
     return p
 
 
@@ -348,18 +356,32 @@ def moments_of(features: np.ndarray) -> Moments:
     return Moments(f.mean(axis=0), np.cov(f, rowvar=False))
 
 
-def write_reference(path: str | os.PathLike, features: np.ndarray, meta: dict[str, Any]) -> Moments:
-    """ganeval's reference `.npz` (atomically): `features` (float32 N×D), `mu`, `sigma` (float64) and `meta` (JSON)."""
+def write_reference(path: str | os.PathLike, features: np.ndarray, meta: dict[str, Any],
+                    overwrite: bool = False) -> Moments:
+    """ganeval's reference `.npz` (atomically): `features` (float32 N×D), `mu`, `sigma` (float64) and `meta` (JSON).
+    An existing file (also one another process wrote meanwhile) is replaced only with `overwrite`."""
     feats = check_features(np.ascontiguousarray(features, np.float32), str(path))
     mom = moments_of(feats)
-    atomic_np_save(path, features=feats, mu=mom.mu, sigma=mom.sigma,
-                   meta=np.array(json.dumps(meta, sort_keys=True, default=str)))
+    with _not_replaced():
+        atomic_np_save(path, overwrite, features=feats, mu=mom.mu, sigma=mom.sigma,
+                       meta=np.array(json.dumps(meta, sort_keys=True, default=str)))
     return mom
 
 
-def write_stats(path: str | os.PathLike, mom: Moments) -> None:
-    """A pytorch-fid statistics `.npz` {mu, sigma} (atomically), which `pytorch_fid` reads as its own."""
-    atomic_np_save(path, mu=mom.mu, sigma=mom.sigma)
+def write_stats(path: str | os.PathLike, mom: Moments, overwrite: bool = False) -> None:
+    """A pytorch-fid statistics `.npz` {mu, sigma} (atomically), which `pytorch_fid` reads as its own; an existing
+    file replaced only with `overwrite`."""
+    with _not_replaced():
+        atomic_np_save(path, overwrite, mu=mom.mu, sigma=mom.sigma)
+
+
+@contextlib.contextmanager
+def _not_replaced() -> Iterator[None]:
+    """A file that appeared at a new output's path meanwhile (`atomic_path(replace=False)`): a one-line refusal."""
+    try:
+        yield
+    except FileExistsError as e:
+        raise ReferenceError(str(e)) from None
 
 
 __all__ = ["Moments", "Reference", "ReferenceError", "read_reference", "refuse_moment_key", "check_moments",

@@ -61,12 +61,12 @@ def load_cached(path: str | os.PathLike, n: int | None = None,
     """The cached features at `path`, or None when absent or invalid (an invalid file is logged). `expected`: the
     `meta` the entry must carry (its key's parts); another one is refused (logged) as well.
 
-    Raises `ValueError` when the entry is not a file: it could be neither read nor replaced.
+    Raises `ValueError` when the entry is a link or not a file: it could be neither read nor replaced.
     """
     path = Path(path)
-    if path.is_symlink():  # never followed: an entry is a file ganeval wrote
-        log.warning("feature cache entry %s is a symbolic link: not read; recomputing (remove the link)", path)
-        return None
+    if path.is_symlink():  # never followed, and recomputing could not replace it: say what to remove
+        raise ValueError(f"feature cache entry {path} is a symbolic link: ganeval neither reads nor writes through "
+                         "one; remove it, or choose another cache_dir")
     if not path.exists():
         return None
     if not path.is_file():  # recomputing could never store the entry: say what to remove
