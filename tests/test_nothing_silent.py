@@ -97,3 +97,88 @@ def test_a_link_at_a_cache_entry_is_refused_naming_the_cache(tmp_path: Path) -> 
     entry.symlink_to(i1["cache_file"])  # x1's features where x2's belong
     with pytest.raises(ValueError, match="feature cache entry .* is a symbolic link.*choose another cache_dir"):
         extract_with_info(x2, "pixels", cache_dir=cache, progress=False)
+
+
+def test_a_killed_dataloader_worker_is_one_line_and_the_chunks_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """(issue #37, 11) a worker SIGKILLed as the OOM killer does: exit 2 with one line naming --num-workers; the
+    chunks finished before it stay in the cache, and the rerun resumes from them."""
+    import signal
+
+    from ganeval.app.score import main
+    from ganeval.data.sources import images
+
+    rng = np.random.default_rng(0)
+    for d in ("real", "fake"):
+        (tmp_path / d).mkdir()
+        for i in range(8):
+            Image.fromarray(rng.integers(0, 256, (6, 6, 3), dtype=np.uint8)).save(tmp_path / d / f"{i}.png")
+    real_decode = images.DecodedImages.decode
+
+    def dies(self, i):  # type: ignore[no-untyped-def]
+        import torch.utils.data
+
+        if i >= 6 and torch.utils.data.get_worker_info() is not None:  # the last chunk of the first set
+            time.sleep(1.0)  # the finished chunks reach the main process first
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_decode(self, i)
+
+    monkeypatch.setattr(images.DecodedImages, "decode", dies)
+    monkeypatch.setenv("GANEVAL_CHUNK_SIZE", "2")
+    args = [str(tmp_path / "real"), str(tmp_path / "fake"), "--features", "pixels", "--batch-size", "2",
+            "--num-workers", "2", "--cache-dir", str(tmp_path / "c"), "--quiet"]
+    assert main(args) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "a worker process decoding" in err[0] and "fewer --num-workers" in err[0], err
+    assert len(list((tmp_path / "c").glob("partial/*/chunk-*.npz"))) >= 2
+    monkeypatch.setattr(images.DecodedImages, "decode", real_decode)
+    assert main(args) == 0
+
+
+SLOW_PIXELS = """
+import time
+from ganeval.features import simple
+real = simple.PixelsExtractor.__call__
+def slow(self, batch):
+    time.sleep(0.5)
+    return real(self, batch)
+simple.PixelsExtractor.__call__ = slow
+"""
+
+
+def test_a_killed_torchrun_launcher_leaves_one_line_per_rank(tmp_path: Path) -> None:
+    """(issue #37, 12) torchrun's launcher SIGKILLed mid-extraction: each surviving rank ends with one line saying
+    the group broke and how to go on (not a DistNetworkError traceback); the finished chunks stay in the cache."""
+    import signal
+
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(SLOW_PIXELS)  # every rank's extraction slowed down
+    rng = np.random.default_rng(0)
+    for d in ("real", "fake"):
+        (tmp_path / d).mkdir()
+        for i in range(16):
+            Image.fromarray(rng.integers(0, 256, (6, 6, 3), dtype=np.uint8)).save(tmp_path / d / f"{i}.png")
+    env = {**os.environ, "GANEVAL_CHUNK_SIZE": "2", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    cache = tmp_path / "c"
+    launcher = subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node",
+                                 "2", "-m", "ganeval.app.score", str(tmp_path / "real"), str(tmp_path / "fake"),
+                                 "--features", "pixels", "--quiet", "--device", "cpu", "--num-workers", "0",
+                                 "--batch-size", "2", "--cache-dir", str(cache)],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not list(cache.glob("partial/*/chunk-*.npz")):
+            time.sleep(0.05)
+        assert list(cache.glob("partial/*/chunk-*.npz")), "no chunk was written"
+        ranks = [int(p) for p in subprocess.run(["pgrep", "-P", str(launcher.pid)], capture_output=True,
+                                                text=True).stdout.split()]
+        assert len(ranks) == 2
+    finally:
+        launcher.send_signal(signal.SIGKILL)
+    _, err = launcher.communicate(timeout=240)  # the pipes close once both orphaned ranks have ended
+    lines = [line for line in err.splitlines() if "ganeval-score:" in line]
+    assert "Traceback" not in err and "DistNetworkError" in err, err[-3000:]
+    assert len(lines) == 2 and all("the torchrun group broke" in line and "rerun the torchrun command" in line
+                                   for line in lines), err[-3000:]
+    assert list(cache.glob("partial/*/chunk-*.npz"))

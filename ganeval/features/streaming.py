@@ -29,7 +29,7 @@ import torch
 from ganeval.data.sources import ImageSource
 from ganeval.features import cache as fcache
 from ganeval.features.base import Extractor
-from ganeval.features.distributed import gather_to_main, rank_world
+from ganeval.features.distributed import gather_to_main, group_call, rank_world
 
 log = logging.getLogger(__name__)
 CHUNK_SIZE = 2048  # images per cached chunk (the GANEVAL_CHUNK_SIZE environment variable overrides it)
@@ -298,6 +298,7 @@ def shared_content(source: ImageSource, batch_size: int, num_workers: int, cache
 
     box = [source.content(batch_size=batch_size, num_workers=num_workers, cache_dir=cache_dir, progress=progress)
            if rank == 0 else None]
-    dist.broadcast_object_list(box, src=0)
+    with group_call("sharing the content hash"):
+        dist.broadcast_object_list(box, src=0)
     source._content = box[0]
     return box[0]  # type: ignore[return-value]
