@@ -132,11 +132,11 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG.format(names=", ".join(data_names())))
     p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file or dataset name")
     p.add_argument("fakes", metavar="FAKE", nargs="*", help="generated set(s), each scored against REAL")
-    p.add_argument("--features", choices=("inception", "inception_spatial", "dinov2", "clip", "clip_l14_336", "pixels",
-                                          "identity"), default=None,
+    p.add_argument("--features", choices=("inception", "inception_spatial", "inception_logits", "dinov2", "clip",
+                                          "clip_l14_336", "pixels", "identity"), default=None,
                    help="feature extractor (default: inception for images, identity for feature arrays); dinov2 is "
                    "ViT-L/14 (timm), clip ViT-L/14 OpenAI (open_clip); inception_spatial for --metrics sfid, "
-                   "clip_l14_336 (ViT-L/14 at 336 px) for cmmd")
+                   "inception_logits for --metrics inception_score, clip_l14_336 (ViT-L/14 at 336 px) for cmmd")
     p.add_argument("--resize", default=None, choices=("legacy_pytorch", "legacy_tensorflow", "clean", "pil", "torch"),
                    help="preprocessing mode: inception legacy_pytorch (pytorch-fid's, default) | legacy_tensorflow "
                    "(TF1 bilinear, torch-fidelity's) | clean (clean-fid's); dinov2 pil (default) | torch")
@@ -214,6 +214,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     from ganeval.app.score_request import ScoreRequest
     from ganeval.app.scoring import score_sets
 
+    from ganeval.stops import terminate_as_interrupt
+
+    terminate_as_interrupt()  # SIGTERM ends the command as Ctrl-C does: one line, what is kept
     try:
         from ganeval.app.score_protocol import apply_protocol, given_options
 
@@ -246,9 +249,12 @@ def run(argv: Sequence[str] | None = None) -> int:
 
         print(f"ganeval-score: {refusal(e, download=not args.no_download)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as e:  # Ctrl-C: one line saying what is stored (ganeval.stops)
-        print(f"ganeval-score: {e or 'stopped (Ctrl-C)'}", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: one line saying what is stored (ganeval.stops)
+        from ganeval.app.score_print import stop_line
+        from ganeval.stops import exit_status
+
+        print(f"ganeval-score: {stop_line(e, args.cache_dir)}", file=sys.stderr)
+        return exit_status(e)
     except OSError as e:
         from ganeval.stops import no_space
 

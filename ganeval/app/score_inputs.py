@@ -29,7 +29,8 @@ from ganeval.protocol.api import check_finite
 
 
 NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
-EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip", "pixels", "identity")
+EXTRACTORS = ("inception", "inception_spatial", "inception_logits", "clip_l14_336", "dinov2", "clip", "pixels",
+              "identity")
 
 
 @dataclass

@@ -5,7 +5,9 @@ and the defaults adapted to small sets (with a note to print).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, MutableMapping, Sequence
 
 import numpy as np
@@ -49,6 +51,31 @@ class ScoreRequest:
     protocol: str | None = None  # --protocol NAME (`ganeval.app.score_protocol`): its values already applied
 
 
+def input_files(request: ScoreRequest) -> list[Path]:
+    """The files and folders REAL and the FAKEs name (`FILE.npz:KEY` by its file; dataset names name none)."""
+    out = []
+    for arg in (request.real, *request.fakes):
+        p = Path(arg).expanduser()
+        if not p.exists() and ":" in arg:
+            p = Path(arg.rpartition(":")[0]).expanduser()
+        if p.exists():
+            out.append(p)
+    return out
+
+
+def check_outputs_not_inputs(request: ScoreRequest) -> None:
+    """Refuse --save-ref/--save-stats naming (or resolving to, through links) an input, whatever the flags."""
+    inputs = input_files(request)
+    for flag, out in (("--save-ref", request.save_ref), ("--save-stats", request.save_stats)):
+        p = Path(out).expanduser() if out is not None else None
+        if p is None or not p.exists():
+            continue
+        for i in inputs:
+            if p.resolve() == i.resolve() or os.path.samefile(p, i):
+                raise ValueError(f"{flag} {out} is an input of this command ({i}): an output never replaces an input, "
+                                 "with or without --overwrite; give another path")
+
+
 DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}
 
 
@@ -69,11 +96,12 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     if name != "identity" and not images:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
                          f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
-    if request.weights is not None and name not in ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip"):
-        raise ValueError(f"--weights is for --features inception, inception_spatial, dinov2, clip or clip_l14_336, "
-                         f"not {name}")
+    if request.weights is not None and name not in ("inception", "inception_spatial", "inception_logits",
+                                                    "clip_l14_336", "dinov2", "clip"):
+        raise ValueError(f"--weights is for --features inception, inception_spatial, inception_logits, dinov2, clip or "
+                         f"clip_l14_336, not {name}")
     modes = {"inception": ("legacy_pytorch", "legacy_tensorflow", "clean"), "dinov2": ("pil", "torch")}
-    modes["inception_spatial"] = modes["inception"]
+    modes["inception_spatial"] = modes["inception_logits"] = modes["inception"]
     if request.resize is not None and request.resize not in modes.get(name, ()):
         raise ValueError(f"--resize {request.resize} is not a preprocessing mode of --features {name}"
                          + (f" (one of {', '.join(modes[name])})" if name in modes else " (it resizes nothing)"))
@@ -83,6 +111,9 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     elif name == "inception_spatial":
         ex = InceptionExtractor(weights=request.weights, download=request.download, resize=request.resize or True,
                                 output="spatial")
+    elif name == "inception_logits":  # the Inception Score's rows (the unbiased logits, as torch-fidelity's)
+        ex = InceptionExtractor(weights=request.weights, download=request.download, resize=request.resize or True,
+                                output="logits_unbiased")
     elif name == "clip_l14_336":
         from ganeval.features import ClipExtractor
 
@@ -230,10 +261,10 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet], 
     if request.runs == 1:
         from ganeval.protocol.full import check_full_sizes
 
-        check_full_sizes(sizes, metrics)
+        check_full_sizes(sizes, metrics, real=f"REAL {real.arg}")
     settings = Settings(runs=request.runs, sample_size=request.sample_size or len(real), metrics=metrics,
                         seed=request.seed, confidence=request.confidence, device=request.device,
-                        progress=request.progress)
+                        progress=request.progress, subsamples=request.runs > 1)
     if request.runs > 1:
         settings.check_pools(sizes)
     notes += [n for n in (kid_note, whole_set_note(sizes, request.runs, request.sample_size)) if n]

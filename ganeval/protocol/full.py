@@ -89,7 +89,12 @@ def check_full_sizes(sizes: Mapping[str, int], metrics: Mapping[str, Mapping[str
             from ganeval.metrics.fd_inf import check_sizes
 
             o = metrics["fd_inf"]
-            check_sizes(n, o["points"], o["min_fraction"], f"{what} with metrics.fd_inf")
+            try:
+                check_sizes(n, o["points"], o["min_fraction"], what)
+            except ValueError:
+                raise ValueError(f"{what} has {n} rows, too few for FD∞'s sizes (points={o['points']} from "
+                                 f"min_fraction={o['min_fraction']} of them: at least 2 rows each, 2 distinct): give more "
+                                 "rows or a larger metrics.fd_inf.min_fraction") from None
 
 
 @dataclass
