@@ -165,24 +165,25 @@ def test_the_inception_score_refusal_names_a_features_value_that_works(tmp_path:
     assert got == pytest.approx(inception_score(logits, splits=2)[0], rel=1e-5)
 
 
-SLOW = """
+AFTER_GRIDS = """
 import time
-from ganeval.features import simple
-real = simple.PixelsExtractor.__call__
-def slow(self, batch):
-    time.sleep(0.5)
-    return real(self, batch)
-simple.PixelsExtractor.__call__ = slow
+from ganeval.app import score_samples
+real = score_samples.write_sample_grids
+def then_wait(*args, **kwargs):
+    out = real(*args, **kwargs)
+    time.sleep(60)  # stopped here: the grids written, nothing else
+    return out
+score_samples.write_sample_grids = then_wait
 """
 
 
 @pytest.mark.parametrize("sig, status, words", [(signal.SIGTERM, 143, "stopped by SIGTERM"),
                                                 (signal.SIGINT, 130, "stopped (Ctrl-C)")])
 def test_a_run_stopped_after_its_sample_grids_reruns(tmp_path: Path, sig: int, status: int, words: str) -> None:
-    """(13) --out with grids written, then stopped during extraction: one line, exit 128 + signal, and the same command
-    run again is not refused as a foreign folder."""
+    """(13) --out with its sample grids written, then stopped: one line, exit 128 + signal, and the same command run
+    again is not refused as a foreign folder."""
     (tmp_path / "site").mkdir()
-    (tmp_path / "site" / "sitecustomize.py").write_text(SLOW)
+    (tmp_path / "site" / "sitecustomize.py").write_text(AFTER_GRIDS)
     real, fake = images(tmp_path / "real", 8, 8), images(tmp_path / "fake", 8, 8, 1)
     out = tmp_path / "out"
     args = [sys.executable, "-m", "ganeval.app.score", str(real), str(fake), "--features", "pixels", "--metrics",
@@ -192,8 +193,9 @@ def test_a_run_stopped_after_its_sample_grids_reruns(tmp_path: Path, sig: int, s
            "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), *filter(None, [os.environ.get("PYTHONPATH")])])}
     p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and not list((tmp_path / "c").glob("partial/*/chunk-*.npz")):
+    while time.monotonic() < deadline and not list(out.glob("samples_*.png")) and p.poll() is None:
         time.sleep(0.05)
+    time.sleep(0.5)  # the second grid
     p.send_signal(sig)
     _, err = p.communicate(timeout=120)
     lines = [line for line in err.splitlines() if line.strip()]
