@@ -205,3 +205,16 @@ def test_a_run_stopped_after_its_sample_grids_reruns(tmp_path: Path, sig: int, s
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert (out / "runs.csv").is_file()
+
+
+def test_a_link_at_a_cache_entry_names_the_cache_not_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    real, fake = images(tmp_path / "real", 6, 8), images(tmp_path / "fake", 6, 8, 1)
+    args = [str(real), str(fake), "--features", "pixels", "--metrics", "fid", "--cache-dir", str(tmp_path / "c")]
+    assert run(args, capsys)[0] == 0
+    entries = sorted((tmp_path / "c").glob("*.npz"))
+    assert entries
+    copy = tmp_path / "elsewhere.npz"
+    entries[0].rename(copy)
+    entries[0].symlink_to(copy)
+    line = refused(args, capsys, f"feature cache entry {entries[0]} is a symbolic link", "choose another --cache-dir")
+    assert "--out" not in line

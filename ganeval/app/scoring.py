@@ -141,14 +141,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
 
     if not request.fakes and request.save_ref is None and request.save_stats is None:
         raise ValueError("give at least one FAKE set to score against REAL (or --save-ref/--save-stats to write REAL's)")
-    if request.out is not None:
-        from ganeval.results.outputs import check_foreign
-
-        check_writable(Path(request.out), "--out")
-        check_foreign(request.out, request.overwrite)  # a folder of the user's own files, as the app refuses it
-    if request.cache_dir is not None:
-        check_writable(Path(request.cache_dir).expanduser(), "--cache-dir")
-    check_save(request)
+    check_paths(request)
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
@@ -285,6 +278,18 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
         pipeline.write(plan, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the moments "
                        f"of {real.name}")
     return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir)
+
+
+def check_paths(request: ScoreRequest) -> None:
+    """--out, --cache-dir and the --save-ref/--save-stats files checked before any work."""
+    if request.out is not None:
+        from ganeval.results.outputs import check_foreign
+
+        check_writable(Path(request.out), "--out")
+        check_foreign(request.out, request.overwrite)  # a folder of the user's own files, as the app refuses it
+    if request.cache_dir is not None:
+        check_writable(Path(request.cache_dir).expanduser(), "--cache-dir")
+    check_save(request)
 
 
 def check_save(request: ScoreRequest) -> None:
