@@ -56,10 +56,9 @@ def _same(stored: Any, expected: dict[str, Any]) -> bool:
     return stable_hash(stored, 64) == stable_hash(expected, 64)
 
 
-def load_cached(path: str | os.PathLike, n: int | None = None,
-                expected: dict[str, Any] | None = None) -> np.ndarray | None:
-    """The cached features at `path`, or None when absent or invalid (an invalid file is logged). `expected`: the
-    `meta` the entry must carry (its key's parts); another one is refused (logged) as well.
+def load_cached(path: str | os.PathLike, n: int, expected: dict[str, Any]) -> np.ndarray | None:
+    """The `n` rows of cached features at `path`, or None when absent or invalid (an invalid file is logged).
+    `expected`: the `meta` the entry must carry (its key's parts); another one is refused (logged) as well.
 
     Raises `ValueError` when the entry is a link or not a file: it could be neither read nor replaced.
     """
@@ -76,15 +75,15 @@ def load_cached(path: str | os.PathLike, n: int | None = None,
         with np.load(path, allow_pickle=False) as z:
             feats = np.array(z["features"])
             checksum = str(z["checksum"])
-            meta = json.loads(str(z["meta"])) if expected is not None else None
+            meta = json.loads(str(z["meta"]))
         if checksum != array_checksum(feats):
             raise ValueError("checksum mismatch")
-        if feats.ndim != 2 or (n is not None and feats.shape[0] != n):
+        if feats.ndim != 2 or feats.shape[0] != n:
             raise ValueError(f"features of shape {feats.shape}, expected {n} rows")
     except Exception as e:  # zip/format errors, missing keys, truncation, checksum mismatch
         log.warning("feature cache file %s is corrupted (%s: %s); recomputing", path, type(e).__name__, e)
         return None
-    if expected is not None and not _same(meta, expected):
+    if not _same(meta, expected):
         log.warning("feature cache file %s holds another entry (%s, not %s): refused; recomputing", path,
                     _short(meta), _short(expected))
         return None
