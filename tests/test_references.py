@@ -375,6 +375,11 @@ def test_moments_that_disagree_with_their_features_are_refused(tmp_path: Path, s
     mu[0] += 1e-3 * np.sqrt(np.abs(moments(x)[1]).max())  # far above rounding, small enough to go unseen by eye
     bad = _ganeval_ref(tmp_path / "bad.npz", x, GOOD_META, mu)
     refused([str(bad), str(sets["fake"])], capsys, str(bad), "not the moments of its own features")
+    m, s = moments(x)
+    s = s.copy()
+    s[2, 5] = s[5, 2] = s[2, 5] + 1e-3 * np.abs(s).max()  # sigma changed, still a covariance
+    np.savez(tmp_path / "bad_sigma.npz", features=x, mu=m, sigma=s, meta=np.array(json.dumps(GOOD_META)))
+    refused([str(tmp_path / "bad_sigma.npz"), str(sets["fake"])], capsys, "not the moments of its own features")
 
 
 class _Writes:
