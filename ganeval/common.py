@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -127,30 +128,80 @@ class IndexUploader:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path next to `path`; rename it onto `path` only if the block succeeds."""
+def atomic_path(path: str | os.PathLike, replace: bool = True) -> Iterator[Path]:
+    """Yield a temporary path next to `path`; move it onto `path` only if the block succeeds. `replace=False`: never
+    over an existing file, even one that appeared meanwhile (another process writing the same new path): it is
+    hard-linked into place, which fails when the name exists (FileExistsError, naming the path)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     from ganeval.safety import check_own_file
 
     check_own_file(path, "the file to write")  # a link or folder in its place is refused, never replaced
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}~{os.getpid()}~", suffix=".tmp", dir=path.parent)
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
     try:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            _create(Path(tmp), path)
         _WRITTEN.setdefault(path.parent.absolute(), set()).add(path.name)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write bytes to `path` atomically (temporary file, fsync, rename)."""
-    with atomic_path(path) as tmp:
+_HOST = socket.gethostname().replace("~", "-")  # in a temporary's name, with the writer's pid
+STALE_SECONDS = 24 * 3600  # a temporary of no known writer (older versions' names) is removed after this
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporaries of `path` that a killed save left (`.NAME.HOST~PID~*.tmp`): those whose writer on
+    this host is gone, and those of no known writer older than STALE_SECONDS. A live writer's is kept."""
+    import glob
+    import time
+
+    prefix = f".{path.name}."
+    for tmp in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        parts = tmp.name[len(prefix):].split("~")
+        try:
+            if len(parts) == 3 and parts[1].isdigit():
+                if parts[0] != _HOST or _alive(int(parts[1])):
+                    continue
+            elif time.time() - tmp.lstat().st_mtime < STALE_SECONDS:
+                continue
+            tmp.unlink()
+        except OSError:  # gone meanwhile, or not ours to remove
+            pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _create(tmp: Path, path: Path) -> None:
+    """Put the finished `tmp` at `path` only if no file is there: a hard link (atomic, fails on an existing name)."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise FileExistsError(f"{path} exists (written meanwhile by another process?): not replaced; remove it or "
+                              "pass --overwrite") from None
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, replace: bool = True) -> None:
+    """Write bytes to `path` atomically (temporary file, fsync, rename); `replace=False`: never over an existing file."""
+    with atomic_path(path, replace) as tmp:
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
@@ -169,8 +220,8 @@ def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-def atomic_np_save(path: str | os.PathLike, **arrays: np.ndarray) -> None:
-    """Save arrays as an uncompressed `.npz` atomically."""
+def atomic_np_save(path: str | os.PathLike, replace: bool = True, **arrays: np.ndarray) -> None:
+    """Save arrays as an uncompressed `.npz` atomically (`replace=False`: never over an existing file)."""
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    atomic_write_bytes(path, buf.getvalue())
+    atomic_write_bytes(path, buf.getvalue(), replace)

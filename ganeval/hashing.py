@@ -92,14 +92,39 @@ def sha256_file(path: str | os.PathLike, length: int | None = None) -> str:
     return _cut(h.hexdigest(), length)
 
 
+FILES_FORMAT = 2  # the rule of `FilesHasher`; format 1 (name, NUL, bytes: not injective) is never matched
+
+
+class FilesHasher:
+    """SHA-256 over named files in the order added: a format tag, then per file the name's length and name, and the
+    SHA-256 of its bytes. Lengths and per-file digests make it injective (no byte can move from one file to the
+    next, as it could under format 1's name + NUL + bytes); the one rule of folder and archive identities."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256(f"ganeval-files/{FILES_FORMAT}\0".encode())
+
+    def add(self, name: str, data: bytes | None = None, path: str | os.PathLike | None = None) -> None:
+        """Add one file, named `name`, from `data` or else from the file at `path`."""
+        encoded = name.encode("utf-8", "surrogateescape")  # undecodable names (bytes kept by os) still hash
+        h = hashlib.sha256()
+        if data is not None:
+            h.update(data)
+        else:
+            assert path is not None
+            _update_file(h, path)
+        self._h.update(len(encoded).to_bytes(8, "little") + encoded + h.digest())
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
 def sha256_folder(root: str | os.PathLike, files: Iterable[str | os.PathLike], length: int | None = None) -> str:
-    """SHA-256 over `files` under `root` sorted by relative path: each relative name, a NUL byte, its bytes."""
+    """The `FilesHasher` digest of `files` under `root`, sorted by relative path (the order given does not matter)."""
     base = Path(root)
     named = sorted((Path(f).relative_to(base).as_posix(), Path(f)) for f in files)
-    h = hashlib.sha256()
+    h = FilesHasher()
     for name, f in named:
-        h.update(name.encode() + b"\0")
-        _update_file(h, f)
+        h.add(name, path=f)
     return _cut(h.hexdigest(), length)
 
 

@@ -27,8 +27,21 @@ def stopped(exc: BaseException, done: int, runs: int, directory: Path | None) ->
     """The `Stopped` for an interruption `exc` after `done` of `runs` runs were stored in `directory` (None: none)."""
     how = "by SIGTERM" if isinstance(exc, Terminated) else "(Ctrl-C)" if not isinstance(exc, Stopped) else ""
     if directory is None:
-        return Stopped(f"stopped {how} after {done} of {runs} runs (no results_dir: nothing is stored)")
-    return Stopped(f"stopped {how}: {done} of {runs} runs stored in {directory}, rerun the same command to resume")
+        out = Stopped(f"stopped {how} after {done} of {runs} runs (no results_dir: nothing is stored)")
+    else:
+        out = Stopped(f"stopped {how}: {done} of {runs} runs stored in {directory}, rerun the same command to resume")
+    out.terminated = by_sigterm(exc)  # type: ignore[attr-defined]
+    return out
+
+
+def by_sigterm(e: BaseException) -> bool:
+    """Whether an interruption came from SIGTERM (`Terminated`, or a `Stopped` made from one)."""
+    return isinstance(e, Terminated) or bool(getattr(e, "terminated", False))
+
+
+def exit_status(e: BaseException) -> int:
+    """A stopped command's exit status: 128 + the signal's number (143 for SIGTERM, 130 for Ctrl-C's SIGINT)."""
+    return 128 + (signal.SIGTERM if by_sigterm(e) else signal.SIGINT)
 
 
 def no_space(e: BaseException) -> str | None:

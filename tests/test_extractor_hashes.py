@@ -1,6 +1,6 @@
 """The feature extractors' identities hold their weights' full SHA-256 (issue #22; Inception kept 8 hex digits,
 DINOv2/CLIP 16), and what older versions wrote with the short form is still used: results folders resume (their
-stored extractor "weights" must be a prefix of today's), and feature-cache entries under the old key are read."""
+stored extractor "weights" must be a prefix of today's); feature-cache entries of cache format 1 are not (issue #37)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,6 @@ def _age_extractor(d: Path, digits: int, where: tuple[str, ...]) -> dict:  # typ
 def test_inception_identity_holds_the_full_sha256(weights: Path) -> None:
     ex = _inception(weights)
     assert ex.identity()["weights"] == sha256_file(weights) and len(sha256_file(weights)) == 64
-    assert ex.legacy_identity() == {**ex.identity(), "weights": sha256_file(weights)[:8]}
 
 
 @pytest.mark.parametrize("stored, now, same", [
@@ -131,10 +130,12 @@ def test_ganeval_app_resumes_a_folder_with_a_short_extractor_hash(weights: Path,
 
 
 def _older_entry(cache_dir: Path, content: str, identity: dict, feats: np.ndarray) -> Path:  # type: ignore[type-arg]
-    """Write a feature-cache entry as an older ganeval did: under the key of `identity` (its weights hash short)."""
+    """Write a feature-cache entry as ganeval's cache format 1 did: under the key of format 1 (issue #37: such an
+    entry may hold another set's features, its content identity having been computed by a colliding rule)."""
     from ganeval.features import cache as fcache
+    from ganeval.hashing import stable_hash
 
-    path = fcache.cache_path(cache_dir, fcache.cache_key(content, identity))
+    path = fcache.cache_path(cache_dir, stable_hash({"content": content, "extractor": identity, "format": 1}, 32))
     fcache.save_cached(path, feats, {"extractor": identity, "content": content, "n": int(feats.shape[0])})
     return path
 
@@ -147,12 +148,11 @@ def _counting(ex: object, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def _snapshot(d: Path) -> dict[str, tuple[bytes, int]]:
-    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(d.rglob("*")) if p.is_file()}
-
-
-def test_a_cache_entry_of_the_short_identity_is_used_read_only(weights: Path, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("short", [False, True])
+def test_a_cache_entry_of_format_1_is_not_used(weights: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               short: bool) -> None:
+    """(issue #37) entries of cache format 1, with today's identity or the short weights hash older versions kept,
+    are never read: the features are computed and stored under today's key, the old file left alone."""
     from ganeval.features import cache as fcache
     from ganeval.features import extract_with_info
     from ganeval.hashing import StreamHasher
@@ -161,69 +161,15 @@ def test_a_cache_entry_of_the_short_identity_is_used_read_only(weights: Path, tm
     h = StreamHasher()
     h.update(x)
     ex = _inception(weights)
-    old_identity = {**ex.identity(), "weights": sha256_file(weights)[:8]}  # what the extractor recorded before
-    marked = np.arange(3 * 64, dtype=np.float32).reshape(3, 64)  # not the network's: proves the entry is read
-    old = _older_entry(tmp_path / "c", h.hexdigest(), old_identity, marked)
-    before = _snapshot(tmp_path / "c")
+    identity = {**ex.identity(), "weights": sha256_file(weights)[:8]} if short else ex.identity()
+    marked = np.arange(3 * 64, dtype=np.float32).reshape(3, 64)  # not the network's: would prove the entry was read
+    old = _older_entry(tmp_path / "c", h.hexdigest(), identity, marked)
+    before = old.read_bytes()
     calls = _counting(ex, monkeypatch)
     got, info = extract_with_info(x, ex, cache_dir=tmp_path / "c", progress=False)
-    assert calls == [] and info["cache_hit"] and info["cache_file"] == str(old)
-    np.testing.assert_array_equal(got, marked)
-    assert _snapshot(tmp_path / "c") == before  # never rewritten, copied or moved
-    # an entry under another weights file's short hash is not these weights' features: computed and stored anew
-    other = inc.save_random_weights(tmp_path / "other.pth", seed=1)
-    ex2 = _inception(other)
-    calls2 = _counting(ex2, monkeypatch)
-    _older_entry(tmp_path / "d", h.hexdigest(), {**ex2.identity(), "weights": sha256_file(weights)[:8]}, marked)
-    got2, info2 = extract_with_info(x, ex2, cache_dir=tmp_path / "d", progress=False)
-    assert calls2 == [3] and not info2["cache_hit"] and not np.array_equal(got2, marked)
-    assert Path(info2["cache_file"]).name == f"{fcache.cache_key(h.hexdigest(), ex2.identity())}.npz"  # today's key
-
-
-def test_a_streamed_source_uses_the_short_identity_entry(weights: Path, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from PIL import Image
-
-    from ganeval.data.sources import ImageSource
-    from ganeval.features import extract_with_info
-
-    rng = np.random.default_rng(1)
-    (tmp_path / "img").mkdir()
-    for i in range(3):
-        Image.fromarray(rng.integers(0, 256, (75, 75, 3), dtype=np.uint8)).save(tmp_path / "img" / f"{i}.png")
-    source = ImageSource(tmp_path / "img")
-    ex = _inception(weights)
-    marked = np.ones((3, 64), np.float32)
-    old = _older_entry(tmp_path / "c", source.content(batch_size=50)["stream"],
-                       {**ex.identity(), "weights": sha256_file(weights)[:8]}, marked)
-    calls = _counting(ex, monkeypatch)
-    got, info = extract_with_info(source, ex, cache_dir=tmp_path / "c", progress=False)
-    assert calls == [] and info["cache_hit"] and info["cache_file"] == str(old)
-    np.testing.assert_array_equal(got, marked)
-
-
-@pytest.mark.slow
-def test_dinov2_cache_entry_of_its_16_digit_identity_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    timm = pytest.importorskip("timm")
-    from ganeval.features import extract_with_info, get_extractor
-    from ganeval.hashing import StreamHasher
-
-    torch.manual_seed(0)
-    model = timm.create_model("vit_small_patch14_dinov2.lvd142m", img_size=224, num_classes=0)
-    torch.save(model.state_dict(), tmp_path / "random_vits14.pth")
-    ex = get_extractor("dinov2", arch="vits14", weights=str(tmp_path / "random_vits14.pth"), download=False)
-    full = sha256_file(tmp_path / "random_vits14.pth")
-    assert ex.identity()["weights"] == full and ex.legacy_identity()["weights"] == full[:16]  # type: ignore[index]
-    x = np.random.default_rng(2).integers(0, 256, (2, 3, 32, 32), dtype=np.uint8)
-    h = StreamHasher()
-    h.update(x)
-    marked = np.full((2, 384), 7, np.float32)
-    old = _older_entry(tmp_path / "c", h.hexdigest(), {**ex.identity(), "weights": full[:16]}, marked)
-    calls = _counting(ex, monkeypatch)
-    got, info = extract_with_info(x, ex, cache_dir=tmp_path / "c", progress=False)
-    assert calls == [] and info["cache_hit"] and info["cache_file"] == str(old)
-    np.testing.assert_array_equal(got, marked)
-    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [old.name]  # nothing written beside it
+    assert calls == [3] and not info["cache_hit"] and not np.array_equal(got, marked)
+    assert Path(info["cache_file"]).name == f"{fcache.cache_key(h.hexdigest(), ex.identity())}.npz" != old.name
+    assert old.read_bytes() == before
 
 
 def _aged_reference(src: Path, dst: Path, weights: str, weights_sha256: object = "keep") -> Path:

@@ -8,6 +8,8 @@ and `cache_key`) on the same inputs. A change here orphans users' caches, checkp
 
 from __future__ import annotations
 
+import hashlib
+
 from collections import OrderedDict
 from pathlib import Path
 
@@ -35,7 +37,10 @@ def test_stable_hash_pinned() -> None:
     obj = {"content": "abc", "extractor": {"name": "pixels"}, "format": 1}
     assert stable_hash(obj, 32) == "4ff809c73621bd50479c69bf0bd51b5e"
     assert stable_hash(obj, 32) == stable_hash(dict(reversed(list(obj.items()))), 32)  # key order is irrelevant
-    assert cache_key("abc", {"name": "pixels", "size": None}) == "5f0407122e80a3d67545978a7b31d771"
+    # cache format 2 (issue #37): format 1's key of the same entry was 5f0407122e80a3d67545978a7b31d771
+    assert cache_key("abc", {"name": "pixels", "size": None}) == stable_hash(
+        {"content": "abc", "extractor": {"name": "pixels", "size": None}, "format": 2}, 32)
+    assert cache_key("abc", {"name": "pixels", "size": None}) == "1330040624b16243fe4729c70263d139"
 
 
 def test_sha256_file_pinned(tmp_path: Path) -> None:
@@ -81,8 +86,16 @@ def test_stream_hasher_pinned_and_batch_independent() -> None:
         parts.update(U8[:1, :, :2])
 
 
+def _files_digest(named: list[tuple[str, bytes]]) -> str:
+    """The folder identity's rule written out: a format tag, then per file its name's length, name, SHA-256."""
+    h = hashlib.sha256(b"ganeval-files/2\0")
+    for name, data in named:
+        h.update(len(name.encode()).to_bytes(8, "little") + name.encode() + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
 def test_sha256_folder_pinned(tmp_path: Path) -> None:
-    """The samples-folder identity: image files by relative name (sorted), name and bytes hashed."""
+    """The samples-folder identity: image files by relative name (sorted), each name's length, name and digest."""
     from ganeval.data import list_images
     from ganeval.gan import SampleGenerator
 
@@ -92,13 +105,33 @@ def test_sha256_folder_pinned(tmp_path: Path) -> None:
     (tmp_path / "a.png").write_bytes(b"")
     (tmp_path / "note.txt").write_bytes(b"not an image")
     files = list_images(tmp_path)
-    assert sha256_folder(tmp_path, files, 8) == "c988ee01"
-    assert sha256_folder(tmp_path, files[::-1], 8) == "c988ee01"  # order given does not matter
+    want = _files_digest([("a.png", b""), ("b.png", b"\x89PNG fake b" * 10), ("sub/a.JPG", b"jpeg a")])
+    assert want == "3812a0bea2c922ef3361eda9f536147a4895be0b15f2f7db4e9a1166ccea60b3"
+    assert sha256_folder(tmp_path, files) == want
+    assert sha256_folder(tmp_path, files[::-1], 8) == want[:8]  # order given does not matter
     ident = SampleGenerator(tmp_path).identity()
-    # full SHA-256 since #22 (its first 8 digits: the identity it had before, which old results still resume by)
-    assert (ident["files"], ident["sha256"]) == (3, "c988ee01db49b6b55967db85f13e5a05ed9d42f4ca8564a90e98cbf75623bd45")
+    assert (ident["files"], ident["sha256"]) == (3, want)
+    # format 1 (name, NUL, bytes) gave c988ee01...: an older results folder never matches today's identity (#37)
+    assert not want.startswith("c988ee01")
     (tmp_path / "sub" / "a.JPG").rename(tmp_path / "sub" / "c.JPG")
-    assert sha256_folder(tmp_path, list_images(tmp_path), 8) != "c988ee01"  # names count, not only bytes
+    assert sha256_folder(tmp_path, list_images(tmp_path)) != want  # names count, not only bytes
+
+
+def test_sha256_folder_is_injective_where_format_1_collided(tmp_path: Path) -> None:
+    """(issue #37) bytes moved across a file boundary, with the next name, no longer give the same identity."""
+    p1, p2, p3 = b"first", b"second", b"third"
+    a, b = tmp_path / "A", tmp_path / "B"
+    a.mkdir(), b.mkdir()
+    (a / "a.png").write_bytes(p1 + b"b.png\0" + p2)
+    (a / "c.png").write_bytes(p3)
+    (b / "a.png").write_bytes(p1)
+    (b / "b.png").write_bytes(p2 + b"c.png\0" + p3)
+    old = [hashlib.sha256(b"".join(f.name.encode() + b"\0" + f.read_bytes() for f in sorted(d.iterdir()))).hexdigest()
+           for d in (a, b)]
+    assert old[0] == old[1]  # the collision of format 1
+    got = [sha256_folder(d, sorted(d.iterdir())) for d in (a, b)]
+    assert got[0] != got[1]
+    assert got == [_files_digest([(f.name, f.read_bytes()) for f in sorted(d.iterdir())]) for d in (a, b)]
 
 
 def test_state_dict_sha256() -> None:

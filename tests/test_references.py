@@ -335,3 +335,107 @@ def test_edm2_pickles_of_every_protocol_and_numpy_1_names(tmp_path: Path, protoc
             r = read_reference(tmp_path / f"{i}.pkl")
         np.testing.assert_array_equal(r.moments["inception"].sigma, sigma)
         np.testing.assert_array_equal(r.moments["dinov2"].mu, mu.astype(np.float32))
+
+
+# --- issue #37: a ganeval reference that is not what ganeval wrote ------------------------------------------------
+
+
+def _ganeval_ref(path: Path, x: np.ndarray, meta: object, mu: np.ndarray | None = None) -> Path:
+    """A ganeval reference file as written, its `meta` and (optionally) `mu` replaced."""
+    m = moments(x)
+    np.savez(path, features=x, mu=m[0] if mu is None else mu, sigma=m[1], meta=np.array(json.dumps(meta)))
+    return path
+
+
+GOOD_META = {"format": "ganeval-reference", "version": 1, "extractor": {"name": "identity"}, "n": 40}
+
+
+@pytest.mark.parametrize("meta, words", [
+    (None, "its meta is JSON NoneType"),
+    ([1, 2], "its meta is JSON list"),
+    ("ganeval-reference", "its meta is JSON str"),
+    ({**GOOD_META, "extractor": [1]}, "meta's 'extractor' must be dict"),
+    ({**GOOD_META, "extractor": "identity"}, "meta's 'extractor' must be dict"),
+    ({**GOOD_META, "extractor": {"name": 3}}, "extractor name must be a string"),
+    ({**GOOD_META, "resize_mode": 7}, "meta's 'resize_mode' must be str"),
+])
+def test_a_malformed_meta_is_refused_in_one_line(tmp_path: Path, sets: dict[str, Path], capsys, meta: object,  # type: ignore[no-untyped-def]
+                                                 words: str) -> None:
+    path = _ganeval_ref(tmp_path / "ref.npz", feats(40, 3), meta)
+    with pytest.raises(ReferenceError, match="write the reference again"):
+        read_reference(path)
+    refused([str(path), str(sets["fake"])], capsys, str(path), words)
+
+
+def test_moments_that_disagree_with_their_features_are_refused(tmp_path: Path, sets: dict[str, Path], capsys) -> None:  # type: ignore[no-untyped-def]
+    x = feats(40, 3)
+    ok = _ganeval_ref(tmp_path / "ok.npz", x, GOOD_META)
+    assert read_reference(ok).layout == "ganeval"  # type: ignore[union-attr]
+    mu = moments(x)[0].copy()
+    mu[0] += 1e-3 * np.sqrt(np.abs(moments(x)[1]).max())  # far above rounding, small enough to go unseen by eye
+    bad = _ganeval_ref(tmp_path / "bad.npz", x, GOOD_META, mu)
+    refused([str(bad), str(sets["fake"])], capsys, str(bad), "not the moments of its own features")
+    m, s = moments(x)
+    s = s.copy()
+    s[2, 5] = s[5, 2] = s[2, 5] + 1e-3 * np.abs(s).max()  # sigma changed, still a covariance
+    np.savez(tmp_path / "bad_sigma.npz", features=x, mu=m, sigma=s, meta=np.array(json.dumps(GOOD_META)))
+    refused([str(tmp_path / "bad_sigma.npz"), str(sets["fake"])], capsys, "not the moments of its own features")
+
+
+class _Writes:
+    """An identity extractor whose first batch does something first (another process's write, a check that it ran)."""
+
+    def __init__(self, action) -> None:  # type: ignore[no-untyped-def]
+        from ganeval.features import get_extractor
+
+        self.ex = get_extractor("identity")
+        self.action = action
+
+    def __call__(self):  # type: ignore[no-untyped-def]
+        ex, action = self.ex, self.action
+        real = ex.device_stage
+
+        def stage(b):  # type: ignore[no-untyped-def]
+            action()
+            return real(b)
+
+        ex.device_stage = stage
+        return ex
+
+
+@pytest.mark.parametrize("kind", ["path", "stats"])
+def test_a_file_written_meanwhile_at_a_new_output_is_not_replaced(tmp_path: Path, kind: str) -> None:
+    """(issue #37) two saves to one new path at once: the second one refuses, the first one's file stays."""
+    from ganeval.features.reference import save_reference
+
+    out = tmp_path / "ref.npz"
+    theirs = b"another process's file"
+    ex = _Writes(lambda: out.exists() or out.write_bytes(theirs))()
+    with pytest.raises(ReferenceError, match="exists .*not replaced"):
+        save_reference(feats(30, 1), **{kind: out}, extractor=ex, progress=False)
+    assert out.read_bytes() == theirs and not list(tmp_path.glob(".*.tmp"))
+    save_reference(feats(30, 1), **{kind: out}, extractor=_Writes(lambda: None)(), overwrite=True, progress=False)
+    assert out.read_bytes() != theirs
+
+
+def test_a_read_only_folder_is_refused_before_extraction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(issue #37) --save-ref/--save-stats into a folder that cannot be written: refused before any extraction."""
+    import tempfile
+
+    from ganeval.features.reference import save_reference
+
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    if os.geteuid() == 0:  # root writes anyway: let the probe meet what anyone else would
+        real_tempfile = tempfile.TemporaryFile
+
+        def denied(*args, dir=None, **kwargs):  # type: ignore[no-untyped-def]  # noqa: A002 - tempfile's name
+            if dir is not None and Path(dir) == ro:
+                raise PermissionError(13, "Permission denied")
+            return real_tempfile(*args, dir=dir, **kwargs)
+
+        monkeypatch.setattr(tempfile, "TemporaryFile", denied)
+    ex = _Writes(lambda: pytest.fail("extracted before the check"))()
+    for kind in ("path", "stats"):
+        with pytest.raises(ReferenceError, match=f"{kind} .*ro/r.npz: folder .*ro is not writable"):
+            save_reference(feats(30, 1), **{kind: ro / "r.npz"}, extractor=ex, progress=False)

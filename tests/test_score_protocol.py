@@ -104,9 +104,9 @@ def test_the_fake_count_is_the_protocols(tmp_path: Path, capsys) -> None:  # typ
     before any weights are looked for (the --weights file does not exist)."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((40, 2048))
-    np.savez(tmp_path / "VIRTUAL_imagenet256_labeled.npz", arr_0=rng.integers(0, 256, (4, 16, 16, 3), dtype=np.uint8),
+    np.savez(tmp_path / "VIRTUAL_imagenet256_labeled.npz", arr_0=rng.integers(0, 256, (4, 256, 256, 3), dtype=np.uint8),
              mu=x.mean(0), sigma=np.cov(x, rowvar=False))
-    np.save(tmp_path / "fake.npy", rng.integers(0, 256, (6, 16, 16, 3), dtype=np.uint8))
+    np.save(tmp_path / "fake.npy", rng.integers(0, 256, (6, 256, 256, 3), dtype=np.uint8))  # the protocol's size
     refused([str(tmp_path / "VIRTUAL_imagenet256_labeled.npz"), str(tmp_path / "fake.npy"), "--protocol",
              "imagenet256_adm", "--weights", str(tmp_path / "none.pth"), "--no-download"], capsys,
             "fixes n_generated=50000", "has 6")

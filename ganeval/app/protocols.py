@@ -27,7 +27,7 @@ def normal_value(key: str, value: Any) -> Any:
 
 
 def protocol_table() -> dict[str, dict[str, Any]]:
-    """name -> {name, reports, fixed} of every protocol file (`ganeval/configs/protocol/NAME.yaml`, whose
+    """name -> {name, reports, fixed, images (channels and size of every image)} of every protocol file (`ganeval/configs/protocol/NAME.yaml`, whose
     `protocol` node the Hydra app composes): the one table both `protocol=NAME` and `ganeval-score --protocol`
     read."""
     from omegaconf import OmegaConf
@@ -38,7 +38,8 @@ def protocol_table() -> dict[str, dict[str, Any]]:
     for path in sorted((config_dir() / "protocol").glob("*.yaml")):
         node = OmegaConf.to_container(OmegaConf.load(path).protocol, resolve=True)
         assert isinstance(node, dict) and node["name"] == path.stem, path
-        table[path.stem] = {"name": path.stem, "reports": str(node["reports"]), "fixed": dict(node["fixed"])}
+        table[path.stem] = {"name": path.stem, "reports": str(node["reports"]), "fixed": dict(node["fixed"]),
+                            "images": dict(node.get("images") or {})}
     return table
 
 

@@ -206,6 +206,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from ganeval.app.main import user_errors
 
+    from ganeval.stops import terminate_as_interrupt
+
+    terminate_as_interrupt()  # SIGTERM ends the command as Ctrl-C does: one line, what is kept
     try:
         from ganeval.app.score_protocol import apply_protocol, given_options
         from ganeval.app.score_request import default_metrics, parse_metrics
@@ -229,9 +232,12 @@ def run(argv: Sequence[str] | None = None) -> int:
 
         print(f"ganeval-score: {refusal(e, download=not args.no_download)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as e:  # Ctrl-C: one line saying what is stored (ganeval.stops)
-        print(f"ganeval-score: {e or 'stopped (Ctrl-C)'}", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: one line saying what is stored (ganeval.stops)
+        from ganeval.app.score_print import stop_line
+        from ganeval.stops import exit_status
+
+        print(f"ganeval-score: {stop_line(e, args.cache_dir)}", file=sys.stderr)
+        return exit_status(e)
     except OSError as e:
         from ganeval.stops import no_space
 

@@ -150,6 +150,8 @@ FLAG_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?<![-.\w])results_dir\b", r"--out"),
     (r"(?<![-.\w])features\.weights=FILE\b", r"--weights FILE"),
     (r"(?<![-.\w])features=(\w+)", r"--features \1"),
+    (r"(?<![-.\w])metrics=(\w+)", r"--metrics \1"),
+    (r"(?<![-.\w])cache_dir\b", r"--cache-dir"),
     (r"\bpass overwrite=true\b", r"pass --overwrite"),
     (r"(?<![-.\w])overwrite=true\b", r"--overwrite"),
 )
@@ -201,3 +203,14 @@ def weights_message(error: BaseException, download: bool, words: Mapping[str, st
     file = f"{WEIGHTS_FILENAME} from {url}" if inception else url
     return (f"no {what} weights ({where}): pass the file with {words['weights']} or set {env}=FILE ({file}), or "
             f"score without {'Inception' if inception else 'weights'}: {words['pixels']}")
+
+
+def stop_line(e: BaseException, cache_dir: str | None) -> str:
+    """The line for a command stopped by Ctrl-C or SIGTERM: the run loop's own (what is stored), else how to go on."""
+    from ganeval.stops import Stopped, by_sigterm
+
+    if isinstance(e, Stopped):
+        return str(e)
+    how = "by SIGTERM" if by_sigterm(e) else "(Ctrl-C)"
+    kept = ": the feature chunks finished in --cache-dir are kept and resume" if cache_dir else ""
+    return f"stopped {how} before any run was scored; rerun the same command{kept}"

@@ -158,6 +158,29 @@ def named_real(name: str, data: Mapping[str, Any]) -> InputSet:
     return classify(InputSet(name, name, f"data config {name}" + (f" ({shown})" if shown else ""), arr, False))
 
 
+def check_images(protocol: str | None, real: InputSet, fakes: list[InputSet]) -> None:
+    """Every image set (REAL and the FAKEs) has the protocol's channels and size (from headers or the array's shape,
+    before any extraction): another size would print the protocol's number for other images."""
+    if protocol is None:
+        return
+    from ganeval.app.score_request import chw
+
+    spec = protocol_spec(protocol)
+    want = spec.get("images") or {}
+    if not want:
+        return
+    c, size = int(want["channels"]), int(want["size"])
+    for role, s in (("REAL", real), *(("FAKE", f) for f in fakes)):
+        if not s.images:
+            continue
+        _, (sc, sh, sw), files = chw(s)
+        if (sc, sh, sw) != (c, size, size):
+            fix = f" (or --size {size} for image files)" if files else ""
+            raise ValueError(f"--protocol {spec['name']} scores {size}×{size} images with {c} channels "
+                             f"({spec['reports']}), but {role} {s.describe()}: give images of that size{fix}, or drop "
+                             "--protocol")
+
+
 def check_fakes(protocol: str | None, fakes: list[InputSet]) -> None:
     """Every FAKE holds the protocol's `n_generated` rows (checked from headers, before any extraction)."""
     if protocol is None:
@@ -189,4 +212,4 @@ def add_full_set(plan: Any, protocol: str | None, real_f: Any, fakes_f: list[Any
     return attach_full_set(summary, values)
 
 
-__all__ = ["add_full_set", "apply_protocol", "check_fakes", "given_options", "load_real", "protocol_spec"]
+__all__ = ["add_full_set", "apply_protocol", "check_fakes", "check_images", "given_options", "load_real", "protocol_spec"]

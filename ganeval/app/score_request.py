@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, MutableMapping, Sequence
 
 import numpy as np
@@ -116,6 +117,34 @@ class ScoreRequest:
 
 
 PIXELS_SIZE = 32  # --features pixels: larger images resized to 32² (3072-d RGB rows, CIFAR-10's size)
+
+
+def input_files(request: ScoreRequest) -> list[Path]:
+    """The files and folders REAL and the FAKEs name (`FILE.npz:KEY` by its file; dataset names name none)."""
+    out = []
+    for arg in (request.real, *request.fakes):
+        if not isinstance(arg, (str, os.PathLike)):  # arrays, tensors, generators: no file
+            continue
+        arg = os.fspath(arg)
+        p = Path(arg).expanduser()
+        if not p.exists() and ":" in arg:
+            p = Path(arg.rpartition(":")[0]).expanduser()
+        if p.exists():
+            out.append(p)
+    return out
+
+
+def check_outputs_not_inputs(request: ScoreRequest) -> None:
+    """Refuse --save-ref/--save-stats naming (or resolving to, through links) an input, whatever the flags."""
+    inputs = input_files(request)
+    for flag, out in (("--save-ref", request.save_ref), ("--save-stats", request.save_stats)):
+        p = Path(out).expanduser() if out is not None else None
+        if p is None or not p.exists():
+            continue
+        for i in inputs:
+            if p.resolve() == i.resolve() or os.path.samefile(p, i):
+                raise ValueError(f"{flag} {out} is an input of this command ({i}): an output never replaces an input, "
+                                 "with or without --overwrite; give another path")
 
 
 def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
@@ -289,10 +318,10 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet], 
     if request.runs == 1:
         from ganeval.protocol.full import check_full_sizes
 
-        check_full_sizes(sizes, metrics)
+        check_full_sizes(sizes, metrics, real=f"REAL {real.arg}")
     settings = Settings(runs=request.runs, sample_size=request.sample_size or len(real), metrics=metrics,
                         seed=request.seed, confidence=request.confidence, device=request.device,
-                        progress=request.progress)
+                        progress=request.progress, subsamples=request.runs > 1)
     if request.runs > 1:
         settings.check_pools(sizes)
     notes += [n for n in (kid_note, whole_set_note(sizes, request.runs, request.sample_size)) if n]

@@ -25,7 +25,7 @@ from ganeval.app.score_inputs import (
     refuse_fake_references,
 )
 from ganeval.app.score_request import (
-    ScoreRequest, check_inputs, check_inputs_fakes, make_extractor, make_settings,
+    ScoreRequest, check_inputs, check_outputs_not_inputs, check_inputs_fakes, make_extractor, make_settings,
 )
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
@@ -254,17 +254,13 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
 
     if not request.fakes and request.save_ref is None and request.save_stats is None:
         raise ValueError("give at least one FAKE set to score against REAL (or --save-ref/--save-stats to write REAL's)")
-    if request.out is not None:
-        from ganeval.results.outputs import check_foreign
-
-        check_writable(Path(request.out), "--out")
-        check_foreign(request.out, request.overwrite)  # a folder of the user's own files, as the app refuses it
-    check_save(request)
+    check_paths(request)
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
     real = load_real(request)
     fakes = load_fakes(request)
+    sp.check_images(request.protocol, real, fakes)  # --protocol's image size and channels
     sp.check_fakes(request.protocol, fakes)  # --protocol's n_generated
     refuse_fake_references(fakes)
     if real.reference is not None and real.reference.moments_only:
@@ -290,8 +286,11 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         pipeline.open_results(plan, protocol=not full)
         if request.samples:  # before the features: cheap (a few files decoded), and a refused path stops no long work
             from ganeval.app.score_samples import write_sample_grids
+            from ganeval.results.outputs import write_manifest
 
+            write_manifest(results_dir)  # the folder is ganeval's from now on: a stopped run's rerun is not refused
             write_sample_grids(results_dir, [real, *fakes], settings.seed)
+            write_manifest(results_dir)  # listing the grids (an --overwrite clears them)
     else:
         from ganeval.protocol.api import store_identity
 
@@ -394,6 +393,18 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
     return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir)
 
 
+def check_paths(request: ScoreRequest) -> None:
+    """--out, --cache-dir and the --save-ref/--save-stats files checked before any work."""
+    if request.out is not None:
+        from ganeval.results.outputs import check_foreign
+
+        check_writable(Path(request.out), "--out")
+        check_foreign(request.out, request.overwrite)  # a folder of the user's own files, as the app refuses it
+    if request.cache_dir is not None:
+        check_writable(Path(request.cache_dir).expanduser(), "--cache-dir")
+    check_save(request)
+
+
 def check_save(request: ScoreRequest) -> None:
     """--save-ref / --save-stats paths checked before any work (no links, no folders, no silent replacement)."""
     if request.save_ref is not None:
@@ -403,6 +414,7 @@ def check_save(request: ScoreRequest) -> None:
     if request.save_ref is not None and request.save_stats is not None and \
             Path(request.save_ref).expanduser().resolve() == Path(request.save_stats).expanduser().resolve():
         raise ReferenceError("--save-ref and --save-stats name the same file: give two paths")
+    check_outputs_not_inputs(request)
 
 
 def save_outputs(request: ScoreRequest, real: InputSet, features: np.ndarray, extractor: Any) -> list[Path]:
@@ -420,7 +432,7 @@ def save_outputs(request: ScoreRequest, real: InputSet, features: np.ndarray, ex
     else:
         content = array_identity(real.array)["sha256"]
     write_outputs(features, reference_meta(extractor, len(features), content, real.arg), request.save_ref,
-                  request.save_stats)
+                  request.save_stats, request.overwrite)
     return [Path(p) for p in (request.save_ref, request.save_stats) if p is not None]
 
 

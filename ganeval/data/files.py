@@ -11,6 +11,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
+SKIPPED_IMAGES = (".gif", ".tif", ".tiff", ".ppm", ".pgm", ".tga", ".ico", ".avif", ".heic")  # images not read: noted
 
 
 def list_images(path: str | os.PathLike) -> list[Path]:
@@ -21,7 +22,12 @@ def list_images(path: str | os.PathLike) -> list[Path]:
                          "data=array (ganeval.data.array)")
     if not root.is_dir():
         raise FileNotFoundError(f"image folder {root} does not exist or is not a directory")
-    files = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS]
+    every = [p for p in root.rglob("*") if p.is_file()]
+    files = [p for p in every if p.suffix.lower() in IMAGE_EXTENSIONS]
+    skipped = [p for p in every if p.suffix.lower() in SKIPPED_IMAGES]
+    if skipped:  # images the user may count on: say that they are not read
+        log.warning("%d image file(s) under %s are not read (first: %s): ganeval reads %s only; convert them to PNG "
+                    "to score them", len(skipped), root, min(skipped), ", ".join(IMAGE_EXTENSIONS))
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 

@@ -19,15 +19,17 @@ epsilon of the dtype the file stores sigma in, so a float32 copy of a true covar
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import pickle
 import re
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -189,6 +191,49 @@ def check_features(a: Any, what: str) -> np.ndarray:
     return a
 
 
+META_TYPES: dict[str, tuple[type, ...]] = {"extractor": (dict,), "weights_sha256": (str,), "resize_mode": (str,),
+                                           "content_hash": (str,), "n": (int,)}
+AGREE_RTOL = 1e-6  # stored moments may differ from their features' by this much (of their scale): rounding only
+
+
+def check_meta(meta: dict[str, Any], what: str) -> None:
+    """Refuse a ganeval reference whose provenance fields have the wrong JSON type (each may be null)."""
+    for key, types in META_TYPES.items():
+        v = meta.get(key)
+        if v is not None and (not isinstance(v, types) or isinstance(v, bool)):
+            raise ReferenceError(f"{what}: meta's {key!r} must be {' or '.join(t.__name__ for t in types)} or null, "
+                                 f"got {type(v).__name__} {json.dumps(v)[:60]}: the file was changed after ganeval wrote "
+                                 "it; write the reference again")
+    name = (meta.get("extractor") or {}).get("name")
+    if name is not None and not isinstance(name, str):
+        raise ReferenceError(f"{what}: meta's extractor name must be a string, got {json.dumps(name)[:60]}; write the "
+                             "reference again")
+
+
+def check_agree(mom: Moments, feats: np.ndarray, what: str, block: int = 4096) -> None:
+    """Refuse stored moments that are not their own features' (ganeval scores the features, a peer the moments):
+    mu exactly, sigma through its product with two fixed random vectors (any change of sigma moves it almost surely),
+    in O(N·D) and blocks of rows, not a second D×D covariance."""
+    n, d = feats.shape
+    mu = np.zeros(d)
+    for s in range(0, n, block):
+        mu += feats[s : s + block].sum(axis=0, dtype=np.float64)
+    mu /= n
+    v = np.random.default_rng(0).standard_normal((d, 2))
+    sv = np.zeros((d, 2))
+    for s in range(0, n, block):
+        c = feats[s : s + block].astype(np.float64) - mu
+        sv += c.T @ (c @ v)
+    sv /= n - 1
+    scale = max(float(np.abs(mom.sigma).max()), np.finfo(np.float64).tiny)
+    dmu = float(np.abs(mom.mu - mu).max()) / max(float(np.abs(mu).max()), np.sqrt(scale))
+    dsigma = float(np.abs(mom.sigma @ v - sv).max()) / (scale * float(np.abs(v).sum(axis=0).max()))
+    if max(dmu, dsigma) > AGREE_RTOL:
+        raise ReferenceError(f"{what}: its mu/sigma are not the moments of its own features (relative difference "
+                             f"{max(dmu, dsigma):.3g}): the file was changed after ganeval wrote it, and ganeval (which "
+                             "scores the features) and a peer (which reads mu/sigma) would disagree; write it again")
+
+
 def _npz_arrays(p: Path) -> dict[str, np.ndarray] | None:
     """All arrays of an `.npz` (no pickle), or None when it is not an npz archive."""
     if not zipfile.is_zipfile(p):
@@ -211,12 +256,18 @@ def _from_npz(p: Path, z: dict[str, np.ndarray]) -> Reference | None:
             meta = json.loads(str(z["meta"]))
         except json.JSONDecodeError:
             meta = {}
+        if not isinstance(meta, dict):
+            raise ReferenceError(f"{what}: its meta is JSON {type(meta).__name__}, not an object: the file holds a "
+                                 "ganeval reference's arrays (features, mu, sigma, meta) but not its provenance; write "
+                                 "the reference again")
         if meta.get("format") == GANEVAL_FORMAT:
+            check_meta(meta, what)
             feats = check_features(z["features"], what)
             mom = check_moments(z["mu"], z["sigma"], what)
             if mom.dim != feats.shape[1]:
                 raise ReferenceError(f"{what}: features are {feats.shape[1]}-d but mu has {mom.dim} entries; write "
                                      "the reference again")
+            check_agree(mom, feats, what)
             space = (meta.get("extractor") or {}).get("name")
             return Reference(what, "ganeval", {space or "features": mom}, feats, None, space,
                              meta.get("resize_mode"), meta)
@@ -302,6 +353,12 @@ def check_file_writable(path: str | os.PathLike, what: str, overwrite: bool = Fa
         raise ReferenceError(f"{what} {p} must end in .npz")
     if not p.parent.is_dir():
         raise ReferenceError(f"{what} {p}: folder {p.parent} does not exist")
+    try:  # a probe, as the app's for results_dir: a read-only folder or mount refused before any extraction
+        with tempfile.TemporaryFile(dir=p.parent):
+            pass
+    except OSError as e:
+        raise ReferenceError(f"{what} {p}: folder {p.parent} is not writable ({e.strerror}); give another path or "
+                             "make it writable") from None
     return p
 
 
@@ -311,18 +368,32 @@ def moments_of(features: np.ndarray) -> Moments:
     return Moments(f.mean(axis=0), np.cov(f, rowvar=False))
 
 
-def write_reference(path: str | os.PathLike, features: np.ndarray, meta: dict[str, Any]) -> Moments:
-    """ganeval's reference `.npz` (atomically): `features` (float32 N×D), `mu`, `sigma` (float64) and `meta` (JSON)."""
+def write_reference(path: str | os.PathLike, features: np.ndarray, meta: dict[str, Any],
+                    overwrite: bool = False) -> Moments:
+    """ganeval's reference `.npz` (atomically): `features` (float32 N×D), `mu`, `sigma` (float64) and `meta` (JSON).
+    An existing file (also one another process wrote meanwhile) is replaced only with `overwrite`."""
     feats = check_features(np.ascontiguousarray(features, np.float32), str(path))
     mom = moments_of(feats)
-    atomic_np_save(path, features=feats, mu=mom.mu, sigma=mom.sigma,
-                   meta=np.array(json.dumps(meta, sort_keys=True, default=str)))
+    with _not_replaced():
+        atomic_np_save(path, overwrite, features=feats, mu=mom.mu, sigma=mom.sigma,
+                       meta=np.array(json.dumps(meta, sort_keys=True, default=str)))
     return mom
 
 
-def write_stats(path: str | os.PathLike, mom: Moments) -> None:
-    """A pytorch-fid statistics `.npz` {mu, sigma} (atomically), which `pytorch_fid` reads as its own."""
-    atomic_np_save(path, mu=mom.mu, sigma=mom.sigma)
+def write_stats(path: str | os.PathLike, mom: Moments, overwrite: bool = False) -> None:
+    """A pytorch-fid statistics `.npz` {mu, sigma} (atomically), which `pytorch_fid` reads as its own; an existing
+    file replaced only with `overwrite`."""
+    with _not_replaced():
+        atomic_np_save(path, overwrite, mu=mom.mu, sigma=mom.sigma)
+
+
+@contextlib.contextmanager
+def _not_replaced() -> Iterator[None]:
+    """A file that appeared at a new output's path meanwhile (`atomic_path(replace=False)`): a one-line refusal."""
+    try:
+        yield
+    except FileExistsError as e:
+        raise ReferenceError(str(e)) from None
 
 
 __all__ = ["Moments", "Reference", "ReferenceError", "read_reference", "refuse_moment_key", "check_moments",

@@ -81,20 +81,10 @@ class Extractor:
     images: bool = True
     cacheable: bool = True
     outputs: str | None = "features"
-    legacy_weights_digits: int | None = None  # hex digits of the weights hash older versions kept in the identity
 
     def identity(self) -> dict[str, Any]:
         """Everything that determines the features besides the input (JSON-serialisable)."""
         return {"name": self.name}
-
-    def legacy_identity(self) -> dict[str, Any] | None:
-        """`identity()` as older ganeval versions recorded it (its full "weights" SHA-256 cut to
-        `legacy_weights_digits`): the feature-cache keys they wrote. None when no older form differs."""
-        ident = self.identity()
-        weights, digits = ident.get("weights"), self.legacy_weights_digits
-        if digits is None or not isinstance(weights, str) or len(weights) <= digits:
-            return None
-        return {**ident, "weights": weights[:digits]}
 
     def check_input(self, shape: tuple[int, ...], dtype: Any) -> None:
         """Raise `ValueError` if a whole input of this shape/dtype cannot be processed."""

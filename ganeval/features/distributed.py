@@ -3,8 +3,9 @@ gathering per-chunk features on rank 0 (through a gloo group, so NCCL runs need 
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -34,12 +35,31 @@ def init_from_env(device: str | None = None) -> str | None:
         return device
     cuda = torch.cuda.is_available() and (device is None or str(device).startswith("cuda"))
     if not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if cuda else "gloo")
+        with group_call("joining the group"):
+            dist.init_process_group(backend="nccl" if cuda else "gloo")
     if cuda:
         local = int(os.environ.get("LOCAL_RANK", "0"))
         torch.cuda.set_device(local)
         return f"cuda:{local}"
     return device
+
+
+class GroupLost(ValueError):
+    """The torchrun group broke (the launcher or another rank stopped): said in one line, not torch's traceback."""
+
+
+@contextlib.contextmanager
+def group_call(what: str) -> Iterator[None]:
+    """Run a collective step; a broken group (torch's `DistError`, e.g. `DistNetworkError: Broken pipe` when the
+    launcher was killed) becomes `GroupLost` saying what happened and how to go on."""
+    import torch.distributed as dist
+
+    try:
+        yield
+    except dist.DistError as e:
+        raise GroupLost(f"rank {rank_world()[0]}: the torchrun group broke while {what} ({type(e).__name__}: "
+                        f"{' '.join(str(e).split())[:200]}): the launcher or another rank stopped; rerun the torchrun "
+                        "command: with --cache-dir the chunks finished so far are kept and resume") from None
 
 
 def gather_to_main(parts: dict[int, Any], device: torch.device | None = None) -> dict[int, Any] | None:
@@ -50,10 +70,11 @@ def gather_to_main(parts: dict[int, Any], device: torch.device | None = None) ->
     rank, world = rank_world()
     if world == 1:
         return parts
-    if _GATHER_GROUP is None:
-        _GATHER_GROUP = dist.new_group(backend="gloo")
     out: list[Any] = [None] * world if rank == 0 else None  # type: ignore[assignment]
-    dist.gather_object(parts, out, dst=0, group=_GATHER_GROUP)
+    with group_call("gathering the features on rank 0"):
+        if _GATHER_GROUP is None:
+            _GATHER_GROUP = dist.new_group(backend="gloo")
+        dist.gather_object(parts, out, dst=0, group=_GATHER_GROUP)
     if rank != 0:
         return None
     merged: dict[int, Any] = {}

@@ -185,12 +185,11 @@ def extract_with_info(
         for b in source.batches():
             hasher.update(b)
         content = hasher.hexdigest()
-        path, cached, found = fcache.find_cached(cache_dir, content, identity, ex.legacy_identity(),  # type: ignore[arg-type]
-                                                 hasher.n)
+        path, cached = fcache.find_cached(cache_dir, content, identity, hasher.n)  # type: ignore[arg-type]
         info.update(content_hash=content, cache_file=str(path))
         if cached is not None:
-            log.info("feature cache hit: %s", found)
-            info.update(cache_hit=True, cache_file=str(found), n=int(cached.shape[0]), seconds=time.perf_counter() - t0)
+            log.info("feature cache hit: %s", path)
+            info.update(cache_hit=True, n=int(cached.shape[0]), seconds=time.perf_counter() - t0)
             return cached, info
         # a re-iterated stream is hashed again while computing: a dataset that yields different
         # images on each pass (random sampling) must not store features under the first pass's key
@@ -209,8 +208,7 @@ def extract_with_info(
                 path = fcache.cache_path(cache_dir, fcache.cache_key(content, identity))  # type: ignore[arg-type]
                 info.update(content_hash=content, cache_file=str(path))
         if path is not None:
-            fcache.save_cached(path, feats, {"extractor": identity, "content": info["content_hash"],
-                                             "n": int(feats.shape[0])})
+            fcache.save_cached(path, feats, fcache.entry_meta(info["content_hash"], identity, int(feats.shape[0])))
         else:
             info.update(cache_file=None)
     info.update(n=int(feats.shape[0]), seconds=time.perf_counter() - t0)

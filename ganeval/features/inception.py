@@ -316,7 +316,6 @@ class InceptionExtractor(Extractor):
     """
 
     fd_name = "Inception"  # FD on Inception pool3 is FID itself
-    legacy_weights_digits = 8
 
     def __init__(
         self,
@@ -376,7 +375,7 @@ class InceptionExtractor(Extractor):
             "block": self.block,
             "resize": RESIZE if self.resize else None,
             "preprocess": RESIZE_MODES[self.resize_mode or DEFAULT_RESIZE_MODE],
-            "weights": weights_sha256(self.weights_path()),  # full SHA-256 (8 digits before: `legacy_weights_digits`)
+            "weights": weights_sha256(self.weights_path()),  # full SHA-256 (older versions kept 8 digits)
             "autocast": self.autocast,
         }
         if self.resize_mode not in (None, DEFAULT_RESIZE_MODE):  # the default keeps the identity it always had

@@ -173,8 +173,7 @@ def check_weights_file(path: Path, what: str, key: str, shape: tuple[int | None,
 
 
 def weights_identity(path: Path) -> str:
-    """The recorded identity of a weights file: its full SHA-256 (older versions recorded the first 16 hex digits:
-    `PretrainedExtractor.legacy_weights_digits`)."""
+    """The recorded identity of a weights file: its full SHA-256 (older versions recorded the first 16 hex digits)."""
     return weights_sha256(path)
 
 
@@ -183,7 +182,6 @@ class PretrainedExtractor(Extractor):
     use and moved to the batches' device, preprocessing on the host (`host_stage`) and the forward on the device
     (`device_stage`). Subclasses say how to resolve the weights (`resolve`), build (`build`) and run (`forward`)."""
 
-    legacy_weights_digits = 16
     _path: Path | None = None
     _model: torch.nn.Module | None = None
     _device: torch.device | None = None

@@ -25,13 +25,14 @@ def reference_meta(extractor: Extractor, n: int, content_hash: str | None, sourc
 
 
 def write_outputs(features: np.ndarray, meta: dict[str, Any], path: str | os.PathLike | None,
-                  stats: str | os.PathLike | None) -> Moments:
-    """Write ganeval's reference to `path` and pytorch-fid's statistics to `stats` (either may be None)."""
+                  stats: str | os.PathLike | None, overwrite: bool = False) -> Moments:
+    """Write ganeval's reference to `path` and pytorch-fid's statistics to `stats` (either may be None); an existing
+    file (one another process wrote meanwhile included) is replaced only with `overwrite`."""
     mom = moments_of(features)
     if path is not None:
-        write_reference(Path(path).expanduser(), features, meta)
+        write_reference(Path(path).expanduser(), features, meta, overwrite)
     if stats is not None:
-        write_stats(Path(stats).expanduser(), mom)
+        write_stats(Path(stats).expanduser(), mom, overwrite)
     return mom
 
 
@@ -58,7 +59,7 @@ def save_reference(images: Any, path: str | os.PathLike | None = None, *, stats:
         h = StreamHasher()
         h.update(images)
         content = h.hexdigest()
-    return write_outputs(feats, reference_meta(ex, len(feats), content), path, stats)
+    return write_outputs(feats, reference_meta(ex, len(feats), content), path, stats, overwrite)
 
 
 __all__ = ["save_reference", "reference_meta", "write_outputs"]

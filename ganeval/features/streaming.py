@@ -29,7 +29,7 @@ import torch
 from ganeval.data.sources import ImageSource
 from ganeval.features import cache as fcache
 from ganeval.features.base import Extractor
-from ganeval.features.distributed import gather_to_main, rank_world
+from ganeval.features.distributed import gather_to_main, group_call, rank_world
 
 log = logging.getLogger(__name__)
 CHUNK_SIZE = 2048  # images per cached chunk (the GANEVAL_CHUNK_SIZE environment variable overrides it)
@@ -50,11 +50,15 @@ def _chunk_file(folder: Path, i: int) -> Path:
     return folder / f"chunk-{i:06d}.npz"
 
 
-def _load_chunk(path: Path, rows: int) -> np.ndarray | None:
-    """A finished chunk's features (None when absent or invalid: it is computed again)."""
-    if path.is_symlink():
-        return None
-    return fcache.load_cached(path, rows)
+def _chunk_meta(partial: Path, i: int, bounds: list[tuple[int, int]]) -> dict[str, Any]:
+    """What chunk `i` carries and is checked against: its folder (content or files, extractor, batch and chunk
+    sizes), index and rows."""
+    return {"partial": partial.name, "chunk": i, "rows": list(bounds[i])}
+
+
+def _load_chunk(partial: Path, i: int, bounds: list[tuple[int, int]]) -> np.ndarray | None:
+    """A finished chunk's features (None when absent, invalid or another chunk's: it is computed again)."""
+    return fcache.load_cached(_chunk_file(partial, i), bounds[i][1] - bounds[i][0], _chunk_meta(partial, i, bounds))
 
 
 def extract_source(
@@ -116,8 +120,7 @@ def extract_source(
         if hasher is not None:  # the content was hashed on the way: remember it, then look the entry up
             feats = _store_hashed(source, ex, hasher, cache_dir, feats, info)  # type: ignore[arg-type]
         else:
-            fcache.save_cached(info["cache_file"], feats, {"extractor": info["extractor"],
-                                                           "content": info["content_hash"], "n": n})
+            fcache.save_cached(info["cache_file"], feats, fcache.entry_meta(info["content_hash"], info["extractor"], n))
         shutil.rmtree(partial, ignore_errors=True)
     elif hasher is not None:
         info.update(content_hash=source.remember(hasher.content(source.shape), None)["stream"])
@@ -168,12 +171,11 @@ def _cache_plan(source: ImageSource, ex: Extractor, batch_size: int, num_workers
         if not resumed and one_pass(source, ex, num_workers, cache_dir):
             return files_partial, _new_hasher(), None
     content = shared_content(source, batch_size, num_workers, cache_dir, progress)
-    path, cached, found = fcache.find_cached(cache_dir, content["stream"], info["extractor"], ex.legacy_identity(),
-                                             len(source))
+    path, cached = fcache.find_cached(cache_dir, content["stream"], info["extractor"], len(source))
     info.update(content_hash=content["stream"], cache_file=str(path))
     if cached is not None:
-        log.info("feature cache hit: %s", found)
-        info.update(cache_hit=True, cache_file=str(found))
+        log.info("feature cache hit: %s", path)
+        info.update(cache_hit=True)
         return path, None, cached
     if resumed:
         return files_partial, None, None  # type: ignore[return-value]
@@ -185,15 +187,14 @@ def _store_hashed(source: ImageSource, ex: Extractor, hasher: Any, cache_dir: st
     """After a one-pass extraction: remember the content (the memo `content()` writes), then the entry: an existing
     one (the same pixels came from other files before: the same features) is used as it is, else it is written."""
     content = source.remember(hasher.content(source.shape), cache_dir)
-    path, cached, found = fcache.find_cached(cache_dir, content["stream"], info["extractor"], ex.legacy_identity(),
-                                             len(source))
+    path, cached = fcache.find_cached(cache_dir, content["stream"], info["extractor"], len(source))
     info.update(content_hash=content["stream"], cache_file=str(path))
     if cached is not None:
         assert cached.shape == feats.shape, (cached.shape, feats.shape)
-        log.info("feature cache hit (after extracting: the content was not known before): %s", found)
-        info.update(cache_hit=True, cache_file=str(found))
+        log.info("feature cache hit (after extracting: the content was not known before): %s", path)
+        info.update(cache_hit=True)
         return cached
-    fcache.save_cached(path, feats, {"extractor": info["extractor"], "content": content["stream"], "n": len(feats)})
+    fcache.save_cached(path, feats, fcache.entry_meta(content["stream"], info["extractor"], len(feats)))
     return feats
 
 
@@ -214,7 +215,7 @@ def _chunks_on_disk(partial: Path | None, mine: list[int], bounds: list[tuple[in
     done: dict[int, np.ndarray] = {}
     if partial is not None:
         for i in mine:
-            got = _load_chunk(_chunk_file(partial, i), bounds[i][1] - bounds[i][0])
+            got = _load_chunk(partial, i, bounds)
             if got is not None:
                 done[i] = got
     return done
@@ -274,7 +275,7 @@ def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, to
             parts.clear()
             done[i] = feats
             if partial is not None:
-                fcache.save_cached(_chunk_file(partial, i), feats, {"chunk": i, "rows": list(bounds[i])})
+                fcache.save_cached(_chunk_file(partial, i), feats, _chunk_meta(partial, i, bounds))
 
     if sampler:
         pin = device.type == "cuda"
@@ -297,6 +298,7 @@ def shared_content(source: ImageSource, batch_size: int, num_workers: int, cache
 
     box = [source.content(batch_size=batch_size, num_workers=num_workers, cache_dir=cache_dir, progress=progress)
            if rank == 0 else None]
-    dist.broadcast_object_list(box, src=0)
+    with group_call("sharing the content hash"):
+        dist.broadcast_object_list(box, src=0)
     source._content = box[0]
     return box[0]  # type: ignore[return-value]

@@ -32,8 +32,10 @@ from ganeval.metrics.parallel import run_jobs
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, integer, option, real, register_metric
 from ganeval.metrics.validation import check_same_dim, load_features
 
+MAX_POINTS = 1000  # each point is one FID (a D×D eigenproblem): beyond this a run takes minutes for no gain
 OPTIONS = (
-    option("points", 15, integer(2), "sample sizes the line is fitted to (Chong & Forsyth: 15)"),
+    option("points", 15, (lambda v: integer(2)[0](v) and v <= MAX_POINTS, f"an integer from 2 to {MAX_POINTS}"),
+           "sample sizes the line is fitted to (Chong & Forsyth: 15)"),
     option("min_fraction", 0.1, (lambda v: real()[0](v) and 0 < v <= 1, "a number in (0, 1]"),
            "smallest size as a fraction of the generated subsample (Chong & Forsyth: 5000 of 50000)"),
 )

@@ -74,8 +74,9 @@ def score_full(real: Any, fake: Any, metrics: Mapping[str, Mapping[str, Any]], s
     return {name: FULL_SET.get(name, _stages(name))(real, fake, seed, device, opts) for name, opts in metrics.items()}
 
 
-def check_full_sizes(sizes: Mapping[str, int], metrics: Mapping[str, Mapping[str, Any]]) -> None:
-    """Refuse sets too small for the metric options on the full sets, naming the set and the option to change."""
+def check_full_sizes(sizes: Mapping[str, int], metrics: Mapping[str, Mapping[str, Any]], real: str | None = None) -> None:
+    """Refuse sets too small for the metric options on the full sets, naming the set and the option to change.
+    `real`: the key of the real set in `sizes` (FD∞ draws its sizes from the others only)."""
     for what, n in sizes.items():
         if n < 2:
             raise ValueError(f"{what} has {n} row(s): every metric needs at least 2")
@@ -85,6 +86,16 @@ def check_full_sizes(sizes: Mapping[str, int], metrics: Mapping[str, Mapping[str
         if "kid" in metrics and metrics["kid"]["subset_size"] > n:
             raise ValueError(f"{what} has {n} rows, fewer than KID's subset_size={metrics['kid']['subset_size']}: give "
                              f"more rows or lower kid.subset_size (at most {n})")
+        if "fd_inf" in metrics and what != real:
+            from ganeval.metrics.fd_inf import check_sizes
+
+            o = metrics["fd_inf"]
+            try:
+                check_sizes(n, o["points"], o["min_fraction"], what)
+            except ValueError:
+                raise ValueError(f"{what} has {n} rows, too few for FD∞'s sizes (points={o['points']} from "
+                                 f"min_fraction={o['min_fraction']} of them: at least 2 rows each, 2 distinct): give more "
+                                 "rows or a larger metrics.fd_inf.min_fraction") from None
 
 
 @dataclass

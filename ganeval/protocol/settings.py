@@ -43,6 +43,7 @@ class Settings:
     workers: int = 1
     progress: bool = True
     probe_repeats: int = 0
+    subsamples: bool = True  # False: runs score the full sets, whose sizes `full.check_full_sizes` checks per set
 
     def __post_init__(self) -> None:
         check_value("runs", self.runs, integer(1))
@@ -56,7 +57,8 @@ class Settings:
             metrics = Metrics(self.metrics)
         except ValueError as e:
             raise ValueError(f"metrics: {e}") from None
-        metrics.check_sample_size(int(self.sample_size))
+        if self.subsamples:
+            metrics.check_sample_size(int(self.sample_size))
         if self.probe_repeats and "imd" not in metrics:
             raise ValueError(f"probe_repeats={self.probe_repeats} repeats IMD's probe draw, but IMD is not among the "
                              "metrics: set probe_repeats=0 or score IMD")

@@ -50,12 +50,12 @@ class Container:
         return f"{self.path}:{name}"
 
     def file_hash(self) -> str:
-        """SHA-256 over the members in order: each relative name, a NUL byte, its bytes (the rule of
-        `ganeval.hashing.sha256_folder`, so a folder and a zip of it hash alike)."""
-        h = hashlib.sha256()
+        """`ganeval.hashing.FilesHasher` over the members in order (so a folder and a zip of it hash alike)."""
+        from ganeval.hashing import FilesHasher
+
+        h = FilesHasher()
         for name in self.names:
-            h.update(name.encode() + b"\0")
-            h.update(self.read(name))
+            h.add(name, self.read(name))
         return h.hexdigest()
 
 

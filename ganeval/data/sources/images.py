@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 GRAY_MODES = ("L", "1", "LA", "I;16", "I")  # read as one grey channel, as `ganeval.data.folder` does
 RESIZE = "PIL bilinear"  # the filter `size` resizes with (`ganeval.data.folder`'s)
 MAX_PIXELS = 1 << 28  # an image header declaring more pixels than this is refused (decompression bomb)
-IDENTITY_FORMAT = 1
+IDENTITY_FORMAT = 2  # 2: file identities by `ganeval.hashing.FilesHasher` (memos of format 1 are never read)
 
 
 def _open(data: bytes):  # -> PIL.Image.Image
@@ -199,6 +199,17 @@ def _header(c: Container, name: str) -> tuple[str, tuple[int, int]]:
         raise ValueError(f"cannot read image file {c.describe(name)}: {_why(e)}") from None
 
 
+class WorkerLost(ValueError):
+    """A DataLoader worker decoding a source's images died (killed by the kernel, e.g. out of memory)."""
+
+
+def worker_lost(path: Path, num_workers: int, e: BaseException) -> str:
+    """One line for a DataLoader worker that died: what happened, and how to go on."""
+    fewer = f"fewer --num-workers (num_workers=; now {num_workers})" if num_workers > 1 else "--num-workers 0"
+    return (f"a worker process decoding {path} died ({' '.join(str(e).split())}): the kernel kills a process like "
+            f"this when memory runs out; rerun with {fewer} or a smaller --batch-size: with --cache-dir the finished "
+            "chunks are kept and the rerun resumes from them")
+
 class ImageSource:
     """The images of a folder, `.zip` or `.tar` as uint8 N×C×H×W batches, without holding them all.
 
@@ -272,10 +283,16 @@ class ImageSource:
         spares the decoding processes a transposing copy per image: for consumers that transpose on the device."""
         if batch_sampler is None:
             batch_sampler = [range(i, min(i + batch_size, len(self))) for i in range(0, len(self), batch_size)]
-        for batch, err in started(self.loader(batch_sampler, num_workers, pin_memory, transform, channels_last)):
-            if err is not None:
-                raise ValueError(err)
-            yield batch
+        try:
+            for batch, err in started(self.loader(batch_sampler, num_workers, pin_memory, transform, channels_last)):
+                if err is not None:
+                    raise ValueError(err)
+                yield batch
+        except RuntimeError as e:
+            if "DataLoader worker" not in str(e):
+                raise
+            raise WorkerLost(worker_lost(self.path, num_workers, e)) from None
+
 
     def read_all(self, batch_size: int = 256, num_workers: int = 0) -> np.ndarray:
         """Every image in one uint8 N×C×H×W array (what `ganeval.data.folder` returns; small sets only)."""
