@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ganeval.studies.stored import REGENERATORS
+from ganeval.studies.regenerators import REGENERATORS
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"
 

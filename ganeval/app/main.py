@@ -17,19 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from ganeval.app import invocation, resolvers, schema
+from ganeval.app.errors import unwrapped, user_errors
+from ganeval.app.paths import config_dir
 
 log = logging.getLogger("ganeval")
 resolvers.register()  # the root config's ${ganeval.*} interpolations: before Hydra composes it
 schema.register()  # the root config's schema (`ganeval_base`, first in its defaults)
 
 
-def config_dir() -> Path:
-    """The Hydra config directory shipped inside the package (`ganeval/configs/`)."""
-    return Path(__file__).resolve().parent.parent / "configs"
-
-
 def run_app(cfg: Any) -> Any:
-    """config -> plan (`ganeval.app.plan.build_plan`) -> the experiment's `run(plan)` -> results; return its
+    """config -> plan (`ganeval.app.validate.build_plan`) -> the experiment's `run(plan)` -> results; return its
     summary (with dry_run=true: print the plan, do no work, and return what was checked, see `validate.dry_run`)."""
     from hydra.core.hydra_config import HydraConfig
 
@@ -39,7 +36,7 @@ def run_app(cfg: Any) -> Any:
     from hydra.utils import instantiate
 
     from ganeval.app.pipeline import write_report
-    from ganeval.app.plan import build_plan
+    from ganeval.app.validate import build_plan
 
     if cfg.get("run_experiment") is None:
         options = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
@@ -61,26 +58,6 @@ def run_app(cfg: Any) -> Any:
     if end:
         print(end, flush=True)
     return summary
-
-
-def user_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions that mean "the config or an input cannot work" (exit 2 with the message, no traceback)."""
-    from hydra.errors import InstantiationException
-    from omegaconf.errors import OmegaConfBaseException
-
-    from ganeval.features.inception import WeightsNotFoundError
-
-    return (ValueError, FileNotFoundError, InstantiationException, OmegaConfBaseException, WeightsNotFoundError)
-
-
-def unwrapped(e: BaseException) -> BaseException:
-    """The error raised inside a `_target_` (a dataset absent offline, a bad file), not Hydra's wrapper around it,
-    whose text adds "Error in call to target ...", the cause's repr and "full_key:" on three lines."""
-    from hydra.errors import InstantiationException
-
-    while isinstance(e, InstantiationException) and isinstance(e.__cause__, Exception):
-        e = e.__cause__
-    return e
 
 
 def report(e: BaseException) -> int:

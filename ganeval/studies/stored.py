@@ -1,5 +1,5 @@
 """A committed reference's stored runs read back, so its derived files (summary, tables, verdicts) can be made
-again by today's code: `scripts/regenerate_references.py` writes them, tests/test_committed_references.py checks them."""
+again by the current code: `scripts/regenerate_references.py` writes them, tests/test_committed_references.py checks them."""
 
 from __future__ import annotations
 
@@ -57,45 +57,3 @@ def relative_paths(value: Any, root: str) -> Any:
     if isinstance(value, dict):
         return {k: relative_paths(v, root) for k, v in value.items()}
     return value
-
-
-def _torus(src: Path, out: Path) -> None:
-    from ganeval.studies.torus import regenerate
-
-    regenerate(src, out)
-
-
-def _paper_table(src: Path, out: Path) -> None:
-    from ganeval.studies.gan_table import regenerate
-
-    regenerate(src, out, scratch="/tmp/pt_ref")  # where it was made (COMMAND.md)
-
-
-def _blur_sweep(src: Path, out: Path) -> None:
-    from ganeval.studies.blur_sweep import regenerate
-
-    regenerate(src, out)
-
-
-def _slq_accuracy(src: Path, out: Path) -> None:
-    from ganeval.studies.slq_accuracy import regenerate
-
-    regenerate(src, out, scratch="/tmp/heat")  # where it was made (its summary.json's command)
-
-
-def _stability(src: Path, out: Path) -> None:
-    from ganeval.studies.stability import regenerate
-
-    regenerate(src, out)
-
-
-def _heat_traces(src: Path, out: Path) -> None:
-    from ganeval.studies.heat_traces import regenerate
-
-    regenerate(src, out, scratch="/tmp/heat")  # where it was made (its summary.json's command)
-
-
-# reference name -> function(src, out) writing its derived files from its stored runs
-REGENERATORS = {"torus": _torus, "paper_table": _paper_table, "blur_sweep": _blur_sweep,
-                "slq_accuracy": _slq_accuracy, "stability": _stability, "stability_lowrecall": _stability,
-                "heat_traces": _heat_traces}
