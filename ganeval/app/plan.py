@@ -3,9 +3,9 @@
 `ganeval.app.validate.build_plan` makes every check that needs no input's content (types by the schema while Hydra
 composed; there the ranges, the metric options against sample_size, mandatory keys, plugins, writable folders, the
 named protocol, and the static checks) from the parts read here, and gathers what the run is: its validated
-`Settings`, the run-wide options, the inputs the config names (each listed with its source; its content identity is taken once, when it is read),
-the outputs and their directory. A study receives the plan and never the raw config: its own keys and input nodes
-are `plan.params` (read-only). `dry_run=true` is "build the plan and print it" (`describe`).
+`Settings`, the run-wide options, the inputs the config names (each listed with its source; its content identity is
+taken once, when it is read), the outputs and their directory. A study receives the plan and never the raw config:
+its own keys and input nodes are `plan.params` (read-only). `dry_run=true` is "build the plan and print it" (`describe`).
 """
 
 from __future__ import annotations
