@@ -7,6 +7,7 @@ from typing import Any, Callable, TypeVar
 import torch
 
 from ganeval.data.images import check_image_dtype, image_layout
+from ganeval.metrics.registry import FEATURE_SPACES
 
 REGISTRY: dict[str, type["Extractor"]] = {}
 E = TypeVar("E", bound=type["Extractor"])
@@ -18,6 +19,7 @@ def register(name: str) -> Callable[[E], E]:
     def deco(cls: E) -> E:
         cls.name = name
         REGISTRY[name] = cls
+        FEATURE_SPACES[name] = cls.fd_name or name  # FID's label on these features (results' tables)
         return cls
 
     return deco

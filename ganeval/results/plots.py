@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import atomic_write_bytes
+from ganeval.metrics.registry import unscaled_label
 from ganeval.results.summary import summary_group_columns
 
-LABELS = {"imd": "IMD", "fid": "FID", "kid": "KID"}  # curve names of normalised values (no unit), e.g. blur.png
 
 
 def _plt():  # type: ignore[no-untyped-def]
@@ -102,7 +102,7 @@ def plot_blur(summary: pd.DataFrame, path: str | Path, value: str = "normalized"
         for ci, m in enumerate(dict.fromkeys(part.metric)):
             s = part[part.metric == m].sort_values("sigma")
             color = f"C{ci}"
-            label = LABELS.get(m, m) + ("" if line is None else f" vs {line}")
+            label = unscaled_label(m) + ("" if line is None else f" vs {line}")
             ax.plot(s["sigma"], s[f"{value}_mean"], styles[li % 4], marker=markers.get(m, "o"), color=color,
                     label=label, ms=4)
             ax.fill_between(s["sigma"], s[f"{value}_ci_low"], s[f"{value}_ci_high"], color=color, alpha=0.2)
