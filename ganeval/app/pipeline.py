@@ -183,6 +183,7 @@ def write(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None, ti
     """Write summary.csv/.json, comparison.csv, summary_seeds.csv (per-(model, seed) `seeds` with several
     training seeds), the tables, (if plots) summary.png and report.html into results_dir."""
     from ganeval.results import plots, write_results
+    from ganeval.results.tables import paper_table
 
     if "imd" in plan.settings.metrics:
         plan.record.knn = plan.settings.metrics["imd"]["knn"]
@@ -200,6 +201,8 @@ def write(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None, ti
 
             plot_paired(plan.results_dir, comparison, seeds, plan.record.extractor or None, title)
     plan.report_title = title
+    plan.report_table = paper_table(summary, comparison, title, extractor=plan.record.extractor or None) if tables \
+        else None
     write_report(plan)
     log.info("results in %s", plan.results_dir)
 
@@ -210,4 +213,4 @@ def write_report(plan: Plan) -> None:
     from ganeval.results.report import write_report as write_html
 
     if (plan.results_dir / "summary.csv").exists():
-        write_html(plan.results_dir, plan.record, plan.report_title or plan.title)
+        write_html(plan.results_dir, plan.record, plan.report_title or plan.title, plan.report_table)
