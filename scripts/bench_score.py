@@ -117,7 +117,7 @@ def main() -> int:
     print(f"CPU: {cpu_model()}; torch {torch.__version__} ({torch.get_num_threads()} threads); ganeval "
           f"{ganeval.__version__}; python {platform.python_version()}; device {args.device}")
     t, c = time.perf_counter(), children_cpu()
-    subprocess.run([sys.executable, "-c", "import ganeval.app.score, ganeval.app.score_sets, torch"], check=True)
+    subprocess.run([sys.executable, "-c", "import ganeval.app.score, ganeval.app.scoring, torch"], check=True)
     print(f"python start-up + imports (subprocess): wall {time.perf_counter() - t:.2f} s, CPU {children_cpu() - c:.1f} s; "
           f"load average {load()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:

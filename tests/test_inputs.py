@@ -372,7 +372,7 @@ def test_an_error_inside_a_target_is_one_line(tmp_path, caplog, capsys) -> None:
     line (Hydra's "Error in call to target ...", the repr and "full_key:" made it three), in both commands."""
     from hydra.utils import instantiate
 
-    from ganeval.app.score_notes import refusal
+    from ganeval.app.score_print import refusal
 
     node = OmegaConf.create({"_target_": "ganeval.data.datasets.cifar10", "root": str(tmp_path / "d"),
                              "download": False})

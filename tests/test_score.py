@@ -15,7 +15,7 @@ import pytest
 
 from apphelp import run_inprocess
 from ganeval.metrics import fid, imd, kid
-from ganeval.app.score_notes import significant_decimals
+from ganeval.app.score_print import significant_decimals
 from ganeval.app.score import main
 
 OPTS = ["--option", "imd.nv=20", "--option", "kid.subsets=10", "--option", "kid.subset_size=100", "--quiet"]

@@ -10,9 +10,8 @@ import pytest
 from PIL import Image
 
 from ganeval.app.score import main
-from ganeval.app.score_notes import (
-    KID_SUBSET_DEFAULT, PROBE_SEEDS, default_kid_subset, in_flags, kid_std_text, significant_decimals,
-)
+from ganeval.app.score_print import PROBE_SEEDS, in_flags, kid_std_text, significant_decimals
+from ganeval.app.score_request import KID_SUBSET_DEFAULT, default_kid_subset
 from ganeval.data import folder
 from ganeval.metrics import imd, kid
 from ganeval.metrics.registry import Metrics
@@ -179,7 +178,7 @@ def test_a_mistyped_option_or_flag_is_one_line_naming_the_closest(tmp_path, caps
 
 
 def test_whole_set_note_when_every_run_draws_every_row() -> None:
-    from ganeval.app.score_notes import whole_set_note
+    from ganeval.app.score_request import whole_set_note
 
     sizes = {"REAL r/": 500, "FAKE f/": 800}
     note = whole_set_note(sizes, 10, 500)
@@ -204,7 +203,7 @@ def test_score_prints_the_whole_set_note_after_its_checks(tmp_path, capsys, capl
 
 
 def test_size_hint_only_where_size_can_work() -> None:
-    from ganeval.app.score_notes import size_hint
+    from ganeval.app.score_request import size_hint
 
     assert size_hint(("r/", (1, 32, 32), True), ("f/", (1, 8, 8), True)) == (
         ", or --size 32 (every image file resized to 32×32, REAL's size)")

@@ -291,7 +291,7 @@ def test_dinov2_host_stage_in_workers_equals_the_array_path(tmp_path: Path) -> N
 
 def test_score_options_for_streamed_sets(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from ganeval.app.score_inputs import load_input
-    from ganeval.app.score_sets import ScoreRequest, make_extractor
+    from ganeval.app.score_request import ScoreRequest, make_extractor
     from ganeval.features import ClipExtractor, DinoV2Extractor
 
     root = make_images(tmp_path / "imgs", 3, (8, 8, 3))

@@ -1,13 +1,13 @@
 """`ganeval-score REAL FAKE [FAKE ...]` (also `python -m ganeval.app.score`): score generated sets against a real one
 in one line, as pytorch-fid and torch-fidelity do, or with intervals over subsamples (--runs N --sample-size M).
 
-The command parses and checks its options, then calls `ganeval.app.score_sets.score_sets`.
+The command line: parse and check the options, score (`ganeval.app.scoring.score_sets`), print
+(`ganeval.app.score_print`).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import shlex
 import sys
@@ -184,100 +184,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def number(v: float) -> float | None:
-    """A JSON-safe float (NaN -> null)."""
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
-
-
-def as_json(result: Any) -> dict[str, Any]:
-    """The machine-readable document: inputs, protocol, extractor and one entry per model and metric."""
-    full = result.record.config["full_sets"]
-    rows = []
-    for _, r in result.summary.iterrows():
-        entry: dict[str, Any] = {"model": str(r["model"]), "metric": str(r["metric"])}
-        if full:
-            entry["value"] = float(r["mean"])
-            entry.update(result.extras.get((str(r["model"]), str(r["metric"])), {}))
-        else:
-            entry.update({k: number(r[k]) for k in ("mean", "std", "ci_low", "ci_high", "half_width")})
-            entry["n_runs"] = int(r["n_runs"])
-        if "fid_full" in r.index:
-            entry["fid_full"] = number(r["fid_full"])
-        rows.append(entry)
-    cfg = result.record.config
-    return {
-        "real": {"input": result.real.arg, "rows": len(result.real)},
-        "fakes": [{"model": f.name, "input": f.arg, "rows": len(f)} for f in result.fakes],
-        "mode": "full sets" if full else "subsample protocol",
-        "runs": cfg["runs"], "sample_size": cfg["sample_size"], "confidence": None if full else cfg["confidence"],
-        "seed": cfg["seed"], "device": cfg["device"], "features": cfg["features"], "metrics": cfg["metrics"],
-        "interval_covers": result.record.interval_covers,
-        "reference": reference_json(result.real),
-        "protocol": result.record.full_set,
-        "results": rows,
-        "out": str(result.out) if result.out is not None else None,
-    }
-
-
-def reference_json(real: Any) -> dict[str, Any] | None:
-    """What a reference REAL was: its layout, whether it held moments only, its preprocessing mode if stated."""
-    ref = getattr(real, "reference", None)
-    if ref is None:
-        return None
-    return {"path": ref.path, "layout": ref.layout, "moments_only": ref.moments_only, "mode": ref.mode}
-
-
-def plain_lines(result: Any) -> list[str]:
-    """One line per FAKE and metric: model, metric label, value (± half-width with runs > 1)."""
-    from ganeval.results.tables import metric_label
-    from ganeval.results.verdict import decimals_for
-
-    full = result.record.config["full_sets"]
-    ident = result.record.extractor or {}
-    network = ident if ident.get("name") in ("inception", "dinov2") else None  # FID (clean), FD_DINOv2; arrays: FID
-    width = max(len(f.name) for f in result.fakes)
-    lines = []
-    for _, r in result.summary.iterrows():
-        label = metric_label(str(r["metric"]), network)[0].split("×")[0]  # raw, not KID×10³
-        if full:
-            text = single_value_text(result, r)
-        else:
-            d = decimals_for(float(r["half_width"]))  # the mean to its interval's precision, as report.html does
-            text = (f"{r['mean']:.{d}f} ± {r['half_width']:.{d}f}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} "
-                    f"runs of {int(r['sample_size'])})")
-        lines.append(f"{str(r['model']):<{width}}  {label:<4} {text}")
-        if pd_notna(r.get("fid_full")):  # --protocol: the number its papers report, beside ours
-            lines.append(f"{str(r['model']):<{width}}  {label}, full sets {r['fid_full']:.6g}  (one value: all "
-                         f"rows of each set, the number protocol {result.record.full_set['protocol']} reports)")
-    ref = getattr(result.real, "reference", None)
-    if ref is not None and ref.moments_only:
-        lines.append(f"(against the moments of {result.real.arg}, fixed: "
-                     + ("an interval covers generated subsamples only)" if not full else "one value, no interval)"))
-    return lines
-
-
-def pd_notna(v: Any) -> bool:
-    """True for a number that is not NaN (None and NaN: no value)."""
-    return v is not None and not (isinstance(v, float) and math.isnan(v))
-
-
-def single_value_text(result: Any, r: Any) -> str:
-    """A full-set value as printed: IMD to the digits its probe noise supports, KID with its std over subsets."""
-    from ganeval.app.score_notes import imd_text, kid_std_text
-
-    extra = result.extras.get((str(r["model"]), str(r["metric"])), {})
-    if r["metric"] == "imd":
-        return imd_text(float(r["mean"]), extra.get("probe_std"))
-    text = f"{r['mean']:.6g}"
-    if "std" in extra and r["metric"] == "kid":
-        fake = next(f for f in result.fakes if f.name == str(r["model"]))
-        rows = {"real": len(result.real), "fake": len(fake)}
-        text += kid_std_text(extra["std"], int(result.record.config["metrics"]["kid"]["subset_size"]), rows)
-    elif "std" in extra:
-        text += f"  (std over subsets {extra['std']:.3g})"
-    return text
-
-
 def default_workers(given: int | None) -> int:
     """--num-workers, or min(8, CPU cores) decoding processes (0 on a one-core machine)."""
     if given is not None:
@@ -304,8 +210,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     """The command: parse, score, print (see `main`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
-    from ganeval.app.main import user_errors
-    from ganeval.app.score_sets import ScoreRequest, score_sets
+    from ganeval.app.errors import user_errors
+    from ganeval.app.score_request import ScoreRequest
+    from ganeval.app.scoring import score_sets
 
     try:
         from ganeval.app.score_protocol import apply_protocol, given_options
@@ -335,7 +242,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             request.progress = False
         result = score_sets(request)
     except user_errors() as e:
-        from ganeval.app.score_notes import refusal
+        from ganeval.app.score_print import refusal
 
         print(f"ganeval-score: {refusal(e, download=not args.no_download)}", file=sys.stderr)
         return 2
@@ -355,6 +262,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {path}", file=sys.stderr)
     if not result.fakes:
         return 0
+    from ganeval.app.score_print import RUNS_HINT, as_json, plain_lines
+
     if args.json:
         from ganeval.results.files import json_dumps
 
@@ -366,8 +275,6 @@ def run(argv: Sequence[str] | None = None) -> int:
         for sentence in comparison_sentences(result.comparison, result.record.extractor or None):
             print(sentence)
         if result.record.config["full_sets"]:
-            from ganeval.app.score_notes import RUNS_HINT
-
             print(RUNS_HINT, file=sys.stderr)
         if result.out is not None:
             print(f"results in {result.out} (report.html)", file=sys.stderr)

@@ -1,11 +1,17 @@
-"""The inputs of `ganeval-score`: each argument resolved to a set (`load_input`), classified and labelled.
+"""The inputs of `ganeval-score`: each argument resolved to a set (`load_input`), classified and labelled, and
+the reference files a REAL may be (pytorch-fid/TTUR, clean-fid, EDM2, ADM, ganeval's own), checked against the
+extractor before any feature is extracted.
 
 Each input is resolved in this order: an existing folder, `.zip` or `.tar` (images, streamed batch by batch by
-`ganeval.data.sources.ImageSource`, decoded as `ganeval.data.folder` decodes them), an existing
-`.npy`/`.npz` file (`PATH.npz:KEY` picks one array of several; `ganeval.data.array`), else the name of a data
-config (`ganeval/configs/data/NAME.yaml`, loaded with its defaults as `data=NAME` would be). An array is
-features when it is 2-D (N×D) and images when it is 3-D or 4-D in an image layout (N×H×W, N×C×H×W, N×H×W×C with
-C = 1 or 3) holding uint8 or floats in [0, 1]; anything else is refused as ambiguous.
+`ganeval.data.sources.ImageSource`, decoded as `ganeval.data.folder` decodes them), a reference file (recognised
+by its keys), an existing `.npy`/`.npz` file (`PATH.npz:KEY` picks one array of several; `ganeval.data.array`),
+else the name of a data config (`ganeval/configs/data/NAME.yaml`, loaded with its defaults as `data=NAME` would
+be). An array is features when it is 2-D (N×D) and images when it is 3-D or 4-D in an image layout (N×H×W,
+N×C×H×W, N×H×W×C with C = 1 or 3) holding uint8 or floats in [0, 1]; anything else is refused as ambiguous.
+
+A moments-only reference (mu, sigma) serves FID/FD alone (metrics that need the real rows are refused, naming the
+file that would serve); a reference with features (ganeval's, clean-fid's `_kid.npz`) serves every metric; an ADM
+batch is its images.
 """
 
 from __future__ import annotations
@@ -17,9 +23,13 @@ from typing import Any
 import numpy as np
 
 from ganeval.app import pipeline
+from ganeval.data.references import Moments, Reference, ReferenceError, read_reference, refuse_moment_key
+from ganeval.hashing import cut_short_form, shown_extractor
 from ganeval.protocol.api import check_finite
 
+
 NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
+EXTRACTORS = ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip", "pixels", "identity")
 
 
 @dataclass
@@ -33,7 +43,7 @@ class InputSet:
     images: bool
     reference: Any = None  # the `ganeval.data.references.Reference` when the input is a reference file
     stream: Any = None  # the ganeval.data.sources.ImageSource of a folder, zip or tar (never held in memory)
-    features: Any = None  # a streamed set's features when extracted before the plan (`score_sets.extract_first`)
+    features: Any = None  # a streamed set's features when extracted before the plan (`ganeval.app.scoring.extract_first`)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -58,7 +68,7 @@ class InputSet:
 
 def data_names() -> list[str]:
     """The data configs a name may be (`ganeval/configs/data/*.yaml` except those that need a path)."""
-    from ganeval.app.main import config_dir
+    from ganeval.app.paths import config_dir
 
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
@@ -95,8 +105,6 @@ def load_input(arg: str, size: int | None = None, layout: str = "auto") -> Input
         raise ValueError(f"--size resizes image files (folders, .zip, .tar), but {arg} is not one: resize arrays "
                          "before saving them, or drop --size")
     if Path(file).expanduser().is_file():
-        from ganeval.app.score_reference import reference_input
-
         ref = reference_input(arg, file, key)
         if ref is not None:
             return ref
@@ -115,7 +123,7 @@ def load_input(arg: str, size: int | None = None, layout: str = "auto") -> Input
     if arg in names:
         from omegaconf import OmegaConf
 
-        from ganeval.app.main import config_dir
+        from ganeval.app.paths import config_dir
 
         node = OmegaConf.load(config_dir() / "data" / f"{arg}.yaml")
         arr = pipeline.instantiate(node)
@@ -172,3 +180,97 @@ def label_sets(fakes: list[InputSet]) -> None:
     twice = [a for a, n in args.items() if n > 1]
     if twice:
         raise ValueError(f"FAKE {twice[0]} is given {args[twice[0]]} times: give each generated set once")
+
+
+LAYOUT_NAMES = {"ganeval": "ganeval reference", "pytorch-fid": "pytorch-fid statistics", "clean-fid": "clean-fid statistics",
+                "clean-fid-kid": "clean-fid KID features", "adm": "ADM reference batch", "edm2": "EDM2 reference"}
+
+
+def reference_input(arg: str, file: str, key: str) -> InputSet | None:
+    """The input of a reference file (None: not a reference layout, load it as an array); `FILE:mu` refused."""
+    if key:
+        refuse_moment_key(file, key)
+        return None
+    ref = read_reference(Path(file).expanduser())
+    if ref is None:
+        return None
+    name, source = Path(file).stem, LAYOUT_NAMES[ref.layout]
+    if ref.images is not None:
+        return classify(InputSet(arg, name, source, ref.images, True, reference=ref))
+    if ref.features is not None:
+        return classify(InputSet(arg, name, source, ref.features, False, reference=ref))
+    dim = next(iter(ref.moments.values())).dim
+    return InputSet(arg, name, source, np.empty((0, dim), np.float32), False, reference=ref)
+
+
+def precomputed(s: InputSet) -> bool:
+    """Whether an input is a reference's features (used as they are, not extracted)."""
+    return s.reference is not None and s.reference.features is not None
+
+
+def refuse_fake_references(fakes: list[InputSet]) -> None:
+    """A statistics file cannot be a generated set: its rows are not samples."""
+    for f in fakes:
+        if f.reference is not None and f.reference.moments_only:
+            raise ReferenceError(f"FAKE {f.arg} is a {LAYOUT_NAMES[f.reference.layout]} file (moments only): generated "
+                                 "sets are scored from their samples; give it as REAL, the generated images as FAKE")
+
+
+def extractor_mode(extractor: Any) -> str | None:
+    """The extractor's preprocessing mode (Inception: legacy_pytorch by default; DINOv2: pil), None for others."""
+    return getattr(extractor, "resize_mode", None)
+
+
+def reference_moments(ref: Reference, extractor: Any, arg: str) -> Moments:
+    """The reference's moments for this extractor's feature space (EDM2: fid -> inception, fd_dinov2 -> dinov2)."""
+    name = extractor.name
+    if name in ref.moments:
+        return ref.moments[name]
+    if name == "identity" and len(ref.moments) == 1:
+        return next(iter(ref.moments.values()))
+    have = ", ".join(ref.moments)
+    raise ReferenceError(f"REAL {arg} holds moments of {have} features, not {name}'s: give --features "
+                         f"{next(iter(ref.moments)) if len(ref.moments) == 1 else 'inception or dinov2'} (and images as FAKE)")
+
+
+def check_reference(ref: Reference, arg: str, extractor: Any, metrics: list[str], dim: int) -> None:
+    """Refuse, before extraction, a reference that cannot serve: other dimension, other preprocessing mode, other
+    extractor identity (ganeval's), or metrics needing real rows against moments alone."""
+    if ref.images is not None:
+        return  # the real images themselves: extracted like any set
+    if ref.moments_only:
+        need = [m for m in metrics if m != "fid"]
+        if need:
+            raise ReferenceError(
+                f"{', '.join(m.upper() for m in need)} need the real set's features, but REAL {arg} holds only moments "
+                "(mu, sigma), which serve FID/FD alone: give --metrics fid, or as REAL the real images, a ganeval "
+                "reference written by `ganeval-score --save-ref REF.npz REAL_IMAGES` (features and moments), or for "
+                "KID clean-fid's matching _kid.npz")
+        got = reference_moments(ref, extractor, arg).dim
+    else:
+        got = int(ref.features.shape[1])  # type: ignore[union-attr]
+    if got != dim:
+        raise ReferenceError(f"REAL {arg} holds {got}-d statistics but --features {extractor.name} gives {dim}-d "
+                             "features: the file was made by another extractor (or block); choose the matching "
+                             "--features/--dims or another reference")
+    mode = extractor_mode(extractor)
+    if ref.mode is not None and mode is not None and ref.mode != mode and extractor.name == (ref.space or "inception"):
+        raise ReferenceError(f"REAL {arg} was made with the '{ref.mode}' preprocessing but the features would be made "
+                             f"with '{mode}': add --resize {ref.mode} (mixing them moves FID by whole points)")
+    if ref.layout == "ganeval" and extractor.name != "identity":
+        made = (ref.meta.get("extractor") or {})
+        now = extractor.identity()
+        diff = sorted(k for k in made.keys() | now.keys() if not same_made(k, made.get(k), now.get(k), ref.meta))
+        if diff:
+            made, now = shown_extractor(made), shown_extractor(now)
+            raise ReferenceError(f"REAL {arg} was made by another extractor than --features {extractor.name} "
+                                 f"({', '.join(f'{k}: {made.get(k)!r} vs {now.get(k)!r}' for k in diff[:3])}): give "
+                                 "the same --features/--dims/--resize/--weights, or write the reference again")
+
+
+def same_made(key: str, made: Any, now: Any, meta: dict[str, Any]) -> bool:
+    """Whether a reference's recorded extractor field is today's: equal, or its "weights" as older versions recorded
+    it (cut to 8/16 hex digits, a prefix of today's SHA-256; the full `weights_sha256` beside it, when there, equal)."""
+    if key != "weights" or made == now:
+        return bool(made == now)
+    return cut_short_form(made, now) and meta.get("weights_sha256") in (None, now)

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ganeval.app.protocols import normal_value, protocol_table
+from ganeval.app.score_inputs import EXTRACTORS, InputSet, classify, data_names, load_input
 
-if TYPE_CHECKING:
-    from ganeval.app.score_inputs import InputSet
-    from ganeval.app.score_sets import ScoreRequest
 
 OPTIONS = {"features._target_": "features", "features.dims": "dims", "features.resize": "resize", "seed": "seed"}
 FOLDER, ARRAY = "ganeval.data.folder", "ganeval.data.array"
@@ -44,8 +42,7 @@ def extractor_name(target: str) -> str:
     """The `--features` name of a features config `_target_` (the config that names it itself, e.g. inception)."""
     from omegaconf import OmegaConf
 
-    from ganeval.app.main import config_dir
-    from ganeval.app.score_sets import EXTRACTORS
+    from ganeval.app.paths import config_dir
 
     for name in EXTRACTORS:
         path = config_dir() / "features" / f"{name}.yaml"
@@ -96,67 +93,61 @@ def data_names_of(target: str) -> list[str]:
     """The dataset names (`ganeval/configs/data/NAME.yaml`) whose `_target_` is `target`."""
     from omegaconf import OmegaConf
 
-    from ganeval.app.main import config_dir
-    from ganeval.app.score_inputs import data_names
+    from ganeval.app.paths import config_dir
 
     return [n for n in data_names() if OmegaConf.load(config_dir() / "data" / f"{n}.yaml").get("_target_") == target]
 
 
-def load_real(request: "ScoreRequest") -> "InputSet":
+def load_real(protocol: str, real: str, size: int | None) -> InputSet:
     """REAL as the protocol fixes it (see the module doc), or ValueError naming what REAL must be."""
-    from ganeval.app.score_inputs import load_input
-
-    spec = protocol_spec(str(request.protocol))
+    spec = protocol_spec(protocol)
     fixed = spec["fixed"]
     target = fixed.get("data._target_")
     data = {k.partition(".")[2]: v for k, v in fixed.items() if k.startswith("data.") and k != "data._target_"}
     values = "".join(f", data.{k}={v}" for k, v in data.items())
     what = f"--protocol {spec['name']} fixes the real data ({target}{values})"
     if target is None:
-        return load_input(request.real, request.size)
+        return load_input(real, size)
     if target == FOLDER:
         from ganeval.data.sources import is_streamable
 
-        if not is_streamable(request.real):
-            raise ValueError(f"{what}: give REAL as the folder, .zip or .tar of those images, not {request.real}")
-        return load_input(request.real, request.size)
+        if not is_streamable(real):
+            raise ValueError(f"{what}: give REAL as the folder, .zip or .tar of those images, not {real}")
+        return load_input(real, size)
     if target == ARRAY:
-        return array_real(request, data, what)
+        return array_real(real, size, data, what)
     names = data_names_of(str(target))
-    if request.real not in names:
-        raise ValueError(f"{what}: give REAL as {' or '.join(names) or target}, not {request.real}, "
+    if real not in names:
+        raise ValueError(f"{what}: give REAL as {' or '.join(names) or target}, not {real}, "
                          "or drop --protocol to score against another set")
-    return named_real(request.real, data)
+    return named_real(real, data)
 
 
-def array_real(request: "ScoreRequest", data: Mapping[str, Any], what: str) -> "InputSet":
+def array_real(real: str, size: int | None, data: Mapping[str, Any], what: str) -> InputSet:
     """REAL of a `ganeval.data.array` protocol: `FILE.npz:KEY` with the protocol's key, or an ADM batch (its images
     are `arr_0`)."""
-    from ganeval.app.score_inputs import load_input
-
     key = data.get("key")
-    file, _, given = request.real.rpartition(":") if ":" in request.real and not Path(request.real).exists() \
-        else (request.real, "", "")
+    file, _, given = real.rpartition(":") if ":" in real and not Path(real).exists() \
+        else (real, "", "")
     fix = ValueError(f"{what}: give REAL as the images {file if file.endswith('.npz') else 'FILE.npz'}"
-                     f"{':' + str(key) if key else ''} (an ADM reference batch as it is), not {request.real}")
+                     f"{':' + str(key) if key else ''} (an ADM reference batch as it is), not {real}")
     path = Path(file).expanduser()
     if not path.is_file() or path.suffix.lower() != ".npz" or given not in ("", key):
         raise fix
-    real = load_input(request.real, request.size)
-    adm = real.reference is not None and real.reference.layout == "adm" and key == "arr_0"
+    loaded = load_input(real, size)
+    adm = loaded.reference is not None and loaded.reference.layout == "adm" and key == "arr_0"
     if not (adm or (key is not None and given == key)):
         raise fix
-    return real
+    return loaded
 
 
-def named_real(name: str, data: Mapping[str, Any]) -> "InputSet":
+def named_real(name: str, data: Mapping[str, Any]) -> InputSet:
     """A dataset name loaded as `ganeval data=NAME` with the protocol's data values (e.g. train: false)."""
     import numpy as np
     from omegaconf import OmegaConf
 
     from ganeval.app import pipeline
-    from ganeval.app.main import config_dir
-    from ganeval.app.score_inputs import InputSet, classify
+    from ganeval.app.paths import config_dir
 
     node = OmegaConf.merge(OmegaConf.load(config_dir() / "data" / f"{name}.yaml"), dict(data))
     arr = pipeline.instantiate(node)
@@ -165,11 +156,11 @@ def named_real(name: str, data: Mapping[str, Any]) -> "InputSet":
     return classify(InputSet(name, name, f"data config {name}" + (f" ({shown})" if shown else ""), arr, False))
 
 
-def check_fakes(request: "ScoreRequest", fakes: list["InputSet"]) -> None:
+def check_fakes(protocol: str | None, fakes: list[InputSet]) -> None:
     """Every FAKE holds the protocol's `n_generated` rows (checked from headers, before any extraction)."""
-    if request.protocol is None:
+    if protocol is None:
         return
-    spec = protocol_spec(str(request.protocol))
+    spec = protocol_spec(protocol)
     n = spec["fixed"].get("n_generated")
     for f in fakes:
         if n is not None and len(f) != int(n):
@@ -177,10 +168,10 @@ def check_fakes(request: "ScoreRequest", fakes: list["InputSet"]) -> None:
                              f"{f.describe()} has {len(f)}: give {n} generated images, or drop --protocol")
 
 
-def add_full_set(plan: Any, request: "ScoreRequest", real_f: Any, fakes_f: list[Any], summary: Any) -> Any:
+def add_full_set(plan: Any, protocol: str | None, real_f: Any, fakes_f: list[Any], summary: Any) -> Any:
     """Under --protocol: `summary` with the `fid_full` column (each whole FAKE against the whole REAL, the number the
     protocol's papers report) and the run record's `full_set`; without, `summary` as it is."""
-    if request.protocol is None:
+    if protocol is None:
         return summary
     import json
 
@@ -188,7 +179,7 @@ def add_full_set(plan: Any, request: "ScoreRequest", real_f: Any, fakes_f: list[
     from ganeval.protocol.reported import FULL_SET_MEANS, attach_full_set, full_set_values
     from ganeval.results.summary import FULL_SET_COLUMN
 
-    spec = protocol_spec(str(request.protocol))
+    spec = protocol_spec(protocol)
     with plan.stage("full sets", "(FID of the whole sets, as the protocol's papers report it)"):
         values = full_set_values([Block(real_f, fakes_f)], plan.device)
     plan.record.full_set = {"protocol": spec["name"], "reports": spec["reports"], "column": FULL_SET_COLUMN,

@@ -1,0 +1,193 @@
+"""What `ganeval-score` prints: the results (plain lines or the --json document), what a single value is, and its
+refusals in the words of its own flags (not the Hydra keys the library messages use).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Mapping
+
+from ganeval.protocol.full import PROBE_SEEDS  # what the printed digits rest on
+
+
+def number(v: float) -> float | None:
+    """A JSON-safe float (NaN -> null)."""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def as_json(result: Any) -> dict[str, Any]:
+    """The machine-readable document: inputs, protocol, extractor and one entry per model and metric."""
+    full = result.record.config["full_sets"]
+    rows = []
+    for _, r in result.summary.iterrows():
+        entry: dict[str, Any] = {"model": str(r["model"]), "metric": str(r["metric"])}
+        if full:
+            entry["value"] = float(r["mean"])
+            entry.update(result.extras.get((str(r["model"]), str(r["metric"])), {}))
+        else:
+            entry.update({k: number(r[k]) for k in ("mean", "std", "ci_low", "ci_high", "half_width")})
+            entry["n_runs"] = int(r["n_runs"])
+        if "fid_full" in r.index:
+            entry["fid_full"] = number(r["fid_full"])
+        rows.append(entry)
+    cfg = result.record.config
+    return {
+        "real": {"input": result.real.arg, "rows": len(result.real)},
+        "fakes": [{"model": f.name, "input": f.arg, "rows": len(f)} for f in result.fakes],
+        "mode": "full sets" if full else "subsample protocol",
+        "runs": cfg["runs"], "sample_size": cfg["sample_size"], "confidence": None if full else cfg["confidence"],
+        "seed": cfg["seed"], "device": cfg["device"], "features": cfg["features"], "metrics": cfg["metrics"],
+        "interval_covers": result.record.interval_covers,
+        "reference": reference_json(result.real),
+        "protocol": result.record.full_set,
+        "results": rows,
+        "out": str(result.out) if result.out is not None else None,
+    }
+
+
+def reference_json(real: Any) -> dict[str, Any] | None:
+    """What a reference REAL was: its layout, whether it held moments only, its preprocessing mode if stated."""
+    ref = getattr(real, "reference", None)
+    if ref is None:
+        return None
+    return {"path": ref.path, "layout": ref.layout, "moments_only": ref.moments_only, "mode": ref.mode}
+
+
+def plain_lines(result: Any) -> list[str]:
+    """One line per FAKE and metric: model, metric label, value (± half-width with runs > 1)."""
+    from ganeval.results.tables import metric_label
+    from ganeval.results.verdict import decimals_for
+
+    full = result.record.config["full_sets"]
+    ident = result.record.extractor or {}
+    network = ident if ident.get("name") in ("inception", "dinov2") else None  # FID (clean), FD_DINOv2; arrays: FID
+    width = max(len(f.name) for f in result.fakes)
+    lines = []
+    for _, r in result.summary.iterrows():
+        label = metric_label(str(r["metric"]), network)[0].split("×")[0]  # raw, not KID×10³
+        if full:
+            text = single_value_text(result, r)
+        else:
+            d = decimals_for(float(r["half_width"]))  # the mean to its interval's precision, as report.html does
+            text = (f"{r['mean']:.{d}f} ± {r['half_width']:.{d}f}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} "
+                    f"runs of {int(r['sample_size'])})")
+        lines.append(f"{str(r['model']):<{width}}  {label:<4} {text}")
+        if pd_notna(r.get("fid_full")):  # --protocol: the number its papers report, beside ours
+            lines.append(f"{str(r['model']):<{width}}  {label}, full sets {r['fid_full']:.6g}  (one value: all "
+                         f"rows of each set, the number protocol {result.record.full_set['protocol']} reports)")
+    ref = getattr(result.real, "reference", None)
+    if ref is not None and ref.moments_only:
+        lines.append(f"(against the moments of {result.real.arg}, fixed: "
+                     + ("an interval covers generated subsamples only)" if not full else "one value, no interval)"))
+    return lines
+
+
+def pd_notna(v: Any) -> bool:
+    """True for a number that is not NaN (None and NaN: no value)."""
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def single_value_text(result: Any, r: Any) -> str:
+    """A full-set value as printed: IMD to the digits its probe noise supports, KID with its std over subsets."""
+    extra = result.extras.get((str(r["model"]), str(r["metric"])), {})
+    if r["metric"] == "imd":
+        return imd_text(float(r["mean"]), extra.get("probe_std"))
+    text = f"{r['mean']:.6g}"
+    if "std" in extra and r["metric"] == "kid":
+        fake = next(f for f in result.fakes if f.name == str(r["model"]))
+        rows = {"real": len(result.real), "fake": len(fake)}
+        text += kid_std_text(extra["std"], int(result.record.config["metrics"]["kid"]["subset_size"]), rows)
+    elif "std" in extra:
+        text += f"  (std over subsets {extra['std']:.3g})"
+    return text
+
+
+def significant_decimals(noise: float, value: float) -> int:
+    """Decimals that keep the first significant digit of `noise` (a standard deviation): 2.3 -> 0, 0.04 -> 2.
+    No noise measured: six significant digits of the value."""
+    if not math.isfinite(noise) or noise <= 0:
+        return max(0, 5 - math.floor(math.log10(abs(value)))) if value else 6
+    return max(0, -math.floor(math.log10(noise)))
+
+
+def imd_text(value: float, probe_std: float | None) -> str:
+    """IMD on full sets with the digits its probe noise supports: '8.5 (± 2.7 over probe draws)'."""
+    if probe_std is None:
+        return f"{value:.6g}"
+    d = significant_decimals(probe_std, value)
+    return f"{value:.{d}f}  (probe noise: std {probe_std:.2g} over {PROBE_SEEDS + 1} probe draws)"
+
+
+def kid_std_text(std: float, subset_size: int, rows: Mapping[str, int]) -> str:
+    """KID's std over subsets, saying when every subset is the whole of both sets (std 0 then means nothing)."""
+    if all(n == subset_size for n in rows.values()):
+        return f"  (one subset = both whole sets of {subset_size}: no spread over subsets to show)"
+    return f"  (std over subsets {std:.3g})"
+
+
+RUNS_HINT = ("one value per metric on the full sets, no interval: for mean ± interval over subsamples use "
+             "--runs 10 --sample-size M (M at most the smallest set)")
+
+
+# Library messages name config keys (`sample_size=600`, `metrics.kid.subset_size`, `lower kid.subset_size`);
+# ganeval-score's user types flags. Each pattern -> its flag spelling; applied in order.
+FLAG_WORDS: tuple[tuple[str, str], ...] = (
+    (r"\bmetrics\.(\w+)\.(\w+)=(\S+)", r"--option \1.\2=\3"),
+    (r"\bmetrics\.(\w+)\.(\w+)", r"--option \1.\2"),
+    (r"\b(?:lower|raise|set) (imd|kid|fid|\w+)\.(\w+)\b(?!=)", r"lower it with --option \1.\2=N"),
+    (r"\bsample_size=(\d+)", r"--sample-size \1"),
+    (r"\b(?:lower|raise) sample_size\b", r"change --sample-size"),
+    (r"(?<![-.\w])sample_size\b", r"--sample-size"),
+    (r"(?<![-.\w])runs=(\d+)", r"--runs \1"),
+    (r"(?<![-.\w])confidence=", r"--confidence "),
+    (r"^confidence\b", r"--confidence"),
+    (r"^layout=(\w+) given\b", r"--layout \1 given"),
+    (r"(?<![-.\w])seed=(-?\d+)", r"--seed \1"),
+    (r"\bgive that pool more rows\b", r"give that set more rows"),
+    (r"(?<![-.\w])results_dir=(?=\S)", r"--out "),
+    (r"(?<![-.\w])results_dir\b", r"--out"),
+    (r"(?<![-.\w])features\.weights=FILE\b", r"--weights FILE"),
+    (r"(?<![-.\w])features=(\w+)", r"--features \1"),
+    (r"\bpass overwrite=true\b", r"pass --overwrite"),
+    (r"(?<![-.\w])overwrite=true\b", r"--overwrite"),
+)
+
+
+def in_flags(message: str) -> str:
+    """A library refusal reworded for `ganeval-score`: config keys replaced by the command's flags."""
+    for pattern, repl in FLAG_WORDS:
+        message = re.sub(pattern, repl, message)
+    return message
+
+
+def refusal(error: BaseException, download: bool) -> str:
+    """The one line `ganeval-score` prints for a user error: weights named by its flags, keys turned into flags."""
+    from ganeval.app.errors import unwrapped
+    from ganeval.features.inception import WeightsNotFoundError
+
+    error = unwrapped(error)
+    if isinstance(error, WeightsNotFoundError):
+        return weights_message(error, download)
+    return in_flags(" ".join(str(error).split()))
+
+
+SCORE_WORDS = {"weights": "--weights FILE", "weights_arg": "--weights", "no_download": "--no-download",
+               "pixels": "--features pixels"}
+APP_WORDS = {"weights": "features.weights=FILE", "weights_arg": "features.weights",
+             "no_download": "features.download=false", "pixels": "features=pixels"}  # the `ganeval` app's keys
+
+
+def weights_message(error: BaseException, download: bool, words: Mapping[str, str] = SCORE_WORDS) -> str:
+    """One line for missing FID Inception weights, naming every way out in the command's terms (`words`: its
+    flags, SCORE_WORDS for ganeval-score, APP_WORDS for the ganeval app)."""
+    from ganeval.features.inception import WEIGHTS_ENV, WEIGHTS_FILENAME, WEIGHTS_URL, hub_weights_path
+
+    first = str(error).splitlines()[1:2]
+    if first and "no such file" in first[0] and "not set" not in first[0]:  # a path given: only it is read
+        where = first[0].strip(" -").replace("the `weights` argument", words["weights_arg"])
+    else:
+        got = f"download disabled ({words['no_download']})" if not download else "the download failed (offline?)"
+        where = f"not in {hub_weights_path()}; {got}"
+    return (f"no FID Inception weights ({where}): pass the file with {words['weights']} or set {WEIGHTS_ENV}=FILE "
+            f"({WEIGHTS_FILENAME} from {WEIGHTS_URL}), or score without Inception: {words['pixels']}")

@@ -1,0 +1,240 @@
+"""What a score call is asked (`ScoreRequest`) and everything checked on it before any feature is extracted: the
+extractor against the inputs, the feature dimensions the metrics need, the protocol settings against the set sizes,
+and the defaults adapted to small sets (with a note to print).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, MutableMapping, Sequence
+
+import numpy as np
+
+from ganeval.app import pipeline
+from ganeval.app.score_inputs import EXTRACTORS, InputSet, check_reference, precomputed
+from ganeval.metrics.validation import check_scale
+from ganeval.protocol import Settings
+
+
+@dataclass
+class ScoreRequest:
+    """What to score and how (the options of `ganeval-score`); checked by `score_sets` before any work."""
+
+    real: str
+    fakes: Sequence[str]
+    features: str | None = None  # None: inception for images, identity for features
+    metrics: Mapping[str, Mapping[str, Any] | None] = field(default_factory=lambda: {"imd": {}, "fid": {}, "kid": {}})
+    runs: int = 1
+    sample_size: int | None = None  # required with runs > 1
+    confidence: float = 0.99
+    seed: int = 0
+    device: str | None = None
+    batch_size: int = 250
+    weights: str | None = None  # Inception weights file (None: $GANEVAL_INCEPTION_WEIGHTS, torch hub cache, download)
+    dims: int = 2048  # Inception block
+    download: bool = True  # may Inception weights be downloaded when found nowhere
+    cache_dir: str | None = None  # feature cache (None: no cache)
+    num_workers: int = 0  # DataLoader worker processes decoding image files
+    size: int | None = None  # resize image files to size×size (PIL bilinear, as ganeval.data.folder's size=)
+    layout: str = "auto"  # how 4-D image arrays are laid out: auto (one that fits both refused), nchw, nhwc
+    resize: str | None = None  # preprocessing mode (None: the extractor's default, legacy_pytorch / pil)
+    save_ref: str | None = None  # write REAL's features, moments and provenance here (ganeval's reference .npz)
+    save_stats: str | None = None  # write REAL's moments here as pytorch-fid's {mu, sigma} .npz
+    out: str | None = None  # results directory (None: nothing written)
+    overwrite: bool = False
+    plots: bool = True
+    samples: bool = True  # a grid PNG of a few images of each image input in `out` (ganeval.app.score_samples)
+    progress: bool = True
+    command: str = ""  # the command line, recorded
+    protocol: str | None = None  # --protocol NAME (`ganeval.app.score_protocol`): its values already applied
+
+
+DINOV2_DIMS = {"vits14": 384, "vitb14": 768, "vitl14": 1024, "vitg14": 1536}
+
+
+def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
+    """The extractor asked for (default: inception for images, identity for features), checked against the inputs."""
+    from ganeval.features import IdentityExtractor, InceptionExtractor, PixelsExtractor
+
+    kinds = {s.images for s in sets}
+    if len(kinds) > 1:
+        images = next(s for s in sets if s.images)
+        feats = next(s for s in sets if not s.images)
+        raise ValueError(f"{images.describe()} holds images but {feats.describe()} holds features: give every set "
+                         "as images (folders, image arrays) or every set as feature arrays")
+    images = kinds.pop()
+    name = request.features or ("inception" if images else "identity")
+    if name not in EXTRACTORS:
+        raise ValueError(f"--features must be one of {', '.join(EXTRACTORS)}, got {name!r}")
+    if name != "identity" and not images:
+        raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
+                         f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
+    if request.weights is not None and name not in ("inception", "inception_spatial", "clip_l14_336", "dinov2", "clip"):
+        raise ValueError(f"--weights is for --features inception, inception_spatial, dinov2, clip or clip_l14_336, "
+                         f"not {name}")
+    modes = {"inception": ("legacy_pytorch", "legacy_tensorflow", "clean"), "dinov2": ("pil", "torch")}
+    modes["inception_spatial"] = modes["inception"]
+    if request.resize is not None and request.resize not in modes.get(name, ()):
+        raise ValueError(f"--resize {request.resize} is not a preprocessing mode of --features {name}"
+                         + (f" (one of {', '.join(modes[name])})" if name in modes else " (it resizes nothing)"))
+    if name == "inception":
+        ex = InceptionExtractor(dims=request.dims, weights=request.weights, download=request.download,
+                                resize=request.resize or True)
+    elif name == "inception_spatial":
+        ex = InceptionExtractor(weights=request.weights, download=request.download, resize=request.resize or True,
+                                output="spatial")
+    elif name == "clip_l14_336":
+        from ganeval.features import ClipExtractor
+
+        ex = ClipExtractor(arch="ViT-L-14-336", pretrained="openai", weights=request.weights, download=request.download)
+    elif name == "dinov2":
+        from ganeval.features import DinoV2Extractor
+
+        ex = DinoV2Extractor(weights=request.weights, download=request.download, resize=request.resize or "pil")
+    elif name == "clip":
+        from ganeval.features import ClipExtractor
+
+        ex = ClipExtractor(weights=request.weights, download=request.download)
+    else:
+        ex = PixelsExtractor() if name == "pixels" else IdentityExtractor()
+    if request.metrics is not None:
+        from ganeval.metrics.registry import Metrics
+
+        pipeline.check_extractor_feeds(Metrics({k: dict(v or {}) for k, v in request.metrics.items()}), ex, name)
+    return ex
+
+
+def feature_dim(extractor: Any, s: InputSet) -> int:
+    """The dimension of `s`'s features through `extractor`, known before extracting (inception: its block's)."""
+    from ganeval.data.images import to_nchw
+
+    if extractor.name == "inception":
+        return 17 * 17 * 7 if extractor.output == "spatial" else int(extractor.dims)
+    if extractor.name == "clip":
+        from ganeval.features.pretrained import import_extra
+
+        return int(import_extra("open_clip", "clip", "features=clip").get_model_config(extractor.arch)["embed_dim"])
+    if extractor.name == "dinov2":
+        return DINOV2_DIMS[extractor.arch]
+    if extractor.name == "pixels":
+        return int(np.prod(to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]))
+    return int(np.prod(s.shape[1:]))
+
+
+def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int:
+    """Each generated set's shape for the extractor and one feature dimension for all; returns it."""
+    for s in fakes:
+        extractor.check_input(s.shape, s.dtype)
+    dims = {feature_dim(extractor, f) for f in fakes}
+    if len(dims) > 1:
+        raise ValueError(f"the generated sets give features of dimensions {sorted(dims)} through {extractor.name}: "
+                         "give sets of one shape")
+    return dims.pop()
+
+
+def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings: Settings) -> None:
+    """Each input's shape for the extractor and the feature dimensions the metrics need, before extraction."""
+    for s in (real, *fakes):
+        if not precomputed(s):
+            extractor.check_input(s.shape, s.dtype)
+            if not s.images and s.array is not None:  # magnitudes the metrics cannot hold: refused
+                check_scale(s.arg, s.array, settings.metrics.reaches(), settings.sample_size)
+    if real.reference is not None:
+        dim = check_inputs_fakes(fakes, extractor)
+        check_reference(real.reference, real.arg, extractor, list(settings.metrics), dim)
+        if precomputed(real):
+            return
+    same_dim = [m.name for m, _ in settings.metrics.ordered() if m.same_dim]
+    d = feature_dim(extractor, real)
+    for f in fakes:
+        if same_dim and feature_dim(extractor, f) != d:
+            raise ValueError(
+                f"{', '.join(n.upper() for n in same_dim)} need{'s' if len(same_dim) == 1 else ''} features of one "
+                "dimension, but through "
+                f"{extractor.name} REAL {real.describe()} gives {d} and FAKE {f.describe()} gives "
+                f"{feature_dim(extractor, f)}: give sets of one shape (images of one size and channel count)"
+                + (", or --features inception, which resizes every image" if extractor.name == "pixels" else "")
+                + (size_hint(*(chw(s) for s in (real, f))) if real.images and f.images else ""))
+
+
+KID_SUBSET_DEFAULT = 1000  # kid's option table default (checked against it in the tests)
+
+
+def default_kid_subset(metrics: MutableMapping[str, dict[str, Any]], sizes: Mapping[str, int], runs: int,
+                       sample_size: int | None) -> str | None:
+    """Without `--option kid.subset_size`, KID's subsets hold min(1000, rows scored per set): the smallest set on
+    full sets (runs=1), the sample size with runs > 1. Sets it in `metrics` and returns the note to print (None when
+    the default 1000 fits or the user chose a size)."""
+    if "kid" not in metrics or "subset_size" in (metrics["kid"] or {}):
+        return None
+    rows = min(sizes.values()) if runs == 1 or sample_size is None else sample_size  # too big: refused later
+    if rows >= KID_SUBSET_DEFAULT or rows < 2:
+        return None  # fits, or too small for any metric (refused with its own message)
+    metrics["kid"] = {**(metrics["kid"] or {}), "subset_size": rows}
+    what = "the smallest set" if runs == 1 or sample_size is None else "--sample-size"
+    return (f"note: KID's subsets hold {rows} rows ({what}; the default is {KID_SUBSET_DEFAULT}): KID is comparable "
+            f"only with KID at the same subset size; choose it with --option kid.subset_size=N")
+
+
+def whole_set_note(sizes: Mapping[str, int], runs: int, sample_size: int | None) -> str | None:
+    """With runs > 1, the note for sets whose every row each run draws (sample size = the set's size): the runs then
+    score the same rows of them, so an interval says nothing about other samples of those sets. None otherwise."""
+    if runs < 2 or sample_size is None:
+        return None
+    whole = [name for name, n in sizes.items() if n == sample_size]
+    if not whole:
+        return None
+    smaller = max(2, min(sizes.values()) // 2)
+    return (f"note: --sample-size {sample_size} is every row of {' and '.join(whole)}: each run scores the same rows "
+            f"of {'it' if len(whole) == 1 else 'them'}, so the intervals cover only what else varies (IMD's probes, "
+            f"KID's subsets{', the other sets' if len(whole) < len(sizes) else ''}), not other samples; for "
+            f"intervals over subsamples draw fewer rows, e.g. --sample-size {smaller}")
+
+
+def chw(s: Any) -> tuple[str, tuple[int, int, int], bool]:
+    """(argument, (C, H, W) of its images, streamed from image files) of an image `InputSet`, for `size_hint`."""
+    import numpy as np
+
+    from ganeval.data.images import to_nchw
+
+    c, h, w = to_nchw(np.empty((1, *s.shape[1:]), np.uint8)).shape[1:]
+    return s.arg, (int(c), int(h), int(w)), s.stream is not None
+
+
+def size_hint(real: tuple[str, tuple[int, int, int], bool], fake: tuple[str, tuple[int, int, int], bool]) -> str:
+    """', or --size N (...)' when both sets are image files (folders, zips, tars: `--size` resizes only those, and
+    refuses arrays) of one channel count and REAL's images are square; '' otherwise. Each set is (argument, (C, H, W),
+    streamed from files)."""
+    (_, (rc, rh, rw), r_files), (_, (fc, _, _), f_files) = real, fake
+    if rc != fc or not (r_files and f_files) or rh != rw:
+        return ""
+    return f", or --size {rh} (every image file resized to {rh}×{rh}, REAL's size)"
+
+
+def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet], notes: list[str]) -> Settings:
+    """The protocol settings, with the set sizes checked against them: runs > 1 needs a sample size no larger than
+    any set; runs=1 scores the full sets (the summary's sample_size is then the real set's rows)."""
+    from ganeval.metrics.registry import Metrics, integer
+    from ganeval.protocol.settings import check_value
+
+    check_value("--runs", request.runs, integer(1))
+    if request.runs > 1 and request.sample_size is None:
+        raise ValueError(f"--runs {request.runs} draws subsamples: give their size with --sample-size M (at most the "
+                         "smallest set's rows), or --runs 1 to score the full sets")
+    if request.runs == 1 and request.sample_size is not None:
+        raise ValueError("--sample-size applies to the subsample protocol (--runs > 1); --runs 1 scores the full sets")
+    sizes = {f"REAL {real.arg}": len(real), **{f"FAKE {f.arg}": len(f) for f in fakes}}
+    chosen = {k: dict(v or {}) for k, v in request.metrics.items()}
+    kid_note = default_kid_subset(chosen, sizes, request.runs, request.sample_size)
+    metrics = Metrics(chosen)
+    if request.runs == 1:
+        from ganeval.protocol.full import check_full_sizes
+
+        check_full_sizes(sizes, metrics)
+    settings = Settings(runs=request.runs, sample_size=request.sample_size or len(real), metrics=metrics,
+                        seed=request.seed, confidence=request.confidence, device=request.device,
+                        progress=request.progress)
+    if request.runs > 1:
+        settings.check_pools(sizes)
+    notes += [n for n in (kid_note, whole_set_note(sizes, request.runs, request.sample_size)) if n]
+    return settings

@@ -1,0 +1,331 @@
+"""Score given sets against a real one (what `ganeval-score` runs): inputs (`ganeval.app.score_inputs`), checked
+(`ganeval.app.score_request`) -> features -> one value per metric on the full sets (runs=1) or the subsample protocol
+(runs > 1) -> the pipeline's files; against a moments-only reference, FID/FD of the generated sets; `--save-ref` /
+`--save-stats` write REAL's reference files.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ganeval.app import pipeline
+from ganeval.app import score_protocol as sp
+from ganeval.app.paths import check_writable
+from ganeval.app.plan import Options, Plan
+from ganeval.app.score_inputs import (
+    LAYOUT_NAMES, InputSet, check_reference, label_sets, load_input, precomputed, reference_moments,
+    refuse_fake_references,
+)
+from ganeval.app.score_request import (
+    ScoreRequest, check_inputs, check_inputs_fakes, make_extractor, make_settings,
+)
+from ganeval.data.references import ReferenceError, check_file_writable
+from ganeval.hashing import array_identity
+from ganeval.protocol import Block, Settings
+
+
+log = logging.getLogger("ganeval")
+
+
+# what `--out` may hold after a score call: the pipeline's files and a sample grid per image input
+OUTPUTS = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "comparison.csv", "table.md", "table.tex",
+           "verdict.md", "summary.png", "differences.png", "report.html", "samples_*.png")
+
+
+@dataclass
+class ScoreResult:
+    """What `score_sets` produced: the summary (one row per model and metric), the per-run rows, the paired
+    comparison (runs > 1, several models), per-(model, metric) extras (KID's std over subsets on full sets),
+    the run record, the inputs and, with `out`, the results directory."""
+
+    summary: pd.DataFrame
+    runs: pd.DataFrame
+    comparison: pd.DataFrame | None
+    extras: dict[tuple[str, str], dict[str, float]]
+    record: Any
+    real: InputSet
+    fakes: list[InputSet]
+    out: Path | None
+    saved: list[Path] = field(default_factory=list)  # files written by --save-ref / --save-stats
+
+
+def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extractor: Any,
+                 settings: Settings) -> Plan:
+    """The plan of a score call: its config (inputs, extractor, protocol), hash, content and record."""
+    config: dict[str, Any] = {
+        "real": real.arg, "fakes": {f.name: f.arg for f in fakes},
+        "sets": {"real": len(real), **{f.name: len(f) for f in fakes}},
+        "features": extractor.identity(), "metrics": settings.metrics.as_dict(), "runs": settings.runs,
+        "sample_size": settings.sample_size if settings.runs > 1 else None,
+        "full_sets": settings.runs == 1, "confidence": settings.confidence, "seed": settings.seed,
+        "device": settings.device, "batch_size": request.batch_size, "results_dir": request.out,
+        "cache_dir": request.cache_dir, "overwrite": request.overwrite, "plots": request.plots,
+        "progress": request.progress,
+    }
+    plan = score_plan(request, config, settings)
+    extract_first(plan, request, [real, *fakes], extractor)
+    plan.content["data"]["real"] = content_identity(request, real)
+    for f in fakes:
+        plan.content["generators"][f.name] = content_identity(request, f)
+    plan.record.extractor = plan.content["extractor"] = config["features"]
+    plan.record.generators = {f.name: {"input": f.arg, "source": f.source, **plan.content["generators"][f.name]}
+                             for f in fakes}
+    plan.record.command = request.command or None
+    return plan
+
+
+def score_plan(request: ScoreRequest, config: dict[str, Any], settings: Settings) -> Plan:
+    """The plan of a score call (the same `Plan` as the Hydra app's): its settings, options, config and folder."""
+    options = Options(batch_size=request.batch_size, cache_dir=request.cache_dir, plots=request.plots,
+                      overwrite=request.overwrite)
+    return Plan(name="score", results_dir=Path(request.out or "."), device=str(settings.device), config=config,
+                settings=settings, study="ganeval.app.score", options=options,
+                outputs=OUTPUTS if request.out is not None else ())
+
+
+def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
+    """`array_identity` of an input's array (full SHA-256), for a streamed source from one decoding pass (on rank 0 under
+    torchrun, remembered in --cache-dir): the same value as for the array `ganeval.data.folder` would give."""
+    if s.stream is None:
+        return array_identity(s.array)  # type: ignore[arg-type]
+    from ganeval.features.streaming import shared_content
+
+    c = shared_content(s.stream, request.batch_size, request.num_workers, request.cache_dir, request.progress)
+    return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"]}
+
+
+def extract_first(plan: Plan, request: ScoreRequest, sets: list[InputSet], extractor: Any) -> None:
+    """Extract now the streamed sets whose content is not known yet (a first run over these files, one process, see
+    `ganeval.features.streaming.one_pass`): their content, which the plan needs, is hashed on that same decoding
+    pass instead of a pass of its own before the extraction. `extract` returns the kept features. Not when --out
+    already holds files (and no --overwrite): whether they are this run's needs the content, and that refusal comes
+    before any extraction (the content is then hashed in a pass of its own, as before)."""
+    from ganeval.features.streaming import one_pass
+
+    out = Path(request.out).expanduser() if request.out is not None else None
+    if out is not None and not request.overwrite and out.is_dir() and any(out.iterdir()):
+        return
+    for s in sets:
+        if s.stream is not None and s.features is None and one_pass(s.stream, extractor, request.num_workers,
+                                                                    request.cache_dir):
+            s.features = extract(plan, request, s, extractor)
+
+
+def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> np.ndarray | None:
+    """Features of one input through the extractor (cached in `cache_dir` when given); a reference's as they are; a
+    streamed source is sharded over torchrun's ranks and its features returned on rank 0 only (None elsewhere)."""
+    from ganeval.features import extract_with_info
+
+    if precomputed(s):
+        return np.asarray(s.array, np.float32)
+    if s.features is not None:
+        return s.features
+    with plan.stage("features"):  # a streamed set's content hashed on this pass when not known yet (`extract_first`)
+        feats, _ = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
+                                     batch_size=request.batch_size, device=plan.device, cache_dir=request.cache_dir,
+                                     num_workers=request.num_workers, progress=request.progress, hash_content=True)
+    return feats
+
+
+def score_sets(request: ScoreRequest) -> ScoreResult | None:
+    """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
+    pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
+    from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask
+    from ganeval.protocol.loop import run_loop
+
+    if not request.fakes and request.save_ref is None and request.save_stats is None:
+        raise ValueError("give at least one FAKE set to score against REAL (or --save-ref/--save-stats to write REAL's)")
+    if request.out is not None:
+        from ganeval.results.outputs import check_foreign
+
+        check_writable(Path(request.out), "--out")
+        check_foreign(request.out, request.overwrite)  # a folder of the user's own files, as the app refuses it
+    check_save(request)
+    from ganeval.features.distributed import is_main
+
+    main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
+    real = load_input(request.real, request.size, request.layout) if request.protocol is None else sp.load_real(request.protocol, request.real, request.size)
+    fakes = [load_input(f, request.size, request.layout) for f in request.fakes]
+    sp.check_fakes(request.protocol, fakes)  # --protocol's n_generated
+    refuse_fake_references(fakes)
+    if real.reference is not None and real.reference.moments_only:
+        if request.save_ref is not None or request.save_stats is not None:
+            raise ValueError(f"--save-ref/--save-stats write REAL's features, but REAL {real.arg} holds moments only")
+        label_sets(fakes)
+        return score_moments(request, real, fakes)
+    if not fakes:
+        return save_only(request, real)
+    label_sets(fakes)
+    notes: list[str] = []
+    settings = make_settings(request, real, fakes, notes)
+    extractor = make_extractor(request, fakes if precomputed(real) else [real, *fakes])
+    check_inputs(real, fakes, extractor, settings)
+    if callable(getattr(extractor, "weights_path", None)):
+        extractor.weights_path()  # missing Inception weights refused now (extraction resolves them first anyway)
+    for note in notes:  # after every check: a refused command prints only why
+        log.warning("%s", note)
+    plan = make_plan(request, real, fakes, extractor, settings)
+    full = settings.runs == 1
+    results_dir = plan.results_dir if request.out is not None and main else None
+    if results_dir is not None:
+        pipeline.open_results(plan, protocol=not full)
+        if request.samples:  # before the features: cheap (a few files decoded), and a refused path stops no long work
+            from ganeval.app.score_samples import write_sample_grids
+
+            write_sample_grids(results_dir, [real, *fakes], settings.seed)
+    else:
+        from ganeval.protocol.api import store_identity
+
+        plan.set_config_hash(plan.identity() if full else store_identity(settings, plan.identity()))
+
+    real_f = extract(plan, request, real, extractor)
+    saved = save_outputs(request, real, real_f, extractor) if main else []
+    fakes_f = [({"model": f.name}, extract(plan, request, f, extractor)) for f in fakes]
+    if not main:
+        return None
+    extras: dict[tuple[str, str], dict[str, float]] = {}
+    with plan.stage("runs"):
+        if full:
+            task = FullSetTask(real_f, fakes_f, settings)
+            rows = run_loop(task, settings, results_dir, plan.identity(), request.overwrite)
+            extras = task.extras
+        else:
+            from ganeval.protocol import run_blocks
+
+            rows = run_blocks([Block(real_f, fakes_f)], settings, results_dir, plan.identity(), request.overwrite)
+    plan.record.seconds_per_run = plan.stage_seconds["runs"] / settings.runs
+    summary, comparison, _ = pipeline.summarize(plan, rows)
+    summary = sp.add_full_set(plan, request.protocol, real_f, fakes_f, summary)
+    if full:
+        plan.record.interval_covers = FULL_SET_NOTE
+    if results_dir is not None:
+        title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
+        pipeline.write(plan, summary, comparison, title)
+    return ScoreResult(summary, rows, comparison, extras, plan.record, real, fakes, results_dir, saved)
+
+
+def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) -> ScoreResult:
+    """FID/FD of each generated set against a moments-only REAL (see `ganeval.protocol.reference`)."""
+    from ganeval.hashing import sha256_file
+    from ganeval.metrics.registry import Metrics, integer
+    from ganeval.protocol import Settings
+    from ganeval.protocol.loop import run_loop
+    from ganeval.protocol.reference import MOMENTS_ONLY_NOTE, MomentsTask
+    from ganeval.protocol.settings import check_value
+
+    ref = real.reference
+    assert ref is not None
+    metrics = Metrics({k: dict(v or {}) for k, v in request.metrics.items()})
+    check_value("--runs", request.runs, integer(1))
+    extractor = make_extractor(request, fakes)
+    dim = check_inputs_fakes(fakes, extractor)
+    check_reference(ref, real.arg, extractor, list(metrics), dim)
+    mom = reference_moments(ref, extractor, real.arg)
+    sizes = {f"FAKE {f.arg}": len(f) for f in fakes}
+    if request.runs > 1 and request.sample_size is None:
+        raise ValueError(f"--runs {request.runs} draws subsamples of the generated sets: give their size with "
+                         "--sample-size M, or --runs 1 to score the full sets")
+    if request.runs == 1 and request.sample_size is not None:
+        raise ValueError("--sample-size applies to the subsample protocol (--runs > 1); --runs 1 scores the full sets")
+    for what, n in sizes.items():
+        if n < 2 or (request.sample_size is not None and request.sample_size > n):
+            raise ValueError(f"{what} has {n} rows: FID needs at least 2"
+                             + (f" and --sample-size {request.sample_size} at most {n}" if request.sample_size else ""))
+    settings = Settings(runs=request.runs, sample_size=request.sample_size or min(len(f) for f in fakes),
+                        metrics=metrics, seed=request.seed, confidence=request.confidence, device=request.device,
+                        progress=request.progress)
+    if request.out is not None:
+        check_writable(Path(request.out), "--out")
+    ident = extractor.identity()
+    config: dict[str, Any] = {
+        "real": real.arg, "reference": {"layout": ref.layout, "moments_only": True, "space": extractor.name},
+        "fakes": {f.name: f.arg for f in fakes}, "sets": {f.name: len(f) for f in fakes},
+        "features": ident, "metrics": settings.metrics.as_dict(), "runs": settings.runs,
+        "sample_size": settings.sample_size if settings.runs > 1 else None, "full_sets": settings.runs == 1,
+        "confidence": settings.confidence, "seed": settings.seed, "device": settings.device,
+        "batch_size": request.batch_size, "results_dir": request.out, "cache_dir": request.cache_dir,
+        "overwrite": request.overwrite, "plots": request.plots, "progress": request.progress,
+    }
+    plan = score_plan(request, config, settings)
+    plan.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser())}
+    extract_first(plan, request, fakes, extractor)
+    for f in fakes:
+        plan.content["generators"][f.name] = content_identity(request, f)
+    plan.record.extractor = plan.content["extractor"] = ident
+    plan.record.generators = {f.name: {"input": f.arg, "source": f.source, **plan.content["generators"][f.name]}
+                             for f in fakes}
+    plan.record.command = request.command or None
+    results_dir = plan.results_dir if request.out is not None else None
+    if results_dir is not None:
+        pipeline.open_results(plan, protocol=False)
+    else:
+        plan.set_config_hash(plan.identity())
+    fakes_f = [({"model": f.name}, extract(plan, request, f, extractor)) for f in fakes]
+    if any(x is None for _, x in fakes_f):  # a torchrun rank other than 0: its share went to rank 0
+        return None  # type: ignore[return-value]
+    task = MomentsTask(mom.mu, mom.sigma, fakes_f, settings)
+    with plan.stage("runs"):
+        rows = run_loop(task, settings, results_dir, plan.identity(), request.overwrite)
+    plan.record.seconds_per_run = plan.stage_seconds["runs"] / settings.runs
+    summary, comparison, _ = pipeline.summarize(plan, rows)
+    plan.record.interval_covers = MOMENTS_ONLY_NOTE.format(ref=f"{real.arg} ({LAYOUT_NAMES[ref.layout]})")
+    if results_dir is not None:
+        pipeline.write(plan, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the moments "
+                       f"of {real.name}")
+    return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir)
+
+
+def check_save(request: ScoreRequest) -> None:
+    """--save-ref / --save-stats paths checked before any work (no links, no folders, no silent replacement)."""
+    if request.save_ref is not None:
+        check_file_writable(request.save_ref, "--save-ref", request.overwrite)
+    if request.save_stats is not None:
+        check_file_writable(request.save_stats, "--save-stats", request.overwrite)
+    if request.save_ref is not None and request.save_stats is not None and \
+            Path(request.save_ref).expanduser().resolve() == Path(request.save_stats).expanduser().resolve():
+        raise ReferenceError("--save-ref and --save-stats name the same file: give two paths")
+
+
+def save_outputs(request: ScoreRequest, real: InputSet, features: np.ndarray, extractor: Any) -> list[Path]:
+    """Write REAL's features as --save-ref (ganeval's reference) and its moments as --save-stats (pytorch-fid's)."""
+    from ganeval.features.reference import reference_meta, write_outputs
+    from ganeval.hashing import array_identity
+
+    if request.save_ref is None and request.save_stats is None:
+        return []
+    if precomputed(real):
+        content = (real.reference.meta or {}).get("content_hash")
+    elif real.stream is not None:
+        content = real.stream.content(batch_size=request.batch_size, num_workers=request.num_workers,
+                                      cache_dir=request.cache_dir)["sha256"]
+    else:
+        content = array_identity(real.array)["sha256"]
+    write_outputs(features, reference_meta(extractor, len(features), content, real.arg), request.save_ref,
+                  request.save_stats)
+    return [Path(p) for p in (request.save_ref, request.save_stats) if p is not None]
+
+
+def save_only(request: ScoreRequest, real: InputSet) -> ScoreResult:
+    """`ganeval-score --save-ref OUT REAL` without FAKE: extract REAL's features and write the files."""
+    import pandas as pd
+
+    from ganeval.features import extract_with_info
+
+    extractor = make_extractor(request, [real])
+    if precomputed(real):
+        feats = np.asarray(real.array, np.float32)
+    else:
+        extractor.check_input(real.shape, real.dtype)
+        feats, _ = extract_with_info(real.stream if real.stream is not None else real.array, extractor,
+                                     batch_size=request.batch_size, device=request.device, cache_dir=request.cache_dir,
+                                     num_workers=request.num_workers, progress=request.progress, hash_content=True)
+        if feats is None:  # a torchrun rank other than 0
+            return None  # type: ignore[return-value]
+    saved = save_outputs(request, real, feats, extractor)
+    return ScoreResult(pd.DataFrame(), pd.DataFrame(), None, {}, None, real, [], None, saved)
