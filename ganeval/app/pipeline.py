@@ -197,7 +197,7 @@ def write(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None, ti
         plots.plot_summary(summary, plan.results_dir / "summary.png", title, seeds=seeds,
                            extractor=plan.record.extractor or None)
         if comparison is not None and len(comparison) and {"a", "b", "diff_mean"} <= set(comparison.columns):
-            from ganeval.results.paired import plot_paired
+            from ganeval.results.plots import plot_paired
 
             plot_paired(plan.results_dir, comparison, seeds, plan.record.extractor or None, title)
     plan.report_title = title

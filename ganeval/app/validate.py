@@ -129,10 +129,10 @@ def plan_generator(plan: Plan, real: Any, node: Any, what: str) -> list[Any]:
 
 def check_data_sizes(cfg: Any, sample_size: int, reads: tuple[str, ...] | None = None) -> list[str]:
     """Every data node whose row count is known without loading (`n`, or the dataset's published size:
-    `ganeval.data.sizes`) must hold sample_size rows."""
+    `ganeval.data.datasets.known_rows`) must hold sample_size rows."""
     from omegaconf import OmegaConf
 
-    from ganeval.data.sizes import known_rows
+    from ganeval.data.datasets import known_rows
 
     done = []
     for where, node in target_nodes(cfg, reads):
