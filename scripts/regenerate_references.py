@@ -1,5 +1,5 @@
 """Make the committed references' derived files (summaries, tables, verdicts, summary.json) again from their stored
-runs with today's code, in place; no new runs. tests/test_committed_references.py checks that nothing would change.
+runs with the current code, in place; no new runs. tests/test_committed_references.py checks that nothing would change.
 
     python scripts/regenerate_references.py            # every reference this knows
     python scripts/regenerate_references.py torus      # one

@@ -1,4 +1,4 @@
-"""Each committed reference's derived files equal what today's code makes from its stored runs, so a reference
+"""Each committed reference's derived files equal what the current code makes from its stored runs, so a reference
 can never disagree with the code that claims it (scripts/regenerate_references.py rewrites them)."""
 
 from __future__ import annotations

@@ -190,8 +190,8 @@ def seed_count(plans: Mapping[str, list[Any]], what: str) -> int:
 
 
 def seed_blocks(real: Any, fakes: Mapping[str, list[Any]], groups: dict[str, Any]) -> list[Block]:
-    """The protocol blocks of one real pool and each model's pools (one per seed): with one seed the one block of
-    today; else one per seed index i (group train_seed = i; draw () for i = 0, (i,) after, see `ganeval.protocol`)."""
+    """The protocol blocks of one real pool and each model's pools (one per seed): with one seed one block
+    (draw ()); else one per seed index i (group train_seed = i; draw () for i = 0, (i,) after, see `ganeval.protocol`)."""
     seeds = len(next(iter(fakes.values())))
     if seeds == 1:
         return [Block(real, [({"model": m}, f[0]) for m, f in fakes.items()], dict(groups))]
@@ -218,7 +218,7 @@ def generated_pool(plan: Plan, gen: Any, name: str) -> np.ndarray:
 def generated_features(plan: Plan, gen: Any, name: str, extractor: Any, what: str) -> tuple[np.ndarray, Any]:
     """(features of the generator's pool, the pool's shape). A pool larger than `ganeval.gan.chunked.WHOLE_BYTES`
     (2 GiB) from a generator that can stream goes batch by batch into the extractor (`PoolStream`: with cache_dir
-    it is drawn twice on a cache miss, once to hash it); a smaller one is drawn whole, as before: the same features."""
+    it is drawn twice on a cache miss, once to hash it); a smaller one is drawn whole: the same features either way."""
     from ganeval.app.pipeline import features
     from ganeval.gan import chunked
     from ganeval.gan.pool import PoolStream

@@ -163,7 +163,7 @@ def summarize(plan: Plan, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     """(summary, comparison of models or None, per-(model, seed) summary or None) of the per-run rows.
 
     Rows with a `train_seed` or `probe_draw` column get the two levels of `summarize_levels` (what the intervals
-    cover and the variance shares go into the run record); other rows today's `summarize_runs`/`compare_runs`.
+    cover and the variance shares go into the run record); other rows one level (`summarize_runs`/`compare_runs`).
     """
     from ganeval.results import compare_runs, summarize_runs
     from ganeval.results.seeds import coverage_note, summarize_levels, variance_record

@@ -176,7 +176,7 @@ def options_from_config(cfg: Any) -> Options:
 
 
 def check_train_seeds(value: Any) -> tuple[int, ...] | None:
-    """`train_seeds` checked: null (one seed, today's behaviour) or a non-empty list of distinct integers >= 0 (the
+    """`train_seeds` checked: null (one seed: a spec's own, or `seed`) or a non-empty list of distinct integers >= 0 (the
     schema makes it a list of integers)."""
     if value is None:
         return None
