@@ -1,5 +1,5 @@
 """Make the committed references' derived files (summaries, tables, verdicts, summary.json) again from their stored
-runs with today's code, in place; no new runs. tests/test_committed_references.py checks that nothing would change.
+runs with the current code, in place; no new runs. tests/test_committed_references.py checks that nothing would change.
 
     python scripts/regenerate_references.py            # every reference this knows
     python scripts/regenerate_references.py torus      # one
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ganeval.studies.stored import REGENERATORS
+from ganeval.studies.regenerators import REGENERATORS
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"
 

@@ -29,7 +29,7 @@ def app_config(overrides: list[str]) -> Any:
 def run_inprocess(overrides: list[str]) -> Any:
     """Compose the config like the `ganeval` command and run it; return the experiment's summary. A real run must
     write nothing its plan does not list (`Plan.outputs`): checked here for every in-process run of the tests."""
-    from ganeval.app.plan import build_plan
+    from ganeval.app.validate import build_plan
 
     planned = None
     try:

@@ -152,7 +152,7 @@ def test_first_passes_reads_the_intervals() -> None:
     rows = pd.concat([p[0] for p in parts], ignore_index=True)
     summary = pd.concat([p[1] for p in parts], ignore_index=True)
     p = bs.first_passes(summary, rows, 0.99).set_index("metric")
-    assert list(p.index) == ["imd", "fid", "kid"]
+    assert list(p.index) == ["imd", "kid", "fid"]  # the registry's order (ganeval.metrics.registry.metric_order)
     assert p.loc["fid", "first_sigma"] == 1.0 and p.loc["fid", "stays_above"]
     assert p.loc["kid", "first_sigma"] == 2.0 and not p.loc["kid", "stays_above"]
     assert math.isnan(p.loc["imd", "first_sigma"]) and not p.loc["imd", "stays_above"]
@@ -230,10 +230,10 @@ def test_blur_sweep_answers_the_papers_question_on_digits(tmp_path: Path) -> Non
     assert "| FID | 1 | yes |" in verdict and "| KID | 1 | yes |" in verdict
     assert f"| IMD | {p.loc['imd', 'first_sigma']:g} |" in verdict
     table = (res / "table.md").read_text()
-    assert "| σ (blur of digits_classes) | IMD | FID | KID |" in table
+    assert "| σ (blur of digits_classes) | IMD | KID | FID |" in table
     assert "| reference: digits_classes vs patches8 | 1.000 ± 0.000 | 1.000 ± 0.000 | 1.000 ± 0.000 |" in table
     sec = s[s.role == "second"].set_index("metric")
-    cells = " | ".join(_cell(sec.loc[m, "normalized_mean"], sec.loc[m, "normalized_half_width"]) for m in ("imd", "fid", "kid"))
+    cells = " | ".join(_cell(sec.loc[m, "normalized_mean"], sec.loc[m, "normalized_half_width"]) for m in ("imd", "kid", "fid"))
     assert f"| similar: digits_classes vs digits_classes_other | {cells} |" in table
     assert (res / "blur.png").stat().st_size > 1000
     # a second call resumes the stored runs and gives the same numbers

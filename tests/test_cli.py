@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ganeval.app.collate import main as collate_main
 from ganeval.results.collate import collate
-from ganeval.results.collate import main as collate_main
 from apphelp import run_inprocess
 
 FAST = ["metrics.imd.nv=10", "metrics.kid.subsets=5", "metrics.kid.subset_size=50", "progress=false", "plots=false"]

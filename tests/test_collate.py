@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from ganeval.results import RunRecord
-from ganeval.results.collate import collate, collate_levels, main
+from ganeval.app.collate import main
+from ganeval.results.collate import collate, collate_levels
 from ganeval.results.seeds import COVERS_SEEDS
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference" / "quickstart"

@@ -213,7 +213,7 @@ def test_dry_run_catches_what_a_real_run_would_refuse(tmp_path: Path, monkeypatc
 def test_published_dataset_sizes_match_a_load() -> None:
     from sklearn.datasets import load_digits
 
-    from ganeval.data.sizes import DIGITS_PER_CLASS, known_rows
+    from ganeval.data.datasets import DIGITS_PER_CLASS, known_rows
 
     counts = np.bincount(load_digits().target)
     assert tuple(counts) == DIGITS_PER_CLASS

@@ -1,4 +1,4 @@
-"""Each committed reference's derived files equal what today's code makes from its stored runs, so a reference
+"""Each committed reference's derived files equal what the current code makes from its stored runs, so a reference
 can never disagree with the code that claims it (scripts/regenerate_references.py rewrites them)."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ganeval.studies.stored import REGENERATORS, relative_paths
+from ganeval.studies.regenerators import REGENERATORS
+from ganeval.studies.stored import relative_paths
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"
 DERIVED = ("verdict.md", "verdict.csv", "table.md", "summary.json", "summary.csv", "comparison.csv",
@@ -76,7 +77,8 @@ def test_torus_config_hash_is_what_its_command_gives() -> None:
     from apphelp import app_config
 
     from ganeval.app import generators, pipeline
-    from ganeval.app.plan import build_plan, numeric_config
+    from ganeval.app.plan import numeric_config
+    from ganeval.app.validate import build_plan
     from ganeval.protocol.api import store_identity
     from ganeval.protocol.store import identity_hash, same_identity
 

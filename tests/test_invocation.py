@@ -1,8 +1,10 @@
-"""A refused `ganeval` command leaves nothing behind (issue #22): no scratch folder of Hydra's survives it, and the
-results folder is as the command found it (Hydra's `.hydra/` and `ganeval.log` undone), never through a link."""
+"""A refused `ganeval` command leaves nothing behind (issue #22): Hydra writes nothing, no scratch folder survives it,
+and the results folder is as the command found it (the `.hydra/` record and `ganeval.log` the app wrote once the plan
+was built, taken back), never through a link."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -10,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
-from ganeval.app import invocation
+from apphelp import app_config
+from ganeval.app import run_files
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -94,53 +98,78 @@ def test_a_link_planted_at_hydras_files_is_refused_not_written_through(tmp_path:
 
 
 # ------------------------------------------------------------------------------------------------
-# `invocation.undo` itself: what it restores and what it leaves alone
+# `run_files` itself: what `undo` restores and what it leaves alone
 # ------------------------------------------------------------------------------------------------
-def _hydra_writes(res: Path, text: str) -> None:
+def _old_run(res: Path, text: str) -> None:
     (res / ".hydra").mkdir(parents=True, exist_ok=True)
-    for name in invocation.HYDRA_FILES:
+    for name in run_files.HYDRA_FILES:
         (res / ".hydra" / name).write_text(text)
     with open(res / "ganeval.log", "a") as f:
-        f.write(f"refused: {text}\n")
+        f.write(f"an earlier command: {text}\n")
+
+
+def _begin(res: Path) -> None:
+    """`run_files.begin` as the app calls it, for a composed config, then one line logged."""
+    run_files.begin(res, app_config([f"results_dir={res}"]))
+    logging.getLogger("ganeval").warning("this command's line")
+
+
+def test_begin_writes_the_record_and_the_log(tmp_path: Path) -> None:
+    res = tmp_path / "new" / "res"
+    try:
+        _begin(res)
+    finally:
+        run_files.forget()
+    assert yaml.safe_load((res / ".hydra" / "config.yaml").read_text())["results_dir"] == str(res)
+    assert yaml.safe_load((res / ".hydra" / "overrides.yaml").read_text()) == [f"results_dir={res}"]
+    assert yaml.safe_load((res / ".hydra" / "hydra.yaml").read_text())["hydra"]["job"]["name"] == "ganeval"
+    assert (res / "ganeval.log").read_text().endswith("[ganeval][WARNING] - this command's line\n")
 
 
 def test_undo_restores_hydras_files_and_cuts_the_log(tmp_path: Path) -> None:
     res = tmp_path / "res"
-    _hydra_writes(res, "old")
+    _old_run(res, "old")
     (res / "runs.csv").write_text("a\n")
     before = _state(res)
-    invocation.note(res)
-    _hydra_writes(res, "new command")
     try:
-        assert invocation.undo(res)
+        _begin(res)
+        assert _state(res) != before
+        assert run_files.undo()
     finally:
-        invocation.end()
+        run_files.forget()
     assert _state(res) == before
+
+
+def test_undo_removes_the_folders_it_made(tmp_path: Path) -> None:
+    try:
+        _begin(tmp_path / "new" / "a" / "res")
+        assert run_files.undo()
+    finally:
+        run_files.forget()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_undo_keeps_everything_when_the_command_wrote_anything_else(tmp_path: Path) -> None:
     res = tmp_path / "res"
-    invocation.note(res)
-    _hydra_writes(res, "new command")
-    (res / "runs.csv").write_text("a run stored before the refusal\n")
     try:
-        assert not invocation.undo(res)  # .hydra/ then describes the command that stored it
+        _begin(res)
+        (res / "runs.csv").write_text("a run stored before the refusal\n")
+        assert not run_files.undo()  # .hydra/ then describes the command that stored it
     finally:
-        invocation.end()
-    assert (res / ".hydra" / "config.yaml").read_text() == "new command" and (res / "runs.csv").exists()
+        run_files.forget()
+    assert "results_dir" in (res / ".hydra" / "config.yaml").read_text() and (res / "runs.csv").exists()
 
 
-def test_undo_never_touches_a_link_planted_after_the_note(tmp_path: Path) -> None:
+def test_undo_never_touches_a_link_planted_after_begin(tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
     res = tmp_path / "res"
-    invocation.note(res)
-    _hydra_writes(res, "new command")
-    (res / ".hydra" / "hydra.yaml").unlink()
-    (res / ".hydra" / "hydra.yaml").symlink_to(victim)
     try:
-        assert invocation.undo(res)
+        _begin(res)
+        (res / ".hydra" / "hydra.yaml").unlink()
+        (res / ".hydra" / "hydra.yaml").symlink_to(victim)
+        assert run_files.undo()
     finally:
-        invocation.end()
+        run_files.forget()
     assert victim.read_text() == "keep me\n" and (res / ".hydra" / "hydra.yaml").is_symlink()
-    assert set(_state(res)) == {".hydra", ".hydra/hydra.yaml"}  # Hydra's other files and the log removed
+    assert set(_state(res)) == {".hydra", ".hydra/hydra.yaml"}  # the other files and the log removed

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from apphelp import compose_config
-from ganeval.results.collate import main as collate_main
+from ganeval.app.collate import main as collate_main
 
 SWEEP = ["experiment=benchmark", "data=array", "data.path=real.npy", "generator=samples", "generator.path=fake.npy",
          "features=identity", "sample_size=100", "runs=2", "metrics.imd.nv=10", "metrics.kid.subsets=5",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ganeval.app.model_dirs import model_dir, spec_key
+from ganeval.app.generators import model_dir, spec_key
 from ganeval.hashing import stable_hash
 
 SPEC = {"arch": "digits", "gan": "wgan_quick", "epochs": 2, "batch_size": 64, "seed": 3}

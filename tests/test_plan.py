@@ -11,7 +11,8 @@ import pytest
 from apphelp import app_config, run_inprocess
 
 from ganeval.app import plan as plan_module
-from ganeval.app.plan import Plan, build_plan, describe
+from ganeval.app.plan import Plan, describe
+from ganeval.app.validate import build_plan
 from ganeval.app.schema import ROOT_KEYS
 
 

@@ -7,15 +7,20 @@ import base64
 import csv
 import io
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from apphelp import run_inprocess
 from ganeval.hashing import shown_extractor
 from ganeval.results.record import RunRecord
 from ganeval.results.report import render_report
+from ganeval.results.report_tables import rounded_frame
+from ganeval.results.tables import paper_table, table_markdown
+from ganeval.results.verdict import decimals_for
 from ganeval.app.score import main
 
 
@@ -160,6 +165,66 @@ def test_no_report_without_results(tmp_path) -> None:  # type: ignore[no-untyped
 
     from ganeval.app.pipeline import write_report
 
-    plan = SimpleNamespace(results_dir=tmp_path, record=None, report_title="", title="x", name="x")
+    plan = SimpleNamespace(results_dir=tmp_path, record=None, report_title="", report_table=None, title="x", name="x")
     write_report(plan)  # type: ignore[arg-type]
     assert not (tmp_path / "report.html").exists()
+
+
+QUICKSTART = Path(__file__).resolve().parents[1] / "results" / "reference" / "quickstart"
+
+
+def quickstart_frames() -> tuple[pd.DataFrame, pd.DataFrame, RunRecord]:
+    """The committed quickstart's summary, its comparison with WGAN significantly better on IMD, and its record."""
+    comparison = pd.read_csv(QUICKSTART / "comparison.csv", keep_default_na=False, na_values=[""])
+    comparison["better"] = comparison["better"].astype(object)
+    comparison.loc[comparison["metric"] == "imd", "better"] = "wgan"
+    return pd.read_csv(QUICKSTART / "summary.csv"), comparison, RunRecord.read(QUICKSTART / "summary.json")
+
+
+def test_report_table_is_drawn_from_the_summary_and_comparison(tmp_path: Path) -> None:
+    """The paper table of report.html is the `PaperTable` table.md is written from (cells, bold, notes), never a
+    table.md read back: a stale table.md in the folder is not shown."""
+    summary, comparison, record = quickstart_frames()
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    (tmp_path / "table.md").write_text("| metric | wgan |\n|---|---|\n| stale | 0 |\n")
+    table = paper_table(summary, comparison, "quickstart", extractor=record.extractor)
+    assert [(r[0][0], c) for r in table.rows for c, (_, bold) in enumerate(r[1:]) if bold] == [("IMD", 0)]
+    html = render_report(tmp_path, record, "quickstart", table)
+    (tmp_path / "report.html").write_text(html)
+    page = parse(tmp_path / "report.html")
+    assert page.tables["paper-table"] == [table.header] + [[text for text, _ in row] for row in table.rows]
+    assert re.findall(r"<td><strong>([^<]*)</strong></td>", html) == [table.rows[0][1][0]]
+    text = " ".join(page.text)
+    assert "stale" not in text and table.columns_note in text
+    assert all(item in text for item in table.comparisons) and len(table.comparisons) == len(comparison)
+
+
+def test_report_shows_no_markdown_markup(tmp_path: Path) -> None:
+    """#39: the notes' *emphasis* is rendered (em), not shown with its asterisks: from the data frames, and in a
+    study's own table.md (Markdown) shown as written."""
+    summary, comparison, record = quickstart_frames()
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    table = paper_table(summary, comparison, extractor=record.extractor)
+    assert "*smallest detectable*" in table.comparison_intro
+    (tmp_path / "table.md").write_text(table_markdown(summary, comparison, extractor=record.extractor))
+    for given in (table, None):
+        (tmp_path / "report.html").write_text(render_report(tmp_path, record, "q", given))
+        page = parse(tmp_path / "report.html")
+        text = " ".join(page.text)
+        assert "smallest detectable" in text and "*smallest detectable*" not in text and ("em", {}) in page.tags
+        assert "**" not in text
+
+
+def test_rounded_comparison_scales_the_smallest_detectable_difference() -> None:
+    """#39: the rounded comparison gives KID's smallest detectable difference (mde) in the table's unit, KID×10³,
+    to the precision of the row's interval, like the difference and its interval."""
+    _, comparison, record = quickstart_frames()
+    text, scaled = rounded_frame(comparison, record.extractor)
+    kid = comparison.index[comparison["metric"] == "kid"][0]
+    mde, half = float(comparison.loc[kid, "mde"]), float(comparison.loc[kid, "half_width"])
+    d = decimals_for(half * 1e3)
+    assert scaled and text.loc[kid, "metric"] == "KID×10³" and abs(mde * 1e3 - 47.166) < 1e-3
+    assert text.loc[kid, "mde"] == f"{mde * 1e3:.{d}f}" == "47"
+    assert text.loc[kid, "diff_mean"] == f"{float(comparison.loc[kid, 'diff_mean']) * 1e3:.{d}f}"
+    fid = comparison.index[comparison["metric"] == "fid"][0]
+    assert text.loc[fid, "mde"] == f"{float(comparison.loc[fid, 'mde']):.{decimals_for(float(comparison.loc[fid, 'half_width']))}f}"

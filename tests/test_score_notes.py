@@ -143,7 +143,7 @@ def test_imd_digits_follow_its_probe_noise(capsys, tmp_path) -> None:  # type: i
     r = doc["results"][0]
     assert r["value"] == pytest.approx(values[0], rel=1e-9)
     assert r["probe_std"] == pytest.approx(float(np.std(values, ddof=1)), rel=1e-9)
-    from ganeval.metrics.imd_noise import imd_over_seeds
+    from ganeval.metrics.imd import imd_over_seeds
 
     assert imd_over_seeds(real, fake, [5, 3], nv=20) == [imd(real, fake, seed=5, nv=20), values[0]]  # bit for bit
     assert significant_decimals(2.3, 10.0) == 0 and significant_decimals(0.04, 1.0) == 2

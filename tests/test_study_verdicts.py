@@ -14,7 +14,7 @@ from apphelp import run_inprocess
 from ganeval.results.verdict import (RESULT_END, claim_sentence, claim_sentences, result_sentences, split_verdict,
                                      terminal_summary, verdict_markdown)
 from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, STAND_IN, Claim, holm
-from ganeval.studies.stored import REGENERATORS
+from ganeval.studies.regenerators import REGENERATORS
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"
 VERDICT_WORDS = (HOLDS, CONTRADICTED, NOT_TESTABLE, STAND_IN, "no significant difference", " better on ")

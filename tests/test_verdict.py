@@ -101,7 +101,7 @@ def test_no_pairs_no_sentences(bad) -> None:  # type: ignore[no-untyped-def]
 
 def test_paired_differences_plot_uses_the_pairs(tmp_path: Path) -> None:
     """differences.png is drawn from the per-seed differences; the points plotted are a − b per seed."""
-    from ganeval.results.paired import plot_paired
+    from ganeval.results.plots import plot_paired
     from ganeval.results.plots import pair_points
 
     diffs = {"fid": [-4.0, -4.1, -3.9], "kid": [0.002, -0.001, 0.0005]}

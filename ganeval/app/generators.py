@@ -1,9 +1,11 @@
-"""The generators of a run: `{train: ...}` specs checked, resolved per training seed and trained (or resumed), given
-generators instantiated per replica, their content identity, their sampled pools, and the protocol blocks of a
-model's seeds. Called by the studies on their plan (`ganeval.app.plan`)."""
+"""The generators of a run: `{train: ...}` specs checked, resolved per training seed and trained (or resumed) in their
+folder (`model_dir`), given generators instantiated per replica, their content identity, their sampled pools, and
+the protocol blocks of a model's seeds. Called by the studies on their plan (`ganeval.app.plan`)."""
 
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -11,10 +13,13 @@ import numpy as np
 
 from ganeval.app.pipeline import data_hash, instantiate
 from ganeval.app.plan import Plan
+from ganeval.hashing import stable_hash
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Block
 from ganeval.protocol.settings import check_value
 from ganeval.results.seeds import SEED
+
+log = logging.getLogger("ganeval")
 
 
 def check_train_spec(real: np.ndarray, spec: Mapping[str, Any], what: str) -> None:
@@ -55,11 +60,32 @@ def resolve_train_spec(plan: Plan, spec: Mapping[str, Any], seed: int | None = N
     return out
 
 
+def spec_key(data: str, model: str, spec: Mapping[str, Any]) -> str:
+    """The 10-hex hash of the full training spec that keys a trained model's folder."""
+    return stable_hash({"data": data, "model": model, **spec}, 10)
+
+
+def model_dir(models_dir: str | Path, data: str, model: str, spec: Mapping[str, Any]) -> Path:
+    """Where a generator trained by `spec` lives: `models_dir/<data>/<data>-<model>-seed<k>-<hash>/`, a name a person
+    can read with the hash that keys it. A folder of the short layout (`models_dir/<data>/<model>-<hash>/`, same
+    hash) is renamed to it once, so a resumed or repeated run reuses it; a link there is used in place, never
+    renamed or followed into."""
+    key = spec_key(data, model, spec)
+    parent = Path(models_dir) / data
+    new = parent / f"{data}-{model}-seed{spec.get('seed', 0)}-{key}"
+    old = parent / f"{model}-{key}"
+    if old.is_symlink():
+        return old
+    if old.is_dir() and not new.exists():
+        os.replace(old, new)
+        log.info("renamed %s to %s (a trained model's folder names its data, model and seed)", old, new)
+    return new
+
+
 def train_generator(plan: Plan, real: np.ndarray, spec: Mapping[str, Any], data: str, model: str) -> Any:
     """Train (or resume, or reuse) a generator on `real` as the resolved `spec` says; return a generator object.
 
     Its checkpoint directory is keyed by the spec (its seed included), so each training seed has its own."""
-    from ganeval.app.model_dirs import model_dir
     from ganeval.gan import train
 
     out_dir = model_dir(plan.options.models_dir, data, model, spec)
@@ -164,8 +190,8 @@ def seed_count(plans: Mapping[str, list[Any]], what: str) -> int:
 
 
 def seed_blocks(real: Any, fakes: Mapping[str, list[Any]], groups: dict[str, Any]) -> list[Block]:
-    """The protocol blocks of one real pool and each model's pools (one per seed): with one seed the one block of
-    today; else one per seed index i (group train_seed = i; draw () for i = 0, (i,) after, see `ganeval.protocol`)."""
+    """The protocol blocks of one real pool and each model's pools (one per seed): with one seed one block
+    (draw ()); else one per seed index i (group train_seed = i; draw () for i = 0, (i,) after, see `ganeval.protocol`)."""
     seeds = len(next(iter(fakes.values())))
     if seeds == 1:
         return [Block(real, [({"model": m}, f[0]) for m, f in fakes.items()], dict(groups))]
@@ -192,7 +218,7 @@ def generated_pool(plan: Plan, gen: Any, name: str) -> np.ndarray:
 def generated_features(plan: Plan, gen: Any, name: str, extractor: Any, what: str) -> tuple[np.ndarray, Any]:
     """(features of the generator's pool, the pool's shape). A pool larger than `ganeval.gan.chunked.WHOLE_BYTES`
     (2 GiB) from a generator that can stream goes batch by batch into the extractor (`PoolStream`: with cache_dir
-    it is drawn twice on a cache miss, once to hash it); a smaller one is drawn whole, as before: the same features."""
+    it is drawn twice on a cache miss, once to hash it); a smaller one is drawn whole: the same features either way."""
     from ganeval.app.pipeline import features
     from ganeval.gan import chunked
     from ganeval.gan.pool import PoolStream

@@ -11,12 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ganeval.app.paths import config_dir
+
 WIDTH = 110  # a description longer than this is cut at a word and ends with "…"
-
-
-def config_dir() -> Path:
-    """The package's Hydra config directory."""
-    return Path(__file__).resolve().parent.parent / "configs"
 
 
 def _leading_comment(text: str) -> str:

@@ -13,23 +13,19 @@ import logging
 import os
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
-from ganeval.app import invocation, resolvers, schema
+from ganeval.app import resolvers, run_files, schema
+from ganeval.app.errors import unwrapped, user_errors
+from ganeval.app.paths import config_dir
 
 log = logging.getLogger("ganeval")
 resolvers.register()  # the root config's ${ganeval.*} interpolations: before Hydra composes it
 schema.register()  # the root config's schema (`ganeval_base`, first in its defaults)
 
 
-def config_dir() -> Path:
-    """The Hydra config directory shipped inside the package (`ganeval/configs/`)."""
-    return Path(__file__).resolve().parent.parent / "configs"
-
-
 def run_app(cfg: Any) -> Any:
-    """config -> plan (`ganeval.app.plan.build_plan`) -> the experiment's `run(plan)` -> results; return its
+    """config -> plan (`ganeval.app.validate.build_plan`) -> the experiment's `run(plan)` -> results; return its
     summary (with dry_run=true: print the plan, do no work, and return what was checked, see `validate.dry_run`)."""
     from hydra.core.hydra_config import HydraConfig
 
@@ -39,7 +35,7 @@ def run_app(cfg: Any) -> Any:
     from hydra.utils import instantiate
 
     from ganeval.app.pipeline import write_report
-    from ganeval.app.plan import build_plan
+    from ganeval.app.validate import build_plan
 
     if cfg.get("run_experiment") is None:
         options = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
@@ -52,35 +48,22 @@ def run_app(cfg: Any) -> Any:
         from ganeval.app.validate import dry_run
 
         return dry_run(plan)
-    log.info("experiment %s (%s) -> %s on %s", plan.name, plan.study, plan.results_dir, plan.device)
-    summary = run(plan)
-    write_report(plan)  # again: with the figures an experiment writes after its tables (blur.png, torus.png, ...)
+    run_files.begin(plan.results_dir, cfg)  # the command's record and its log: from here on, in results_dir
+    try:
+        log.info("experiment %s (%s) -> %s on %s", plan.name, plan.study, plan.results_dir, plan.device)
+        summary = run(plan)
+        write_report(plan)  # again: with the figures an experiment writes after its tables (blur.png, torus.png, ...)
+    except user_errors():
+        run_files.undo()  # a refused run leaves the folder as it found it
+        raise
+    finally:
+        run_files.close()
     from ganeval.results.verdict import terminal_summary
 
     end = terminal_summary(plan.results_dir)  # the run ends with its table and its result in words
     if end:
         print(end, flush=True)
     return summary
-
-
-def user_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions that mean "the config or an input cannot work" (exit 2 with the message, no traceback)."""
-    from hydra.errors import InstantiationException
-    from omegaconf.errors import OmegaConfBaseException
-
-    from ganeval.features.inception import WeightsNotFoundError
-
-    return (ValueError, FileNotFoundError, InstantiationException, OmegaConfBaseException, WeightsNotFoundError)
-
-
-def unwrapped(e: BaseException) -> BaseException:
-    """The error raised inside a `_target_` (a dataset absent offline, a bad file), not Hydra's wrapper around it,
-    whose text adds "Error in call to target ...", the cause's repr and "full_key:" on three lines."""
-    from hydra.errors import InstantiationException
-
-    while isinstance(e, InstantiationException) and isinstance(e.__cause__, Exception):
-        e = e.__cause__
-    return e
 
 
 def report(e: BaseException) -> int:
@@ -100,19 +83,14 @@ def report(e: BaseException) -> int:
 
 
 def refused(e: BaseException | str) -> int:
-    """Report a refusal (`report`; a string: one line as it is) and undo what Hydra wrote into the results folder
-    for this command, when it wrote nothing else there (`invocation.undo`); the exit status, 2."""
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
+    """Report a refusal (`report`; a string: one line as it is) and take back the command's record and log from the
+    results folder when they are all it wrote there (`run_files.undo`); the exit status, 2."""
     if isinstance(e, BaseException):
         status = report(e)
     else:
         log.error("%s", e)
         status = 2
-    hc = HydraConfig.get() if HydraConfig.initialized() else None
-    if hc is not None and hc.mode == RunMode.RUN and hc.runtime.output_dir:
-        invocation.undo(Path(hc.runtime.output_dir))
+    run_files.undo()
     return status
 
 
@@ -199,7 +177,7 @@ def main() -> None:
     full = os.environ.get("HYDRA_FULL_ERROR") == "1"
     os.environ.setdefault(TRACEBACK, "1" if full else "0")
     os.environ["HYDRA_FULL_ERROR"] = "1"  # composition errors reach the `except` below instead of exiting 1
-    invocation.end()  # nothing noted by an earlier composition in this process (tests) counts for this command
+    run_files.forget()  # nothing an earlier command in this process (tests) wrote counts for this one
     try:
         check_command_line(sys.argv[1:])
         _app()
@@ -209,7 +187,7 @@ def main() -> None:
         print(f"ganeval: error: {one_line(e)}", file=sys.stderr)
         raise SystemExit(2) from None
     finally:
-        invocation.end()  # Hydra's scratch folders removed
+        run_files.forget()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Where results go and whether a directory can be written: light (no torch), so a refusal needs no heavy import."""
+"""Where configs are read and results go, and whether a directory can be written: light (no torch), so a refusal needs no heavy import."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ from pathlib import Path
 from typing import Any
 
 CUSTOM = "custom"  # the experiment name of a config without an experiment (experiment=~)
+
+
+def config_dir() -> Path:
+    """The Hydra config directory shipped inside the package (`ganeval/configs/`)."""
+    return Path(__file__).resolve().parent.parent / "configs"
 
 
 def default_results_dir(results_dir: Any, experiment: str | None) -> Path:

@@ -170,7 +170,7 @@ def summarize(plan: Plan, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     """(summary, comparison of models or None, per-(model, seed) summary or None) of the per-run rows.
 
     Rows with a `train_seed` or `probe_draw` column get the two levels of `summarize_levels` (what the intervals
-    cover and the variance shares go into the run record); other rows today's `summarize_runs`/`compare_runs`.
+    cover and the variance shares go into the run record); other rows one level (`summarize_runs`/`compare_runs`).
     """
     from ganeval.results import compare_runs, summarize_runs
     from ganeval.results.seeds import coverage_note, summarize_levels, variance_record
@@ -190,6 +190,7 @@ def write(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None, ti
     """Write summary.csv/.json, comparison.csv, summary_seeds.csv (per-(model, seed) `seeds` with several
     training seeds), the tables, (if plots) summary.png and report.html into results_dir."""
     from ganeval.results import plots, write_results
+    from ganeval.results.tables import paper_table
 
     if "imd" in plan.settings.metrics:
         plan.record.knn = plan.settings.metrics["imd"]["knn"]
@@ -203,10 +204,12 @@ def write(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None, ti
         plots.plot_summary(summary, plan.results_dir / "summary.png", title, seeds=seeds,
                            extractor=plan.record.extractor or None)
         if comparison is not None and len(comparison) and {"a", "b", "diff_mean"} <= set(comparison.columns):
-            from ganeval.results.paired import plot_paired
+            from ganeval.results.plots import plot_paired
 
             plot_paired(plan.results_dir, comparison, seeds, plan.record.extractor or None, title)
     plan.report_title = title
+    plan.report_table = paper_table(summary, comparison, title, extractor=plan.record.extractor or None) if tables \
+        else None
     write_report(plan)
     log.info("results in %s", plan.results_dir)
 
@@ -217,4 +220,4 @@ def write_report(plan: Plan) -> None:
     from ganeval.results.report import write_report as write_html
 
     if (plan.results_dir / "summary.csv").exists():
-        write_html(plan.results_dir, plan.record, plan.report_title or plan.title)
+        write_html(plan.results_dir, plan.record, plan.report_title or plan.title, plan.report_table)

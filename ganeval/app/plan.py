@@ -1,11 +1,11 @@
 """The plan of a run, built once from the composed config: config -> Plan -> the study's `run(plan)` -> results.
 
-`build_plan` makes every check that needs no input's content (types by the schema while Hydra composed; here the
-ranges, the metric options against sample_size, mandatory keys, plugins, writable folders, the named protocol, and
-`ganeval.app.validate`'s static checks) and gathers what the run is: its validated `Settings`, the run-wide options,
-the inputs the config names (each listed with its source; its content identity is taken once, when it is read),
-the outputs and their directory. A study receives the plan and never the raw config: its own keys and input nodes
-are `plan.params` (read-only). `dry_run=true` is "build the plan and print it" (`describe`).
+`ganeval.app.validate.build_plan` makes every check that needs no input's content (types by the schema while Hydra
+composed; there the ranges, the metric options against sample_size, mandatory keys, plugins, writable folders, the
+named protocol, and the static checks) from the parts read here, and gathers what the run is: its validated
+`Settings`, the run-wide options, the inputs the config names (each listed with its source; its content identity is
+taken once, when it is read), the outputs and their directory. A study receives the plan and never the raw config:
+its own keys and input nodes are `plan.params` (read-only). `dry_run=true` is "build the plan and print it" (`describe`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from ganeval.app.paths import check_writable
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Settings
 from ganeval.protocol.api import unique_names
@@ -95,6 +94,7 @@ class Plan:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
     report_title: str = ""  # the title `write` gave the tables, reused by report.html
+    report_table: Any = None  # the `PaperTable` `write` wrote as table.md, drawn again by report.html (None: none)
 
     def __post_init__(self) -> None:
         """Start the run record with what the plan knows; the steps and `write` fill in the rest."""
@@ -138,58 +138,7 @@ class Plan:
             log.info("%s done in %.1f s", shown, dt)
 
 
-# --------------------------------------------------------------------------- config -> plan
-def build_plan(cfg: Any) -> Plan:
-    """The plan of a composed config, every check that needs no input's content made (bad values fail here)."""
-    import importlib
-
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-    from omegaconf import OmegaConf
-
-    from ganeval.app.paths import default_results_dir
-    from ganeval.app.protocols import check_protocol
-    from ganeval.app.validate import check_plan, inputs_of
-    from ganeval.results.outputs import STANDARD, begin_run
-
-    import_plugins(cfg.get("plugins") or [])
-    check_missing(cfg)
-    check_protocol(cfg)  # a named protocol's fixed values (dry_run too)
-    hc = HydraConfig.get()
-    name = hc.runtime.choices.get("experiment") or "custom"
-    if hc.mode == RunMode.MULTIRUN:
-        results_dir = Path(hc.runtime.output_dir)  # each sweep job in its own job directory (under results_dir)
-    else:
-        results_dir = default_results_dir(cfg.results_dir, name)  # = Hydra's run folder (hydra.run.dir)
-    settings = settings_from_config(cfg)  # types are the schema's (ganeval.app.schema); ranges are checked here
-    options = options_from_config(cfg)
-    train_seeds = check_train_seeds(cfg.train_seeds)
-    check_writable(results_dir, "results_dir")
-    begin_run(results_dir, options.overwrite)  # a folder of someone else's files is refused (it writes nothing)
-    if options.cache_dir:
-        check_writable(Path(options.cache_dir), "cache_dir")
-    check_writable(Path(options.models_dir), "models_dir")
-    config = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(config, dict)
-    check_keys(config)
-    params = OmegaConf.create({k: v for k, v in config.items() if k not in TYPED_KEYS})
-    OmegaConf.set_readonly(params, True)
-    config["device"] = settings.device
-    config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
-    study = str(cfg.run_experiment._target_)
-    module = importlib.import_module(study.rpartition(".")[0])
-    reads = getattr(module, "INPUTS", None)
-    plan = Plan(name=name, results_dir=results_dir, device=str(settings.device), settings=settings, config=config,
-                study=study, options=options, params=params, inputs=inputs_of(params, reads), reads=reads,
-                outputs=tuple(getattr(module, "OUTPUTS", STANDARD)), train_seeds=train_seeds,
-                dry_run=bool(cfg.dry_run),
-                choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
-    plan.checked = tuple(check_plan(plan))
-    plan.record.overrides = list(hc.overrides.task)
-    plan.record.command = "ganeval " + " ".join(hc.overrides.task)
-    return plan
-
-
+# --------------------------------------------------------------------------- config -> plan parts
 def import_plugins(modules: Any) -> None:
     """Import the modules named in `plugins`, so the metrics and extractors they register can be chosen."""
     import importlib
@@ -227,7 +176,7 @@ def options_from_config(cfg: Any) -> Options:
 
 
 def check_train_seeds(value: Any) -> tuple[int, ...] | None:
-    """`train_seeds` checked: null (one seed, today's behaviour) or a non-empty list of distinct integers >= 0 (the
+    """`train_seeds` checked: null (one seed: a spec's own, or `seed`) or a non-empty list of distinct integers >= 0 (the
     schema makes it a list of integers)."""
     if value is None:
         return None

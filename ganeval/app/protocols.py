@@ -32,7 +32,7 @@ def protocol_table() -> dict[str, dict[str, Any]]:
     read."""
     from omegaconf import OmegaConf
 
-    from ganeval.app.main import config_dir
+    from ganeval.app.paths import config_dir
 
     table = {}
     for path in sorted((config_dir() / "protocol").glob("*.yaml")):

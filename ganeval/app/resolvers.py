@@ -1,16 +1,10 @@
-"""The OmegaConf resolvers of ganeval's root config: where results (and Hydra's own run folder) go, and `--help`.
+"""The OmegaConf resolvers of ganeval's root config: where a sweep's and a benchmark's results go, and `--help`.
 
 `register()` is called when `ganeval.app.main` is imported, before Hydra composes anything:
 
-- `${ganeval.results_dir:}`: `results_dir`, or results/<experiment> when it is null (`default_results_dir`,
-  the one rule the pipeline uses too), so Hydra's run folder (`hydra.run.dir`) is the results directory (a
-  scratch folder when that cannot be written, so that the pipeline refuses it with its own message; scratch
-  folders are removed when the command ends, and a refused command's `.hydra/` undone: `ganeval.app.invocation`);
 - `${ganeval.first:a,b}`: a, or b when a is null (a sweep's directory: `results_dir`, else multirun/DATE/TIME);
 - `${ganeval.benchmark_dir:}`: results/benchmark/<data>-vs-<models>-<hash> (experiment=benchmark's default), so two
   benchmarks of different inputs coexist;
-- `${ganeval.unless:flag,value}`: value, or null when flag is true (no `.hydra/` folder in a dry run);
-- `${ganeval.log_handlers:dry_run}`: the console, and ganeval.log in the results directory unless in a dry run;
 - `${ganeval.help:experiments|keys}`: the generated parts of `ganeval --help` (`ganeval.app.help`).
 """
 
@@ -20,7 +14,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ganeval.app.paths import check_writable, default_results_dir
 
 def _choices(root: Any) -> dict[str, Any]:
     """Hydra's group choices: from the config's hydra node when it has one, else from the running HydraConfig."""
@@ -79,37 +72,12 @@ def benchmark_dir(root: Any) -> str:
     return str(Path("results") / "benchmark" / f"{_label(str(data_label))}-vs-{models}-{stable_hash(nodes, 6)}")
 
 
-def _results_dir(*, _root_: Any) -> str:
-    """Hydra's run folder: the results directory; when that cannot be written, a scratch folder instead, so that
-    Hydra starts and the pipeline refuses the results directory with its own message (exit 2), not a traceback."""
-    from ganeval.app import invocation
-
-    if _root_.get("dry_run") is True:  # a dry run writes nothing: Hydra's (empty) run folder goes to a scratch one
-        return invocation.scratch_dir()
-    path = default_results_dir(_root_.get("results_dir"), _choices(_root_).get("experiment"))
-    try:
-        check_writable(path, "results_dir")
-    except ValueError:
-        return invocation.scratch_dir()  # removed when the command ends
-    invocation.note(path)  # what Hydra is about to write there is undone if the command is refused
-    return str(path)
-
-
 def _benchmark_dir(*, _root_: Any) -> str:
     return benchmark_dir(_root_)
 
 
 def _first(a: Any, b: Any) -> Any:
     return b if a is None or a == "" else a
-
-
-def _unless(flag: Any, value: Any) -> Any:
-    return None if flag is True else value
-
-
-def _log_handlers(dry_run: Any) -> list[str]:
-    """The root logger's handlers: the console, and the results directory's ganeval.log unless in a dry run."""
-    return ["console"] if dry_run is True else ["console", "file"]
 
 
 def _help(part: str, *, _root_: Any) -> str:
@@ -122,8 +90,7 @@ def register() -> None:
     """Register the resolvers (once; registering again is a no-op)."""
     from omegaconf import OmegaConf
 
-    for name, fn in (("ganeval.results_dir", _results_dir), ("ganeval.benchmark_dir", _benchmark_dir),
-                     ("ganeval.first", _first), ("ganeval.unless", _unless), ("ganeval.help", _help),
-                     ("ganeval.log_handlers", _log_handlers)):
+    for name, fn in (("ganeval.benchmark_dir", _benchmark_dir), ("ganeval.first", _first),
+                     ("ganeval.help", _help)):
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)

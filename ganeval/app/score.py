@@ -204,7 +204,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"ganeval-score: {e}", file=sys.stderr)
         return 2
     args = parser().parse_args(argv)
-    from ganeval.app.main import user_errors
+    from ganeval.app.errors import user_errors
 
     from ganeval.stops import terminate_as_interrupt
 

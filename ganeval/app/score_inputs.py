@@ -68,7 +68,7 @@ class InputSet:
 
 def data_names() -> list[str]:
     """The data configs a name may be (`ganeval/configs/data/*.yaml` except those that need a path)."""
-    from ganeval.app.main import config_dir
+    from ganeval.app.paths import config_dir
 
     return sorted(p.stem for p in (config_dir() / "data").glob("*.yaml") if p.stem not in NOT_NAMES)
 
@@ -134,7 +134,7 @@ def load_input(arg: str, size: int | None = None, layout: str = "auto") -> Input
             raise size_refusal(arg)
         from omegaconf import OmegaConf
 
-        from ganeval.app.main import config_dir
+        from ganeval.app.paths import config_dir
 
         node = OmegaConf.load(config_dir() / "data" / f"{arg}.yaml")
         arr = pipeline.instantiate(node)

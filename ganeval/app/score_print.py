@@ -166,7 +166,7 @@ def in_flags(message: str) -> str:
 
 def refusal(error: BaseException, download: bool) -> str:
     """The one line `ganeval-score` prints for a user error: weights named by its flags, keys turned into flags."""
-    from ganeval.app.main import unwrapped
+    from ganeval.app.errors import unwrapped
     from ganeval.features.inception import WeightsNotFoundError
 
     error = unwrapped(error)

@@ -44,6 +44,7 @@ def extractor_name(target: str) -> str:
     import importlib
 
     from ganeval.features.base import REGISTRY
+    from ganeval.app.paths import config_dir
 
     module, _, attr = target.rpartition(".")
     cls = getattr(importlib.import_module(module), attr, None) if module else None
@@ -95,7 +96,7 @@ def data_names_of(target: str) -> list[str]:
     """The dataset names (`ganeval/configs/data/NAME.yaml`) whose `_target_` is `target`."""
     from omegaconf import OmegaConf
 
-    from ganeval.app.main import config_dir
+    from ganeval.app.paths import config_dir
 
     return [n for n in data_names() if OmegaConf.load(config_dir() / "data" / f"{n}.yaml").get("_target_") == target]
 
@@ -149,7 +150,7 @@ def named_real(name: str, data: Mapping[str, Any]) -> InputSet:
     from omegaconf import OmegaConf
 
     from ganeval.app import pipeline
-    from ganeval.app.main import config_dir
+    from ganeval.app.paths import config_dir
 
     node = OmegaConf.merge(OmegaConf.load(config_dir() / "data" / f"{name}.yaml"), dict(data))
     arr = pipeline.instantiate(node)

@@ -1,16 +1,16 @@
-"""The plan's checks that need no input's content (`check_plan`, called by `ganeval.app.plan.build_plan` for every
+"""config -> checked Plan (`build_plan`): the plan's checks that need no input's content (`check_plan`, for every
 run), its inputs in words (`inputs_of`), and dry_run=true: print the plan and exit 0 without loading, training or
 extracting (`dry_run`).
 
-Done by `build_plan` before these: plugins, mandatory keys, runs/sample_size/seed/confidence/device/workers, every
-metric option and the metrics against sample_size, train_seeds, batch_size, train_epochs, n_generated, colliding
+Done by `build_plan` before `check_plan`: plugins, mandatory keys, runs/sample_size/seed/confidence/device/workers,
+every metric option and the metrics against sample_size, train_seeds, batch_size, train_epochs, n_generated, colliding
 key names, a named protocol, and that results_dir, cache_dir and models_dir can be written. Here: every `_target_`
 of the config imports; from metadata alone (`check_data_sizes`, `check_present`) a dataset's published row count
 (and a data node's `n`) against sample_size, a dataset with download=false is on disk, a named weights file exists
 (and Inception's resolve with download=false). In a dry run also: the feature extractor and every given generator
 construct from their options; each train spec (architecture, its sizes, trainer preset and fields, epochs) is
-valid; `n_generated` is at least sample_size; the datasets and generators of a GAN-table experiment (include
-names, a generator to score, equal seed counts); an experiment module may add its own checks as `validate(plan)`.
+valid; `n_generated` is at least sample_size; and the checks an experiment module declares as its `validate(plan)`
+(the GAN-table experiments': include names, a generator to score, equal seed counts).
 
 From metadata alone (`check_data_sizes`, `check_present`): a dataset's published row count against sample_size,
 a dataset with download=false is on disk, a named weights file exists (and Inception's resolve with download=false).
@@ -27,17 +27,19 @@ from __future__ import annotations
 import importlib
 import logging
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from ganeval.app import generators, pipeline
-from ganeval.app.plan import Input, Plan
+from ganeval.app.paths import check_writable
+from ganeval.app.plan import (TYPED_KEYS, Input, Plan, check_keys, check_missing, check_train_seeds, import_plugins,
+                              options_from_config, settings_from_config)
 
 log = logging.getLogger("ganeval")
 
 PATH_KEYS = ("path", "weights", "state_dict")  # node keys that name an input file or folder
 
 
-class _Unknown:
+class UnknownRows:
     """The real data of a dry run: its row count is not known (no batch size is refused for being larger)."""
 
     def __len__(self) -> int:
@@ -115,26 +117,6 @@ def missing_paths(cfg: Any) -> list[str]:
     return out
 
 
-def check_gan_table(plan: Plan) -> list[str]:
-    """The datasets and models of quickstart / paper_table / benchmark, as far as the config tells."""
-    from ganeval.studies.gan_table import dataset_specs
-    from ganeval.protocol.api import unique_names
-
-    done = []
-    specs = dataset_specs(plan.params, plan.choices.get("data") or "data")
-    real = _Unknown()
-    for name, spec in specs.items():
-        nodes = {m: n for m, n in spec["generators"].items() if n is not None}
-        counts = {}
-        for label, node in zip(unique_names(nodes, f"dataset {name} has the models"), nodes.values()):
-            counts[label] = len(plan_generator(plan, real, node, f"{name}/{label}"))
-        if spec["given"] is not None:
-            counts["generator"] = len(plan_generator(plan, real, spec["given"], f"{name}/generator"))
-        generators.seed_count({m: [None] * c for m, c in counts.items()}, f"dataset {name}")
-        done.append(f"dataset {name}: models {', '.join(counts)}")
-    return done
-
-
 def plan_generator(plan: Plan, real: Any, node: Any, what: str) -> list[Any]:
     """`generators.plan_generator` without touching files: a train spec is checked (its pool is `n_generated` rows),
     a given generator only constructed from its options (its files are the run's inputs)."""
@@ -145,15 +127,12 @@ def plan_generator(plan: Plan, real: Any, node: Any, what: str) -> list[Any]:
     return [pipeline.instantiate(n) for n in generators.replica_nodes(node, what)]
 
 
-CHECKS: dict[str, Callable[[Plan], list[str]]] = {"ganeval.studies.gan_table": check_gan_table}
-
-
 def check_data_sizes(cfg: Any, sample_size: int, reads: tuple[str, ...] | None = None) -> list[str]:
     """Every data node whose row count is known without loading (`n`, or the dataset's published size:
-    `ganeval.data.sizes`) must hold sample_size rows."""
+    `ganeval.data.datasets.known_rows`) must hold sample_size rows."""
     from omegaconf import OmegaConf
 
-    from ganeval.data.sizes import known_rows
+    from ganeval.data.datasets import known_rows
 
     done = []
     for where, node in target_nodes(cfg, reads):
@@ -223,6 +202,54 @@ def dataset_folder(name: str, root: Path) -> Path | None:
     return root / folders[name] if name in folders else None
 
 
+def build_plan(cfg: Any) -> Plan:
+    """The plan of a composed config, every check that needs no input's content made (bad values fail here)."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    from ganeval.app.paths import default_results_dir
+    from ganeval.app.protocols import check_protocol
+    from ganeval.results.outputs import STANDARD, begin_run
+
+    import_plugins(cfg.get("plugins") or [])
+    check_missing(cfg)
+    check_protocol(cfg)  # a named protocol's fixed values (dry_run too)
+    hc = HydraConfig.get()
+    name = hc.runtime.choices.get("experiment") or "custom"
+    if hc.mode == RunMode.MULTIRUN:
+        results_dir = Path(hc.runtime.output_dir)  # each sweep job in its own job directory (under results_dir)
+    else:
+        results_dir = default_results_dir(cfg.results_dir, name)  # = Hydra's run folder (hydra.run.dir)
+    settings = settings_from_config(cfg)  # types are the schema's (ganeval.app.schema); ranges are checked here
+    options = options_from_config(cfg)
+    train_seeds = check_train_seeds(cfg.train_seeds)
+    check_writable(results_dir, "results_dir")
+    begin_run(results_dir, options.overwrite)  # a folder of someone else's files is refused (it writes nothing)
+    if options.cache_dir:
+        check_writable(Path(options.cache_dir), "cache_dir")
+    check_writable(Path(options.models_dir), "models_dir")
+    config = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(config, dict)
+    check_keys(config)
+    params = OmegaConf.create({k: v for k, v in config.items() if k not in TYPED_KEYS})
+    OmegaConf.set_readonly(params, True)
+    config["device"] = settings.device
+    config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
+    study = str(cfg.run_experiment._target_)
+    module = importlib.import_module(study.rpartition(".")[0])
+    reads = getattr(module, "INPUTS", None)
+    plan = Plan(name=name, results_dir=results_dir, device=str(settings.device), settings=settings, config=config,
+                study=study, options=options, params=params, inputs=inputs_of(params, reads), reads=reads,
+                outputs=tuple(getattr(module, "OUTPUTS", STANDARD)), train_seeds=train_seeds,
+                dry_run=bool(cfg.dry_run),
+                choices={str(k): str(v) for k, v in hc.runtime.choices.items() if v is not None})
+    plan.checked = tuple(check_plan(plan))
+    plan.record.overrides = list(hc.overrides.task)
+    plan.record.command = "ganeval " + " ".join(hc.overrides.task)
+    return plan
+
+
 def check_plan(plan: Plan) -> list[str]:
     """Every check of the plan that needs no input's content (see the module doc); what was checked, in words.
     A dry run also constructs the extractor and the given generators from their options and checks the studies'
@@ -239,8 +266,6 @@ def check_plan(plan: Plan) -> list[str]:
         if params.get("features") is not None:
             checked.append(f"features ({type(pipeline.instantiate(params.features)).__name__}) options")
         module = plan.study.rpartition(".")[0]
-        if module in CHECKS:
-            checked += CHECKS[module](plan)
         own = getattr(importlib.import_module(module), "validate", None)
         if callable(own):
             checked += list(own(plan) or [f"{module}.validate"])

@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 import torch
 
 from ganeval.data.images import check_image_dtype, image_layout
+from ganeval.metrics.registry import FEATURE_SPACES
 
 E = TypeVar("E", bound=type["Extractor"])
 
@@ -46,6 +47,7 @@ def register(name: str, *, dims: Sequence[int] = (), resize: Sequence[str] = (),
     def deco(cls: E) -> E:
         cls.name = name
         add_variant(name, cls, dims=dims, resize=resize, weights=weights, help=help)
+        FEATURE_SPACES[name] = cls.fd_name or name  # FID's label on these features (results' tables)
         return cls
 
     return deco

@@ -29,6 +29,7 @@ import torch
 from ganeval.data.sources import ImageSource
 from ganeval.features import cache as fcache
 from ganeval.features.base import Extractor
+from ganeval.features.batches import run_batches
 from ganeval.features.distributed import gather_to_main, group_call, rank_world
 
 log = logging.getLogger(__name__)
@@ -251,8 +252,6 @@ def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, to
     """Extract the chunks `todo` in batches of `batch_size` (each chunk cut alone), each chunk into `done` (a view
     of `rows` when given) and, with a cache, written to `partial` as soon as it is complete. `hasher` (a
     `ContentHasher`): fed every raw uint8 batch, in order, before any host stage (then `todo` is every chunk)."""
-    from ganeval.features.extraction import run_batches
-
     sampler = [range(s, min(s + batch_size, bounds[i][1])) for i in todo for s in range(bounds[i][0], bounds[i][1],
                                                                                          batch_size)]
     owner = [i for i in todo for _ in range(bounds[i][0], bounds[i][1], batch_size)]

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-WHOLE_BYTES = 2 << 30  # a plain callable whose whole output is at most this is called once (today's pools)
+WHOLE_BYTES = 2 << 30  # a plain callable whose whole output is at most this is called once (the pools of the shipped experiments)
 CHUNK_BYTES = 256 << 20  # the size of one chunk of its output otherwise (and of an offset-aware callable's chunks)
 
 

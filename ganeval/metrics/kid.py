@@ -289,6 +289,6 @@ def _check_sample_size(sample_size: int, o: Mapping[str, Any]) -> None:
 METRIC = register_metric(Metric(
     name="kid", options=OPTIONS, prepare=_prepare, pair=_pair, tap=_tap, check_sample_size=_check_sample_size,
     reach=lambda peak, n, d, o: reach(peak, n, d, o["degree"], o["coef0"]), shares=True,
-    label="KID×10³", label_tex=r"KID $\times 10^3$", scale=1e3,
+    label="KID×10³", label_tex=r"KID $\times 10^3$", scale=1e3, unscaled_label="KID",
     doc="unbiased MMD² with the cubic polynomial kernel over random subsets (Bińkowski et al.)",
 ))

@@ -142,6 +142,7 @@ class Metric:
     label: str = ""
     label_tex: str = ""
     scale: float = 1.0  # tables show value × scale (KID×10³)
+    unscaled_label: str = ""  # the name of a value shown unscaled (raw numbers, normalised curves): KID, not KID×10³
     same_dim: bool = True  # both sets must live in one feature space
     doc: str = ""
     reach: Callable[[float, int, int, Mapping[str, Any]], tuple[float, float]] | None = None
@@ -157,6 +158,8 @@ class Metric:
             object.__setattr__(self, "label", self.name.upper())
         if not self.label_tex:
             object.__setattr__(self, "label_tex", self.label)
+        if not self.unscaled_label:
+            object.__setattr__(self, "unscaled_label", self.label)
 
     def resolve(self, given: Mapping[str, Any] | None, where: str | None = None) -> dict[str, Any]:
         """The defaults completed by `given`; unknown names and invalid values raise ValueError naming
@@ -200,6 +203,10 @@ def function_metric(name: str, fn: Callable[..., float], options: Sequence[Optio
 
 
 REGISTRY: dict[str, Metric] = {}
+# extractor name -> the name of its feature space in FID's label FD_<name>, as each extractor declares it
+# (`ganeval.features.base.register`); "Inception" is FID itself
+FEATURE_SPACES: dict[str, str] = {}
+PAPER_ROWS = ("imd", "kid", "fid")  # the paper's GAN table, top to bottom: first wherever metrics are listed
 
 
 def register_metric(metric: Metric) -> Metric:
@@ -220,6 +227,24 @@ def get_metric(name: str) -> Metric:
     if name not in REGISTRY:
         raise ValueError(f"unknown metric {name!r}; available: {', '.join(REGISTRY)}")
     return REGISTRY[name]
+
+
+def metric_order(names: Iterable[str]) -> list[str]:
+    """`names` (once each) in the one order of table rows, figure curves and verdict columns: the paper's rows
+    (IMD, KID, FID), then the others by name."""
+    names = list(dict.fromkeys(names))
+    return [m for m in PAPER_ROWS if m in names] + sorted(set(names) - set(PAPER_ROWS))
+
+
+def feature_space(extractor: str) -> str:
+    """The name in FD_<name> of FID on an extractor's features (its own name when it declares none or is unknown)."""
+    return FEATURE_SPACES.get(extractor, extractor)
+
+
+def unscaled_label(name: str) -> str:
+    """How a metric's unscaled value is named (KID, not KID×10³); a name the registry does not know, as itself."""
+    metric = REGISTRY.get(name)
+    return name if metric is None else metric.unscaled_label
 
 
 def _bound_reach(reach: Callable[..., tuple[float, float]], options: Mapping[str, Any], peak: float, n: int,

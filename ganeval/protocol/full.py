@@ -31,7 +31,7 @@ PROBE_SEEDS = 4  # IMD's further probe draws on full sets (seed+1 ...): the prob
 
 
 def _imd(x: Any, y: Any, seed: int, device: Any, o: Mapping[str, Any]) -> dict[str, float]:
-    from ganeval.metrics.imd_noise import imd_over_seeds
+    from ganeval.metrics.imd import imd_over_seeds
 
     values = imd_over_seeds(x, y, range(seed, seed + PROBE_SEEDS + 1), device=device, **o)  # graphs built once
     return {"value": values[0], "probe_std": float(np.std(values, ddof=1))}

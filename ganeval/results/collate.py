@@ -1,4 +1,4 @@
-"""`ganeval-collate DIR`: merge the job directories of a sweep into one summary and table.
+"""Merge the job directories of a sweep into one summary and table (`ganeval-collate DIR`, `ganeval.app.collate`).
 
 Every `summary.json` under DIR is a job. Jobs must share one protocol (sample size, confidence,
 extractor and weights, metric options, kNN method); otherwise collating is refused with the difference
@@ -11,10 +11,8 @@ by seed, tables bold only where that comparison says so.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -116,26 +114,15 @@ def collate_levels(root: str | Path) -> Levels:
     return Levels(merged, summarize_seeds(merged, confidence, variance), compare_seeds(merged, confidence), variance)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point: ganeval-collate DIR [--out OUT]."""
-    parser = argparse.ArgumentParser(prog="ganeval-collate", description=__doc__.splitlines()[0])
-    parser.add_argument("dir", help="the sweep directory (e.g. multirun/2026-01-01/12-00-00)")
-    parser.add_argument("--out", default=None, help="where to write summary.csv and table.md/.tex (default: DIR)")
-    args = parser.parse_args(argv)
-    try:
-        levels = collate_levels(args.dir)
-    except ValueError as e:
-        print(f"ganeval-collate: {e}", file=sys.stderr)
-        return 2
-    out = Path(args.out or args.dir)
+def write_collated(root: str | Path, out: str | Path) -> tuple[Levels, list[Path]]:
+    """Collate the jobs under `root` (see `collate_levels`) into `out`: summary.csv, with several training seeds
+    summary_seeds.csv and comparison.csv, and table.md/.tex (FD named by the first job's extractor). The levels and
+    the files written; ValueError when the jobs cannot be collated."""
+    levels = collate_levels(root)
+    out = Path(out)
     written = [write_csv(levels.summary, out / "summary.csv")]
     if several_seeds(levels.seeds):
         written += [write_csv(levels.seeds, out / SEEDS_FILE), write_csv(levels.comparison, out / "comparison.csv")]
-    extractor = RunRecord.read(find_jobs(args.dir)[0] / "summary.json").extractor or None  # one for all
-    written += write_tables(levels.summary, out, levels.comparison, title=f"Collated from {args.dir}", extractor=extractor)
-    print(f"collated {levels.seeds.shape[0]} rows from {args.dir} into {out}: {', '.join(p.name for p in written)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    extractor = RunRecord.read(find_jobs(root)[0] / "summary.json").extractor or None  # one for all
+    written += write_tables(levels.summary, out, levels.comparison, title=f"Collated from {root}", extractor=extractor)
+    return levels, written

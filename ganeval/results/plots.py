@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import atomic_write_bytes
+from ganeval.metrics.registry import unscaled_label
 from ganeval.results.summary import summary_group_columns
 
-LABELS = {"imd": "IMD", "fid": "FID", "kid": "KID"}  # curve names of normalised values (no unit), e.g. blur.png
 
 
 def _plt():  # type: ignore[no-untyped-def]
@@ -102,7 +102,7 @@ def plot_blur(summary: pd.DataFrame, path: str | Path, value: str = "normalized"
         for ci, m in enumerate(dict.fromkeys(part.metric)):
             s = part[part.metric == m].sort_values("sigma")
             color = f"C{ci}"
-            label = LABELS.get(m, m) + ("" if line is None else f" vs {line}")
+            label = unscaled_label(m) + ("" if line is None else f" vs {line}")
             ax.plot(s["sigma"], s[f"{value}_mean"], styles[li % 4], marker=markers.get(m, "o"), color=color,
                     label=label, ms=4)
             ax.fill_between(s["sigma"], s[f"{value}_ci_low"], s[f"{value}_ci_high"], color=color, alpha=0.2)
@@ -237,3 +237,24 @@ def plot_differences(comparison: pd.DataFrame, path: str | Path, frame: pd.DataF
                      title: str = "") -> Path:
     """Write differences.png: the paired differences with their intervals against 0 (see `differences_figure`)."""
     return _save(differences_figure(comparison, frame, pair_by, value, extractor, title), path)
+
+
+DIFFERENCES_FILE = "differences.png"
+
+
+def plot_paired(out_dir: str | Path, comparison: pd.DataFrame, seeds: pd.DataFrame | None = None,
+                extractor: Any = None, title: str = "") -> Path:
+    """Write out_dir/differences.png, the paired differences behind comparison.csv: with several training seeds
+    their per-seed differences (each seed joined across the models), else the per-run differences of runs.csv (runs
+    share their real subsample)."""
+    out = Path(out_dir)
+    if seeds is not None and "train_seed" in seeds.columns:
+        frame, pair_by, value = seeds, "train_seed", "mean"
+    else:
+        runs = out / "runs.csv"
+        frame = pd.read_csv(runs) if runs.is_file() else None
+        if frame is not None and "probe_draw" in frame.columns:  # a repeated probe draw is no run of its own
+            frame = frame[frame["probe_draw"].fillna(0).astype(int) == 0]
+        pair_by, value = "run", "value"
+    return plot_differences(comparison, out / DIFFERENCES_FILE, frame, pair_by, value, extractor,
+                            f"{title}: paired differences" if title else "")

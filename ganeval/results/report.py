@@ -1,7 +1,8 @@
 """report.html: one self-contained page per results directory, to look at a run without opening ten files.
 
-Built from what the directory holds (so it shows exactly what was written): the paper-style table (table.md)
-and the verdict (verdict.md) when there is one,
+Built from what the directory holds (so it shows exactly what was written): the paper-style table (drawn from the
+same summary and comparison as table.md; a study's own table.md as it wrote it) and the verdict (verdict.md) when
+there is one,
 every CSV but runs.csv (summary.csv first, its values as written), every PNG embedded as base64, and from the
 run record: what the intervals cover, the command that reproduces the run, the resolved config, the
 extractor and weights identity, the generators, package versions and stage times. All text is escaped; the
@@ -11,23 +12,22 @@ page loads nothing from anywhere else.
 from __future__ import annotations
 
 import base64
-import csv
-import html
 import json
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ganeval.common import atomic_write_text
 from ganeval.hashing import shown_extractor, shown_identity
 from ganeval.results.outputs import this_run, write_manifest
+from ganeval.results.report_tables import csv_table, esc, markdown_table, paper_table_html, rounded_table
 
 if TYPE_CHECKING:
     from ganeval.results.record import RunRecord
+    from ganeval.results.tables import PaperTable
 
 REPORT_FILE = "report.html"
-SKIP_CSV = ("runs.csv",)
-ROUNDED_CSV = ("summary.csv", "summary_seeds.csv", "comparison.csv")  # shown rounded, in the table's units  # the per-run rows: long, and summarised by summary.csv
+SKIP_CSV = ("runs.csv",)  # the per-run rows: long, and summarised by summary.csv
+ROUNDED_CSV = ("summary.csv", "summary_seeds.csv", "comparison.csv")  # shown rounded, in the table's units
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0 auto; max-width: 1480px;
        padding: 1.5em 2em 3em; color: #1f2328; line-height: 1.45; }
@@ -62,82 +62,6 @@ p.small { font-size: .82em; color: #57606a; margin: .2em 0; }
            border-radius: 6px; margin: .5em 0; }
 .meta td:first-child { font-weight: 600; white-space: nowrap; }
 """
-
-
-def esc(value: Any) -> str:
-    """Text made safe for HTML (quotes included)."""
-    return html.escape(str(value), quote=True)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def csv_table(path: Path, css_id: str) -> str:
-    """A CSV file as an HTML table, every cell the file's own text (numbers right-aligned)."""
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    if not rows:
-        return f"<p>{esc(path.name)} is empty.</p>"
-    head, body = rows[0], rows[1:]
-    out = [f'<div class="scroll"><table class="data" id="{esc(css_id)}" data-file="{esc(path.name)}">',
-           "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"]
-    for row in body:
-        cells = "".join(f'<td class="num">{esc(c)}</td>' if c and _is_number(c) else f"<td>{esc(c)}</td>" for c in row)
-        out.append(f"<tr>{cells}</tr>")
-    out.append("</tbody></table></div>")
-    return "\n".join(out)
-
-
-def _inline(text: str) -> str:
-    """Markdown inline markup of the tables (**bold**, `code`) to HTML, everything else escaped."""
-    parts = re.split(r"(\*\*[^*]+\*\*|`[^`]+`)", text)
-    out = []
-    for p in parts:
-        if p.startswith("**") and p.endswith("**") and len(p) > 4:
-            out.append(f"<strong>{esc(p[2:-2])}</strong>")
-        elif p.startswith("`") and p.endswith("`") and len(p) > 2:
-            out.append(f"<code>{esc(p[1:-1])}</code>")
-        else:
-            out.append(esc(p))
-    return "".join(out)
-
-
-def markdown_table(text: str, skip: Iterable[str] = (), headings: bool = False) -> str:
-    """A results Markdown file (table.md, verdict.md) as HTML: pipe tables, other lines as paragraphs, headings as
-    h3 when `headings` (else dropped: the section says what it is); lines in `skip` (e.g. the coverage note shown
-    above) left out."""
-    out: list[str] = []
-    table: list[list[str]] = []
-    skipped = {t.strip() for t in skip}
-
-    def flush() -> None:
-        if not table:
-            return
-        head, body = table[0], [r for r in table[1:] if not all(set(c.strip()) <= set("-:") for c in r)]
-        out.append('<div class="scroll"><table class="paper"><thead><tr>'
-                   + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead><tbody>")
-        out.extend("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body)
-        out.append("</tbody></table></div>")
-        table.clear()
-
-    for line in text.splitlines():
-        s = line.strip()
-        if s.startswith("|") and s.endswith("|"):
-            table.append([c.strip() for c in s[1:-1].split("|")])
-            continue
-        flush()
-        if s.startswith("#"):
-            if headings:
-                out.append(f"<h3>{_inline(s.lstrip('#').strip())}</h3>")
-        elif s and s not in skipped:
-            out.append(f"<p>{_inline(s[2:] if s.startswith(('- ', '* ')) else s)}</p>")
-    flush()
-    return "\n".join(out)
 
 
 def records_table(rows: list[dict[str, Any]]) -> str:
@@ -205,8 +129,9 @@ def git_commit() -> str | None:
     return out + (" (with uncommitted changes)" if dirty else "") if out else None
 
 
-def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> str:
-    """The HTML text of the report of results directory `out_dir` with its run record."""
+def render_report(out_dir: str | Path, record: RunRecord, title: str = "", table: PaperTable | None = None) -> str:
+    """The HTML text of the report of results directory `out_dir` with its run record; `table`: the paper-style
+    table this run wrote as table.md (None: a study's own table.md, shown as written)."""
     out = Path(out_dir)
     name = title or record.experiment or out.name
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -236,7 +161,9 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "") -> st
     parts.append(f'<h2 id="covers">What each interval covers</h2><p class="note" id="coverage">'
                  f"{esc(record.interval_covers)}</p>")
     table_md = out / "table.md"
-    if ours(table_md):
+    if table is not None:
+        parts.append('<h2 id="table">Table</h2>' + paper_table_html(table, record.interval_covers))
+    elif ours(table_md):
         parts.append('<h2 id="table">Table</h2>' + markdown_table(table_md.read_text(), [record.interval_covers]))
     verdict = out / VERDICT_FILE
     rest = split_verdict(verdict.read_text())[1] if ours(verdict) else ""
@@ -283,8 +210,6 @@ def result_files(out: Path, record: RunRecord, ours: Any) -> list[str]:
     csvs = sorted((p for p in out.glob("*.csv") if p.name not in SKIP_CSV and ours(p)),
                   key=lambda p: (p.name != "summary.csv", p.name))
     if csvs:
-        from ganeval.results.report_tables import rounded_table
-
         extractor = record.extractor or None
         parts.append('<h2 id="data">Results</h2>')
         for p in csvs:
@@ -302,10 +227,10 @@ def result_files(out: Path, record: RunRecord, ours: Any) -> list[str]:
     return parts
 
 
-def write_report(out_dir: str | Path, record: RunRecord, title: str = "") -> Path:
+def write_report(out_dir: str | Path, record: RunRecord, title: str = "", table: PaperTable | None = None) -> Path:
     """Write report.html into `out_dir` atomically (see `render_report`)."""
     path = Path(out_dir) / REPORT_FILE
-    atomic_write_text(path, render_report(out_dir, record, title))
+    atomic_write_text(path, render_report(out_dir, record, title, table))
     write_manifest(out_dir)  # which files are this run's, for a fresh start (overwrite=true) to clear
     return path
 

@@ -1,21 +1,122 @@
-"""The result CSVs as report.html shows them: each number rounded to its interval's precision, in the table's
-units (KID×10³, FD_<features>), so the page never prints 16-digit floats or mixes scales. The files keep full
-precision (the report folds them away, as written).
+"""The tables of report.html as HTML: the paper-style table drawn from the same `PaperTable` as table.md, a study's
+own Markdown (its table.md, verdict.md), and the result CSVs, as written and rounded to each interval's precision in
+the table's units (KID×10³, FD_<features>), so the page never prints 16-digit floats or mixes scales. The files keep
+full precision (the report folds them away, as written). All text is escaped.
 """
 
 from __future__ import annotations
 
+import csv
+import html
 import math
+import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from ganeval.results.tables import PaperTable, metric_label
 from ganeval.results.verdict import decimals_for
 
-INTERVAL_COLUMNS = ("mean", "std", "ci_low", "ci_high", "half_width", "diff_mean", "diff_std")  # in the metric's unit
+# in the metric's unit: scaled as the table scales it (KID×10³); `mde` is the smallest detectable difference
+INTERVAL_COLUMNS = ("mean", "std", "ci_low", "ci_high", "half_width", "diff_mean", "diff_std", "mde")
 UNIT_NOTE = ("Rounded to each interval's precision (its half-width to two significant digits), in the table's "
              "units{kid}; the CSV files below hold every digit.")
+
+
+def esc(value: Any) -> str:
+    """Text made safe for HTML (quotes included)."""
+    return html.escape(str(value), quote=True)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def csv_table(path: Path, css_id: str) -> str:
+    """A CSV file as an HTML table, every cell the file's own text (numbers right-aligned)."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return f"<p>{esc(path.name)} is empty.</p>"
+    head, body = rows[0], rows[1:]
+    out = [f'<div class="scroll"><table class="data" id="{esc(css_id)}" data-file="{esc(path.name)}">',
+           "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    for row in body:
+        cells = "".join(f'<td class="num">{esc(c)}</td>' if c and _is_number(c) else f"<td>{esc(c)}</td>" for c in row)
+        out.append(f"<tr>{cells}</tr>")
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def _inline(text: str) -> str:
+    """Markdown inline markup of the tables and notes (**bold**, *emphasis*, `code`) to HTML, everything else
+    escaped."""
+    parts = re.split(r"(\*\*[^*]+\*\*|\*[^*\s][^*]*\*|`[^`]+`)", text)
+    out = []
+    for p in parts:
+        if p.startswith("**") and p.endswith("**") and len(p) > 4:
+            out.append(f"<strong>{esc(p[2:-2])}</strong>")
+        elif p.startswith("*") and p.endswith("*") and len(p) > 2:
+            out.append(f"<em>{esc(p[1:-1])}</em>")
+        elif p.startswith("`") and p.endswith("`") and len(p) > 2:
+            out.append(f"<code>{esc(p[1:-1])}</code>")
+        else:
+            out.append(esc(p))
+    return "".join(out)
+
+
+def markdown_table(text: str, skip: Iterable[str] = (), headings: bool = False) -> str:
+    """A results Markdown file (table.md, verdict.md) as HTML: pipe tables, other lines as paragraphs, headings as
+    h3 when `headings` (else dropped: the section says what it is); lines in `skip` (e.g. the coverage note shown
+    above) left out."""
+    out: list[str] = []
+    table: list[list[str]] = []
+    skipped = {t.strip() for t in skip}
+
+    def flush() -> None:
+        if not table:
+            return
+        head, body = table[0], [r for r in table[1:] if not all(set(c.strip()) <= set("-:") for c in r)]
+        out.append('<div class="scroll"><table class="paper"><thead><tr>'
+                   + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead><tbody>")
+        out.extend("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body)
+        out.append("</tbody></table></div>")
+        table.clear()
+
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("|") and s.endswith("|"):
+            table.append([c.strip() for c in s[1:-1].split("|")])
+            continue
+        flush()
+        if s.startswith("#"):
+            if headings:
+                out.append(f"<h3>{_inline(s.lstrip('#').strip())}</h3>")
+        elif s and s not in skipped:
+            out.append(f"<p>{_inline(s[2:] if s.startswith(('- ', '* ')) else s)}</p>")
+    flush()
+    return "\n".join(out)
+
+
+def paper_table_html(table: PaperTable, shown_above: str = "") -> str:
+    """The paper-style table (see `ganeval.results.tables.paper_table`) as HTML with its notes; the coverage note is
+    left out when it is `shown_above`."""
+    head = "".join(f"<th>{esc(c)}</th>" for c in table.header)
+    body = "".join("<tr>" + "".join(f"<td><strong>{esc(text)}</strong></td>" if bold else f"<td>{esc(text)}</td>"
+                                    for text, bold in row) + "</tr>" for row in table.rows)
+    out = [f'<div class="scroll"><table class="paper" id="paper-table"><thead><tr>{head}</tr></thead>'
+           f"<tbody>{body}</tbody></table></div>", f"<p>{esc(table.columns_note)}</p>"]
+    if table.comparison_intro:
+        out.append(f"<p>{_inline(table.comparison_intro)}</p>")
+        out.append("<ul>" + "".join(f"<li>{esc(item)}</li>" for item in table.comparisons) + "</ul>")
+    if table.coverage.strip() != shown_above.strip():
+        out.append(f"<p>{esc(table.coverage)}</p>")
+    return "\n".join(out)
 
 
 def significant(v: float, digits: int = 3) -> str:
@@ -29,8 +130,6 @@ def rounded_frame(frame: pd.DataFrame, extractor: str | Mapping[str, Any] | None
     """`frame` (summary, per-seed summary or comparison) as display text: interval columns scaled to the table's
     unit and rounded by the row's half-width, metric names as the table labels them, other floats to 3 significant
     digits, integers as they are. Returns (text frame, whether some row was rescaled)."""
-    from ganeval.results.tables import metric_label
-
     out = frame.astype(object).copy()
     scaled = False
     for i, row in frame.iterrows():
@@ -54,8 +153,6 @@ def rounded_frame(frame: pd.DataFrame, extractor: str | Mapping[str, Any] | None
 
 def rounded_table(path: Path, css_id: str, extractor: str | Mapping[str, Any] | None = None) -> str:
     """A result CSV rounded for reading (see `rounded_frame`) as an HTML table in a scrolling box, with its note."""
-    from ganeval.results.report import esc
-
     frame = pd.read_csv(path)
     text, scaled = rounded_frame(frame, extractor)
     head = "".join(f"<th>{esc(c)}</th>" for c in text.columns)

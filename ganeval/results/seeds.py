@@ -1,6 +1,6 @@
 """Training seeds as a level of the protocol: per-(model, seed) summaries -> per-model summaries and comparisons.
 
-Per (model, seed) the interval is today's Student-t interval over subsample runs (`summarize_runs`, with
+Per (model, seed) the interval is the one-level Student-t interval over subsample runs (`summarize_runs`, with
 `train_seed` one more group column). Per model the value is the mean over seeds of the per-seed means, with
 a Student-t interval across seeds (S - 1 degrees of freedom): it covers training variation and subsampling
 together. Models are compared by the per-seed mean differences paired by seed index (seed s of A and seed s
@@ -162,8 +162,8 @@ class Levels(NamedTuple):
 def summarize_levels(rows: pd.DataFrame, confidence: float, sample_size: int, between: str = "model") -> Levels:
     """Long-form per-run rows -> Levels(per-(model, seed) summary, model-level summary, comparison, variance parts).
 
-    The comparison pairs by seed when some model has several seeds, else by run (`compare_runs`, today's
-    numbers); it is empty when there is no `between` column or a single model. Repeated-probe rows
+    The comparison pairs by seed when some model has several seeds, else by run (`compare_runs`, the
+    one-level numbers); it is empty when there is no `between` column or a single model. Repeated-probe rows
     (`probe_draw` = 1) only feed the probe share of the variance.
     """
     runs, probe_rows = split_probe_draws(rows)

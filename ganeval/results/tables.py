@@ -7,6 +7,7 @@ dataset: the paired comparison (by run, or by training seed) against every other
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -14,23 +15,18 @@ import numpy as np
 import pandas as pd
 
 from ganeval.common import atomic_write_text
+from ganeval.metrics.registry import feature_space, metric_order
 from ganeval.results.seeds import coverage_note
 from ganeval.results.summary import FULL_SET_COLUMN, PROTOCOL_COLUMNS, summary_group_columns
-
-METRIC_ORDER = ("imd", "kid", "fid")  # the paper's rows; other metrics follow by name
-
 
 def fd_name(extractor: str | Mapping[str, Any] | None) -> str | None:
     """The feature space's name in FD_<name> (e.g. DINOv2), or None for Inception pool3 (FID itself) and
     when the extractor is not known (`extractor`: a registered name or an extractor identity)."""
-    from ganeval.features.base import REGISTRY as EXTRACTORS
-
     if isinstance(extractor, Mapping):
         extractor = extractor.get("name")
     if extractor is None:
         return None
-    entry = EXTRACTORS.get(extractor)
-    name = getattr(entry.cls if entry is not None else None, "fd_name", None) or extractor
+    name = feature_space(str(extractor))
     return None if name == "Inception" else name
 
 
@@ -141,9 +137,7 @@ def table_cells(
     check_one_protocol(summary)
     cols = summary_group_columns(summary)
     groups = list(dict.fromkeys(tuple(r) for r in summary[cols].itertuples(index=False, name=None))) if cols else [()]
-    metrics = [m for m in METRIC_ORDER if m in set(summary.metric)] + sorted(
-        set(summary.metric) - set(METRIC_ORDER)
-    )
+    metrics = metric_order(summary.metric)
     cells: dict[tuple, dict[str, tuple[float, float]]] = {}
     for _, row in summary.iterrows():
         scale = metric_label(row.metric)[1]
@@ -226,58 +220,79 @@ def _bold_sentence(summary: pd.DataFrame, comparison: pd.DataFrame | None) -> st
             "and their intervals: comparison.csv).")
 
 
-def comparison_markdown(comparison: pd.DataFrame | None,
-                        extractor: str | Mapping[str, Any] | None = None) -> list[str]:
-    """The paired comparisons as Markdown lines: each difference a − b with its interval, the minimum detectable
-    effect (paired t at the comparison's confidence, 80 % power, the measured std of the differences) and the
-    pair count, so an undecided difference says how far it is from decidable; no lines without a comparison."""
+def comparison_notes(comparison: pd.DataFrame | None,
+                     extractor: str | Mapping[str, Any] | None = None) -> tuple[str, list[str]]:
+    """The paired comparisons in words: (what the list shows, one line per difference a − b with its interval, the
+    minimum detectable effect (paired t at the comparison's confidence, 80 % power, the measured std of the
+    differences) and the pair count), so an undecided difference says how far it is from decidable; ("", []) without
+    a comparison. `*term*` marks emphasis."""
     if comparison is None or comparison.empty or "mde" not in comparison.columns:
-        return []
+        return "", []
     count = "n_seeds" if "n_seeds" in comparison.columns else "n_runs"
     skip = {"a", "b", "metric", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "mde",
             "n_runs", "n_seeds", "better", "confidence"}
     groups = [c for c in comparison.columns if c not in skip]
     conf = float(comparison["confidence"].iloc[0])
     pairs = "training seeds" if count == "n_seeds" else "runs"
-    lines = ["", f"Paired differences a − b, {conf:.0%} interval; *smallest detectable*: the true difference a paired "
+    intro = (f"Paired differences a − b, {conf:.0%} interval; *smallest detectable*: the true difference a paired "
              f"t at {conf:.0%} finds with 80 % power, from the measured spread of the differences over the {pairs} "
-             "paired:", ""]
+             "paired:")
+    items = []
     for _, r in comparison.iterrows():
         label, scale, _ = metric_label(str(r["metric"]), extractor)
         where = ", ".join(_fmt(r[c]) for c in groups)
         mde = "–" if not np.isfinite(r["mde"]) else f"{r['mde'] * scale:.3g}"
         better = r["better"] if isinstance(r["better"], str) and r["better"] else ""
-        lines.append(f"- {where + ', ' if where else ''}{label}: {r['a']} − {r['b']} = {r['diff_mean'] * scale:.3g} "
+        items.append(f"{where + ', ' if where else ''}{label}: {r['a']} − {r['b']} = {r['diff_mean'] * scale:.3g} "
                      f"[{r['ci_low'] * scale:.3g}, {r['ci_high'] * scale:.3g}], smallest detectable {mde} "
                      f"({int(r[count])} {pairs}): {better + ' better' if better else 'undecided'}")
-    return lines
+    return intro, items
+
+
+@dataclass
+class PaperTable:
+    """The paper-style table of a summary as display text, rendered by `table_markdown` (table.md) and by
+    report.html alike: header, rows of (text, bold) cells (the first the metric's label), and the notes below."""
+
+    title: str
+    header: list[str]
+    rows: list[list[tuple[str, bool]]]
+    columns_note: str  # what the columns and cells are, what bold means (and the full-set row)
+    comparison_intro: str  # "" without a comparison; `*term*` marks emphasis
+    comparisons: list[str]
+    coverage: str  # what each interval covers
+
+
+def paper_table(
+    summary: pd.DataFrame, comparison: pd.DataFrame | None = None, title: str = "", digits: int = 2,
+    extractor: str | Mapping[str, Any] | None = None,
+) -> PaperTable:
+    """The paper-style table of `summary`; bold marks a model significantly best in its dataset by `comparison`."""
+    t = table_cells(summary, comparison, digits=digits)
+    names = t.attrs["group_names"]
+    header = ["metric"] + [" / ".join(_fmt(v) for v in g) or "value" for g in t.columns]
+    rows = [[(metric_label(m, extractor)[0], False)] + [(str(t.loc[m, g]), (m, g) in t.attrs["best"]) for g in t.columns]
+            for m in t.index]
+    full = full_set_sentence(summary, extractor)
+    note = (f"Columns: {' / '.join(names) or 'value'}. {_interval_sentence(summary)} {_bold_sentence(summary, comparison)}"
+            + (f" {full}" if full else ""))
+    intro, items = comparison_notes(comparison, extractor)
+    return PaperTable(title, header, rows, note, intro, items, coverage_note(summary))
 
 
 def table_markdown(
     summary: pd.DataFrame, comparison: pd.DataFrame | None = None, title: str = "", digits: int = 2,
     extractor: str | Mapping[str, Any] | None = None,
 ) -> str:
-    """The paper-style table in Markdown; bold marks a model significantly best in its dataset by `comparison`."""
-    t = table_cells(summary, comparison, digits=digits)
-    names = t.attrs["group_names"]
-    header = ["metric"] + [" / ".join(_fmt(v) for v in g) or "value" for g in t.columns]
-    lines = []
-    if title:
-        lines += [f"### {title}", ""]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for m in t.index:
-        label = metric_label(m, extractor)[0]
-        cells = [f"**{t.loc[m, g]}**" if (m, g) in t.attrs["best"] else t.loc[m, g] for g in t.columns]
-        lines.append("| " + " | ".join([label] + cells) + " |")
-    lines += [
-        "",
-        f"Columns: {' / '.join(names) or 'value'}. {_interval_sentence(summary)} {_bold_sentence(summary, comparison)}"
-        + (f" {full}" if (full := full_set_sentence(summary, extractor)) else ""),
-        *comparison_markdown(comparison, extractor),
-        "",
-        coverage_note(summary),
-        "",
-    ]
+    """The paper-style table in Markdown (see `paper_table`)."""
+    t = paper_table(summary, comparison, title, digits, extractor)
+    lines = [f"### {t.title}", ""] if t.title else []
+    lines += ["| " + " | ".join(t.header) + " |", "|" + "---|" * len(t.header)]
+    lines += ["| " + " | ".join(f"**{text}**" if bold else text for text, bold in row) + " |" for row in t.rows]
+    lines += ["", t.columns_note]
+    if t.comparison_intro:
+        lines += ["", t.comparison_intro, "", *(f"- {item}" for item in t.comparisons)]
+    lines += ["", t.coverage, ""]
     return "\n".join(lines)
 
 

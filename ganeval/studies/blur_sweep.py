@@ -21,11 +21,12 @@ import pandas as pd
 
 from ganeval.app import pipeline
 from ganeval.app.plan import Plan
+from ganeval.metrics.registry import metric_order, unscaled_label
 from ganeval.protocol import Block
 from ganeval.results import summarize_runs
 from ganeval.results.intervals import t_interval
 from ganeval.results.seeds import split_probe_draws
-from ganeval.studies.blur_verdict import verdict_text, write_verdict  # noqa: F401  (blur_sweep.NAME)
+from ganeval.studies.blur_verdict import ordering_holds, verdict_text, write_verdict  # noqa: F401  (blur_sweep.NAME)
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "second", "reference", "features")  # the config keys it reads inputs from (its plan)
@@ -33,8 +34,6 @@ INPUTS = ("data", "second", "reference", "features")  # the config keys it reads
 OUTPUTS = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "table.md", "verdict.md", "blur.png",
            "blur_examples.png", "report.html")
 
-METRIC_ORDER = ("imd", "fid", "kid")
-LABELS = {"imd": "IMD", "fid": "FID", "kid": "KID"}
 # The paper's Figure "blur" (CIFAR-10 blurred, Inception, normalised so that CIFAR-10 vs MNIST = 1): the σ at
 # which each metric's blurred distance first exceeds the CIFAR-100 distance (its text), and the dashed
 # CIFAR-100 lines (the figure's source).
@@ -162,7 +161,7 @@ def first_passes(summary: pd.DataFrame, rows: pd.DataFrame, confidence: float) -
     Raw intervals are compared: the normalised ones differ from them by the reference mean, a positive divisor
     common to both lines, so which line lies above the other does not depend on it."""
     out = []
-    for metric in _metrics(summary):
+    for metric in metric_order(summary["metric"]):
         s = summary[summary["metric"] == metric]
         sec = s[s["role"] == "second"]
         if len(sec) != 1:
@@ -188,131 +187,16 @@ def first_passes(summary: pd.DataFrame, rows: pd.DataFrame, confidence: float) -
     return pd.DataFrame(out)
 
 
-def ordering_holds(passes: pd.DataFrame) -> bool | None:
-    """The paper's claim: FID and KID pass the similar distance at a smaller σ than IMD (never = beyond the grid).
-    None when the three metrics are not all there or none of FID and KID passes (nothing to order)."""
-    first = dict(zip(passes["metric"], passes["first_sigma"]))
-    if not {"imd", "fid", "kid"} <= set(first) or (math.isnan(first["fid"]) and math.isnan(first["kid"])):
-        return None
-    imd = math.inf if math.isnan(first["imd"]) else first["imd"]
-    return all(not math.isnan(first[m]) and first[m] < imd for m in ("fid", "kid"))
-
-
-def order_claims(rows: pd.DataFrame, summary: pd.DataFrame, passes: pd.DataFrame, confidence: float,
-                 sigma: float = 1.0) -> list[Any]:
-    """The paper's blur claims in the common vocabulary (`ganeval.results.verdicts`), Holm-corrected together: the
-    order at `sigma` (FID and KID above the similar line, IMD not: paired t of blurred − similar by run), IMD passing
-    last (by the pass rule), IMD more robust to blur than FID and KID (`robust_claims`), and FID/KID "match MNIST"
-    (not tested: the reference pair is a stand-in for MNIST; its numbers are shown)."""
-    from ganeval.results.intervals import paired_comparison
-    from ganeval.results.verdicts import AS_STATED, CONTRADICTED, HOLDS, NO_COMPARISON, STAND_IN, WORSE, Claim, holm
-
-    out = []
-    sec = rows[rows["role"] == "second"]
-    for m, want in (("fid", "above"), ("kid", "above"), ("imd", "below")):
-        r = rows[rows["metric"] == m]
-        b = r[(r["role"] == "blur") & (r["sigma"] == sigma)].set_index("run")["value"]
-        if b.empty:
-            continue
-        c = paired_comparison(b.to_numpy(), sec[sec["metric"] == m].set_index("run")["value"].reindex(b.index).to_numpy(),
-                              confidence)
-        up = c["diff_mean"] > 0
-        ok = up if want == "above" else not up
-        out.append(Claim(
-            f"{LABELS.get(m, m)} {want} the similar line at σ = {sigma:g}",
-            f"at σ = {sigma:g} the blurred distance of {LABELS.get(m, m)} is {want} the similar-dataset distance",
-            HOLDS if ok else CONTRADICTED, f"paired t of blurred − similar by run at σ = {sigma:g}",
-            "any difference (the paper states no size)", AS_STATED if ok else WORSE,
-            f"blurred − similar = {c['diff_mean']:.3g} [{c['ci_low']:.3g}, {c['ci_high']:.3g}]", float(c["p_value"]),
-            detectable=f"{c['mde']:.3g}"))
-    holds = ordering_holds(passes)
-    if holds is not None:
-        first = dict(zip(passes["metric"], passes["first_sigma"]))
-        out.append(Claim("IMD passes last", "FID and KID pass the similar distance at a smaller σ than IMD",
-                         HOLDS if holds else CONTRADICTED, "first σ whose interval lies wholly above the similar "
-                         "interval (non-overlap of two intervals); the mean crossing and the paired test beside it",
-                         "the σ grid's step", AS_STATED if holds else WORSE,
-                         ", ".join(f"{LABELS[m]} σ = {first[m]:g}" for m in ("fid", "kid", "imd"))))
-    out += robust_claims(rows, confidence)
-    blur = summary[summary["role"] == "blur"]
-    if not blur.empty:
-        top = blur[blur["sigma"] == blur["sigma"].max()].set_index("metric")
-        ref = str(rows.loc[rows["role"] == "reference", "model"].iloc[0]) if (rows["role"] == "reference").any() else ""
-        for m in ("fid", "kid"):
-            if m in top.index:  # decided only against MNIST itself; another reference set is a stand-in for it
-                reach = top.loc[m, "normalized_ci_high"] >= 1
-                v = (HOLDS if reach else CONTRADICTED) if ref in MNIST else STAND_IN
-                out.append(Claim(f"{LABELS[m]} matches MNIST at σ = {blur['sigma'].max():g}",
-                                 f"under blur {LABELS[m]} reaches the distance of MNIST, an unlike dataset", v,
-                                 "the normalised interval reaches 1 (the reference pair's mean)",
-                                 "1 (the reference pair)", NO_COMPARISON if v == STAND_IN else
-                                 AS_STATED if reach else WORSE,
-                                 ("" if ref in MNIST else f"the reference set is {ref}, not MNIST: ")
-                                 + f"{top.loc[m, 'normalized_mean']:.3f} ± {top.loc[m, 'normalized_half_width']:.3f}"))
-    return holm(out, confidence)
-
-
-MNIST = ("mnist",)  # reference sets that are the paper's MNIST: "match MNIST" is decided only against one of them
-
-
-def robust_claims(rows: pd.DataFrame, confidence: float) -> list[Any]:
-    """"IMD is more robust to noise" (the paper's blur section), against FID and against KID: per run, each metric's
-    rise under blur (blurred at σ minus blurred at the smallest σ, divided by the metric's mean on the reference pair:
-    the paper's normalised scale), and the paired t over runs of (the other metric's rise − IMD's rise) at every
-    σ above the smallest. Holds where that difference is > 0 at every σ (intersection–union: the largest p),
-    contradicted where it is < 0 at some σ (the smallest p, Bonferroni over the σ), else not testable here."""
-    from ganeval.results.intervals import paired_comparison
-    from ganeval.results.verdicts import AS_STATED, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE, WORSE, Claim
-
-    blur, ref = rows[rows["role"] == "blur"], rows[rows["role"] == "reference"]
-    if blur.empty or ref.empty or not {"imd", "fid", "kid"} <= set(blur["metric"]):
-        return []
-    sigmas = sorted(blur["sigma"].unique())
-
-    def rises(m: str) -> pd.DataFrame:  # run × σ (above the smallest): the rise on the normalised scale
-        wide = blur[blur["metric"] == m].pivot(index="run", columns="sigma", values="value")
-        scale = float(ref[ref["metric"] == m]["value"].mean())
-        return wide[sigmas[1:]].sub(wide[sigmas[0]], axis=0) / scale
-
-    imd = rises("imd")
-    out = []
-    for m in ("fid", "kid"):
-        other = rises(m).reindex(imd.index)
-        cs = [paired_comparison(other[s].to_numpy(), imd[s].to_numpy(), confidence) for s in sigmas[1:]]
-        above = all(c["ci_low"] > 0 for c in cs)
-        below = [s for s, c in zip(sigmas[1:], cs) if c["ci_high"] < 0]
-        p = (max(c["p_value"] for c in cs) if above else
-             min(1.0, len(cs) * min(c["p_value"] for c in cs)) if below else float("nan"))
-        v = HOLDS if above else CONTRADICTED if below else NOT_TESTABLE
-        name = LABELS[m]
-        out.append(Claim(
-            f"IMD more robust to blur than {name}",
-            f"under blur IMD's normalised distance rises less than {name}'s (\"more robust to noise\")", v,
-            f"paired t over runs of ({name}'s rise − IMD's rise) at every σ > {sigmas[0]:g}, each rise from "
-            f"σ = {sigmas[0]:g} on the normalised scale (÷ the reference pair's mean); intersection–union",
-            "any difference (the paper states no size)",
-            AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
-            "; ".join(f"σ = {s:g}: {c['diff_mean']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
-                      for s, c in zip(sigmas[1:], cs)), float(p),
-            detectable=f"{max(c['mde'] for c in cs):.3g} (the largest over σ)"))
-    return out
-
-
 # --------------------------------------------------------------------------- files
 def _cell(mean: float, half: float, digits: int = 3) -> str:
     return f"{mean:.{digits}f} ± {half:.{digits}f}"
 
 
-def _metrics(summary: pd.DataFrame) -> list[str]:
-    present = list(dict.fromkeys(summary["metric"]))
-    return [m for m in METRIC_ORDER if m in present] + [m for m in present if m not in METRIC_ORDER]
-
-
 def table_text(summary: pd.DataFrame, title: str, name: str, second_name: str, ref_name: str) -> str:
     """table.md: normalised mean ± half-width per σ and metric, the similar and reference rows; the raw values."""
-    metrics = _metrics(summary)
+    metrics = metric_order(summary["metric"])
     s0 = summary.iloc[0]
-    head = "| " + " | ".join(["σ (blur of " + name + ")"] + [LABELS.get(m, m) for m in metrics]) + " |"
+    head = "| " + " | ".join(["σ (blur of " + name + ")"] + [unscaled_label(m) for m in metrics]) + " |"
     rule = "|" + "---|" * (len(metrics) + 1)
 
     def rows_of(value: str, digits: int) -> list[str]:

@@ -54,6 +54,26 @@ def dataset_specs(cfg: Any, data_name: str = "data") -> dict[str, dict[str, Any]
     return out
 
 
+def validate(plan: Plan) -> list[str]:
+    """The dry run's check of this study (`ganeval.app.validate.check_plan` calls it): the datasets and models of
+    quickstart / paper_table / benchmark, as far as the config tells."""
+    from ganeval.app.validate import UnknownRows, plan_generator
+
+    done = []
+    specs = dataset_specs(plan.params, plan.choices.get("data") or "data")
+    real = UnknownRows()
+    for name, spec in specs.items():
+        nodes = {m: n for m, n in spec["generators"].items() if n is not None}
+        counts = {}
+        for label, node in zip(unique_names(nodes, f"dataset {name} has the models"), nodes.values()):
+            counts[label] = len(plan_generator(plan, real, node, f"{name}/{label}"))
+        if spec["given"] is not None:
+            counts["generator"] = len(plan_generator(plan, real, spec["given"], f"{name}/generator"))
+        generators.seed_count({m: [None] * c for m, c in counts.items()}, f"dataset {name}")
+        done.append(f"dataset {name}: models {', '.join(counts)}")
+    return done
+
+
 def plan_models(plan: Plan, real: Any, spec: dict[str, Any], data: str) -> dict[str, list[Any]]:
     """model label -> plans (train specs or generator objects, one per training seed) for one dataset, all checked
     and identified; the generator group's model comes last, under its own name (for replicas whose default names

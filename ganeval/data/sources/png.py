@@ -3,7 +3,7 @@
 PNG is lossless, so libspng gives the very pixels PIL gives (tests/test_sources_png.py checks it on grey, RGB,
 interlaced, filtered and transparent-colour files); it decodes them in about 60 % of PIL's time, which is
 what bounds a GPU's Inception extraction from PNG folders. Every other file (other formats, palettes,
-alpha, 16-bit) and every PNG when pyspng is missing goes through PIL, as before: the pixels never depend on
+alpha, 16-bit) and every PNG when pyspng is missing goes through PIL: the pixels never depend on
 which path read them.
 """
 

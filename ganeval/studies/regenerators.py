@@ -1,0 +1,45 @@
+"""Each committed reference's regenerator: its derived files (summary, tables, verdicts) written again from its stored
+runs by the current code. `scripts/regenerate_references.py` writes them, tests/test_committed_references.py checks them."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+from ganeval.studies import blur_sweep, gan_table, heat_clusters, heat_traces, slq_accuracy, stability, torus
+from ganeval.studies.stored import read_record, read_runs, summarize_stored
+
+
+def quickstart(src: Path, out: Path) -> None:
+    """The quickstart's derived files as `ganeval` writes them (gan_table's generic path): summaries, comparison,
+    tables, verdict.md and report.html, the report naming the run's own results directory (results/quickstart)."""
+    from ganeval.common import atomic_write_text, forget_written
+    from ganeval.results import write_results
+    from ganeval.results.report import REPORT_FILE, render_report
+    from ganeval.results.report_tables import esc
+    from ganeval.results.tables import paper_table
+    from ganeval.results.verdict import write_verdict
+
+    record, rows = read_record(src), read_runs(src)
+    summary, comparison, seeds = summarize_stored(rows, record)
+    record.set_results(summary, record.stage_seconds)
+    title = str(record.config.get("title") or "")
+    write_results(out, summary, comparison, record, title=title, seeds=seeds)
+    write_verdict(out, comparison, record.extractor or None)
+    forget_written(out)  # the report shows every file of the folder (the run's figures too), as the run's did
+    shown = record.config.get("results_dir") or f"results/{record.experiment}"  # the default results_dir
+    table = paper_table(summary, comparison, title, extractor=record.extractor or None)
+    page = render_report(out, record, title, table).replace(f"<code>{esc(str(out))}</code>", f"<code>{esc(shown)}</code>", 1)
+    atomic_write_text(out / REPORT_FILE, page)
+    forget_written(out)  # and whatever reads the folder next (the terminal summary) reads all of it
+
+
+# reference name -> function(src, out) writing its derived files from its stored runs; `scratch`: the folder the
+# reference was made in (its COMMAND.md, its summary.json's command), cut from the recorded paths
+REGENERATORS: dict[str, Callable[[Path, Path], None]] = {
+    "torus": torus.regenerate, "paper_table": partial(gan_table.regenerate, scratch="/tmp/pt_ref"),
+    "blur_sweep": blur_sweep.regenerate, "slq_accuracy": partial(slq_accuracy.regenerate, scratch="/tmp/heat"),
+    "stability": stability.regenerate, "stability_lowrecall": stability.regenerate,
+    "heat_traces": partial(heat_traces.regenerate, scratch="/tmp/heat"), "quickstart": quickstart,
+    "heat_clusters": heat_clusters.regenerate}
