@@ -264,7 +264,7 @@ def test_imd_more_robust_claims_from_the_stored_runs() -> None:
     from scipy import stats
 
     from ganeval.results.verdicts import HOLDS, NOT_TESTABLE
-    from ganeval.studies.blur_sweep import robust_claims
+    from ganeval.studies.blur_verdict import robust_claims
 
     rows = pd.read_csv(BLUR_REFERENCE / "runs.csv")
     blur = rows[rows.role == "blur"]

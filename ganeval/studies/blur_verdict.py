@@ -246,8 +246,6 @@ def _conclusion(summary: pd.DataFrame, passes: pd.DataFrame, image_hw: tuple[int
             lines.append(scale + robust)
     top = blur[blur["sigma"] == blur["sigma"].max()].set_index("metric")
     reach = [m for m in metrics if top.loc[m, "normalized_ci_high"] >= 1]
-    from ganeval.studies.blur_sweep import MNIST
-
     untested = "" if ref_name in MNIST else f": not tested here (stand-in data: the reference set is {ref_name}, not MNIST)"
     lines += ["", f"The paper also says FID and KID \"match MNIST\" (reach the reference pair, 1) under blur{untested}. At "
               f"σ = {blur['sigma'].max():g}: " + ", ".join(
