@@ -12,6 +12,7 @@ import pytest
 from ganeval import evaluate
 from ganeval.metrics import fid, imd, kid
 from ganeval.metrics import Metrics
+from ganeval.metrics.streams import metric_generator
 from ganeval.protocol import ConfigMismatchError, evaluate_detailed
 
 METRICS = {"imd": {"nv": 10, "m": 8}, "fid": {}, "kid": {"subsets": 5, "subset_size": 30}}
@@ -40,10 +41,10 @@ def test_run_draws_follow_the_documented_protocol() -> None:
         rng = np.random.default_rng([7, r])
         x = real[rng.choice(len(real), N, replace=False)]
         y = a[rng.choice(len(a), N, replace=False)]
-        want = {
-            "imd": imd(x, y, k=5, m=8, nv=10, seed=rng),
+        want = {  # each metric's random choices from its own stream, default_rng([7, r, stream_key(metric)])
+            "imd": imd(x, y, k=5, m=8, nv=10, seed=metric_generator("imd", 7, r)),
             "fid": fid(x, y),
-            "kid": kid(x, y, subsets=5, subset_size=30, seed=rng)[0],
+            "kid": kid(x, y, subsets=5, subset_size=30, seed=metric_generator("kid", 7, r))[0],
         }
         got = ev.runs[ev.runs.run == r].set_index("metric")["value"]
         assert got["imd"] == pytest.approx(want["imd"], rel=1e-4, abs=1e-6)

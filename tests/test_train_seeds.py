@@ -51,13 +51,13 @@ def _points(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_block_without_draw_gives_todays_draws() -> None:
-    """draw=() keeps the documented key default_rng([seed, r]): the values the protocol gave before Block.draw."""
+    """draw=() keeps the documented keys: rows from default_rng([seed, r]), metric m from [seed, r, stream_key(m)]."""
     rng = np.random.default_rng(7)
     real = rng.normal(size=(120, 6)).astype(np.float32)
     fake = (rng.normal(size=(90, 6)) + 0.2).astype(np.float32)
     ev = evaluate_detailed(real, {"a": fake}, runs=2, sample_size=40, metrics=TINY_METRICS, progress=False)
-    before = [21.8527582678857, 1.3552620867922531, 0.09341545521167305,  # measured at commit 5e74512 (AMD EPYC)
-              102.8812857840746, 1.9787518300676847, 0.6378943664567513]
+    before = [56.4788936748364, 1.3552620867922531, 0.3051642526032632,  # measured at draws version 2 (AMD EPYC;
+              25.074692620715155, 1.9787518300676847, 0.9669951082530776]  # FID, which draws nothing, as at 5e74512)
     # other draws would move every value by far more than another CPU's float32 BLAS rounding (KID: 2e-7 on a Xeon)
     np.testing.assert_allclose(ev.runs["value"].tolist(), before, rtol=1e-6)
     assert run_generator(5, 2).random() == np.random.default_rng([5, 2]).random()
