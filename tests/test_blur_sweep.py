@@ -292,16 +292,16 @@ def test_match_mnist_is_not_tested_against_a_stand_in() -> None:
     """(issue #36) "FID/KID match MNIST" is decided only against MNIST itself: against patches8 it is not tested
     (its numbers shown), and the same numbers against a reference set named mnist are decided (contradicted here)."""
     from ganeval.results.verdicts import CONTRADICTED, STAND_IN
-    from ganeval.studies import blur_sweep as bs
+    from ganeval.studies.blur_verdict import order_claims
 
     rows = pd.read_csv(BLUR_REFERENCE / "runs.csv")
     summary = pd.read_csv(BLUR_REFERENCE / "summary.csv")
     passes = bs.first_passes(summary, rows, 0.99)
-    got = {c.name: c for c in bs.order_claims(rows, summary, passes, 0.99)}
+    got = {c.name: c for c in order_claims(rows, summary, passes, 0.99)}
     assert got["FID matches MNIST at σ = 3"].verdict == STAND_IN and "patches8, not MNIST" in got[
         "FID matches MNIST at σ = 3"].evidence
     mnist = rows.assign(model=rows.model.where(rows.role != "reference", "mnist"))
-    again = {c.name: c for c in bs.order_claims(mnist, summary, passes, 0.99)}
+    again = {c.name: c for c in order_claims(mnist, summary, passes, 0.99)}
     assert again["KID matches MNIST at σ = 3"].verdict == CONTRADICTED
     text = (BLUR_REFERENCE / "verdict.md").read_text()
     assert "FID matches MNIST at σ = 3: not tested: stand-in data" in text and "as the paper" not in text
