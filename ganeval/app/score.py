@@ -157,7 +157,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence", type=float, default=0.99, help="interval level with --runs > 1 (default 0.99)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available)")
-    p.add_argument("--batch-size", type=int, default=250, help="feature-extraction batch size (default 250)")
+    p.add_argument("--batch-size", type=int, default=None, help="feature-extraction batch size (default 250 on a GPU; "
+                   "50 on a CPU, where a larger one is no faster and takes more memory)")
     p.add_argument("--weights", default=None, help="weights file of --features inception "
                    "(pt_inception-2015-12-05-6726825d.pth), dinov2 or clip; default: $GANEVAL_INCEPTION_WEIGHTS "
                    "($GANEVAL_DINOV2_WEIGHTS, $GANEVAL_CLIP_WEIGHTS), the torch hub / Hugging Face cache, then a download")
@@ -208,6 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """The command: parse, score, print (see `main`)."""
+    import time
+
+    t0 = time.perf_counter()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
     from ganeval.app.main import user_errors
@@ -229,7 +233,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats,
             out=args.out, overwrite=args.overwrite, plots=not args.no_plots, samples=not args.no_samples,
             progress=not args.quiet, command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol)
-        if request.batch_size < 1:
+        if request.batch_size is not None and request.batch_size < 1:
             raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
         if request.num_workers < 0:
             raise ValueError(f"--num-workers must be at least 0, got {request.num_workers}")
@@ -262,7 +266,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {path}", file=sys.stderr)
     if not result.fakes:
         return 0
-    from ganeval.app.score_print import RUNS_HINT, as_json, plain_lines
+    from ganeval.app.score_print import RUNS_HINT, as_json, plain_lines, time_line
 
     if args.json:
         from ganeval.results.files import json_dumps
@@ -278,6 +282,8 @@ def run(argv: Sequence[str] | None = None) -> int:
             print(RUNS_HINT, file=sys.stderr)
         if result.out is not None:
             print(f"results in {result.out} (report.html)", file=sys.stderr)
+    if result.stages:
+        print(time_line(result, time.perf_counter() - t0), file=sys.stderr)
     return 0
 
 

@@ -29,7 +29,7 @@ class ScoreRequest:
     confidence: float = 0.99
     seed: int = 0
     device: str | None = None
-    batch_size: int = 250
+    batch_size: int | None = None  # None: `ganeval.features.extraction.default_batch_size` of the device
     weights: str | None = None  # Inception weights file (None: $GANEVAL_INCEPTION_WEIGHTS, torch hub cache, download)
     dims: int = 2048  # Inception block
     download: bool = True  # may Inception weights be downloaded when found nowhere

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,16 @@ class ScoreResult:
     fakes: list[InputSet]
     out: Path | None
     saved: list[Path] = field(default_factory=list)  # files written by --save-ref / --save-stats
+    stages: dict[str, float] = field(default_factory=dict)  # seconds by stage (`stage_times`)
+    extracted: int = 0  # images through the extractor (not read from the cache)
+
+
+def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
+    """Seconds by stage in the order of the work: scan (inputs found, image headers checked), hash (contents not
+    hashed on the extraction pass), features (decode + forward), metrics, writing (--out's files)."""
+    s = plan.stage_seconds
+    return {"scan": scan, "hash": s.get("hash", 0.0), "features": s.get("features", 0.0),
+            "metrics": s.get("runs", 0.0) + s.get("full sets", 0.0), "writing": s.get("writing", 0.0)}
 
 
 def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extractor: Any,
@@ -70,9 +81,10 @@ def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extr
     }
     plan = score_plan(request, config, settings)
     extract_first(plan, request, [real, *fakes], extractor)
-    plan.content["data"]["real"] = content_identity(request, real)
-    for f in fakes:
-        plan.content["generators"][f.name] = content_identity(request, f)
+    with plan.stage("hash"):
+        plan.content["data"]["real"] = content_identity(request, real)
+        for f in fakes:
+            plan.content["generators"][f.name] = content_identity(request, f)
     plan.record.extractor = plan.content["extractor"] = config["features"]
     plan.record.generators = {f.name: {"input": f.arg, "source": f.source, **plan.content["generators"][f.name]}
                              for f in fakes}
@@ -127,9 +139,11 @@ def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> n
     if s.features is not None:
         return s.features
     with plan.stage("features"):  # a streamed set's content hashed on this pass when not known yet (`extract_first`)
-        feats, _ = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
-                                     batch_size=request.batch_size, device=plan.device, cache_dir=request.cache_dir,
-                                     num_workers=request.num_workers, progress=request.progress, hash_content=True)
+        feats, info = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
+                                        batch_size=request.batch_size, device=plan.device, cache_dir=request.cache_dir,
+                                        num_workers=request.num_workers, progress=request.progress, hash_content=True)
+    if not info["cache_hit"]:
+        plan.stage_items["features"] = plan.stage_items.get("features", 0) + len(s)
     return feats
 
 
@@ -150,15 +164,24 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
+    if request.batch_size is None:
+        from ganeval.common import resolve_device_name
+        from ganeval.features.extraction import default_batch_size
+
+        request.batch_size = default_batch_size(resolve_device_name(request.device))
+    t0 = time.perf_counter()
     real = load_input(request.real, request.size, request.layout) if request.protocol is None else sp.load_real(request.protocol, request.real, request.size)
     fakes = [load_input(f, request.size, request.layout) for f in request.fakes]
+    scan = time.perf_counter() - t0
     sp.check_fakes(request.protocol, fakes)  # --protocol's n_generated
     refuse_fake_references(fakes)
     if real.reference is not None and real.reference.moments_only:
         if request.save_ref is not None or request.save_stats is not None:
             raise ValueError(f"--save-ref/--save-stats write REAL's features, but REAL {real.arg} holds moments only")
         label_sets(fakes)
-        return score_moments(request, real, fakes)
+        result = score_moments(request, real, fakes)
+        result.stages["scan"] = scan
+        return result
     if not fakes:
         return save_only(request, real)
     label_sets(fakes)
@@ -174,11 +197,12 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     full = settings.runs == 1
     results_dir = plan.results_dir if request.out is not None and main else None
     if results_dir is not None:
-        pipeline.open_results(plan, protocol=not full)
-        if request.samples:  # before the features: cheap (a few files decoded), and a refused path stops no long work
-            from ganeval.app.score_samples import write_sample_grids
+        with plan.stage("writing"):
+            pipeline.open_results(plan, protocol=not full)
+            if request.samples:  # before the features: cheap (a few files decoded), and a refused path stops no long work
+                from ganeval.app.score_samples import write_sample_grids
 
-            write_sample_grids(results_dir, [real, *fakes], settings.seed)
+                write_sample_grids(results_dir, [real, *fakes], settings.seed)
     else:
         from ganeval.protocol.api import store_identity
 
@@ -206,8 +230,10 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         plan.record.interval_covers = FULL_SET_NOTE
     if results_dir is not None:
         title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
-        pipeline.write(plan, summary, comparison, title)
-    return ScoreResult(summary, rows, comparison, extras, plan.record, real, fakes, results_dir, saved)
+        with plan.stage("writing"):
+            pipeline.write(plan, summary, comparison, title)
+    return ScoreResult(summary, rows, comparison, extras, plan.record, real, fakes, results_dir, saved,
+                       stage_times(plan, scan), plan.stage_items.get("features", 0))
 
 
 def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) -> ScoreResult:
@@ -255,15 +281,17 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
     plan = score_plan(request, config, settings)
     plan.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser())}
     extract_first(plan, request, fakes, extractor)
-    for f in fakes:
-        plan.content["generators"][f.name] = content_identity(request, f)
+    with plan.stage("hash"):
+        for f in fakes:
+            plan.content["generators"][f.name] = content_identity(request, f)
     plan.record.extractor = plan.content["extractor"] = ident
     plan.record.generators = {f.name: {"input": f.arg, "source": f.source, **plan.content["generators"][f.name]}
                              for f in fakes}
     plan.record.command = request.command or None
     results_dir = plan.results_dir if request.out is not None else None
     if results_dir is not None:
-        pipeline.open_results(plan, protocol=False)
+        with plan.stage("writing"):
+            pipeline.open_results(plan, protocol=False)
     else:
         plan.set_config_hash(plan.identity())
     fakes_f = [({"model": f.name}, extract(plan, request, f, extractor)) for f in fakes]
@@ -276,9 +304,11 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
     summary, comparison, _ = pipeline.summarize(plan, rows)
     plan.record.interval_covers = MOMENTS_ONLY_NOTE.format(ref=f"{real.arg} ({LAYOUT_NAMES[ref.layout]})")
     if results_dir is not None:
-        pipeline.write(plan, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the moments "
-                       f"of {real.name}")
-    return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir)
+        with plan.stage("writing"):
+            pipeline.write(plan, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the "
+                           f"moments of {real.name}")
+    return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir, [], stage_times(plan),
+                       plan.stage_items.get("features", 0))
 
 
 def check_save(request: ScoreRequest) -> None:
