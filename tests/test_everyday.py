@@ -15,14 +15,14 @@ from ganeval.app.score import main as score_main
 from ganeval.features import inception as inc
 
 
-def folder(root: Path, n: int, seed: int, blur: bool) -> Path:
-    """n PNGs of 64² RGB: smooth random images (upsampled 8² noise), the second set blurred and brighter."""
+def folder(root: Path, n: int, seed: int, blur: bool, side: int = 32) -> Path:
+    """n PNGs of side² RGB: smooth random images (upsampled 8² noise), the second set blurred and brighter."""
     from PIL import ImageFilter
 
     root.mkdir()
     rng = np.random.default_rng(seed)
     for i in range(n):
-        img = Image.fromarray(rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)).resize((64, 64), Image.BICUBIC)
+        img = Image.fromarray(rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)).resize((side, side), Image.BICUBIC)
         if blur:
             img = Image.fromarray(np.minimum(np.asarray(img.filter(ImageFilter.GaussianBlur(2)), np.int16) + 30,
                                              255).astype(np.uint8))
@@ -32,12 +32,12 @@ def folder(root: Path, n: int, seed: int, blur: bool) -> Path:
 
 @pytest.fixture(scope="module")
 def sets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """Two folders of 20 PNGs and a private torch home whose hub cache holds the stand-in FID Inception under
+    """Two folders of 80 PNGs and a private torch home whose hub cache holds the stand-in FID Inception under
     pytorch-fid's file name."""
     root = tmp_path_factory.mktemp("everyday")
     home = root / "torch"
     inc.save_random_weights(home / "hub" / "checkpoints" / inc.WEIGHTS_FILENAME, seed=0)
-    return folder(root / "real", 20, 0, False), folder(root / "fake", 20, 1, True), home
+    return folder(root / "real", 80, 0, False), folder(root / "fake", 80, 1, True), home
 
 
 @pytest.mark.slow
@@ -50,16 +50,18 @@ def test_score_fid_equals_pytorch_fid_on_the_same_folders_and_weights(
     import torch.hub
 
     monkeypatch.setattr(torch.hub, "download_url_to_file", None)  # a download attempt would fail loudly
-    want = fid_score.calculate_fid_given_paths([str(real), str(fake)], batch_size=50, device="cpu", dims=2048,
+    # Inception's first block (64-d, the same weights file, every preprocessing step): 80 rows give full-rank
+    # covariances, where pytorch-fid's scipy sqrtm is exact (of 2048-d pool3 it needs over 2048 images per set)
+    want = fid_score.calculate_fid_given_paths([str(real), str(fake)], batch_size=50, device="cpu", dims=64,
                                                num_workers=0)
-    assert score_main([str(real), str(fake), "--metrics", "fid", "--device", "cpu", "--num-workers", "0",
-                       "--no-download", "--json", "--quiet"]) == 0
+    assert score_main([str(real), str(fake), "--metrics", "fid", "--dims", "64", "--device", "cpu", "--num-workers",
+                       "0", "--no-download", "--json", "--quiet"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["features"]["weights"] == inc.weights_sha256(home / "hub" / "checkpoints" / inc.WEIGHTS_FILENAME)
     (row,) = doc["results"]
-    assert row["metric"] == "fid" and doc["real"]["rows"] == 20 and doc["fakes"][0]["rows"] == 20
-    assert want > 1e-3  # the stand-in gives the two sets distinct features
-    assert row["value"] == pytest.approx(want, rel=1e-5)
+    assert row["metric"] == "fid" and doc["real"]["rows"] == 80 and doc["fakes"][0]["rows"] == 80, doc
+    assert want > 1e-3, want  # the stand-in gives the two sets distinct features
+    assert row["value"] == pytest.approx(want, rel=1e-5), (row["value"], want)
 
 
 def test_cpu_default_batch_is_50_and_a_given_one_is_kept(tmp_path: Path) -> None:
