@@ -213,10 +213,10 @@ def commands(tool: str, a: Path, b: Path, args: argparse.Namespace, cache: Path)
                 f"mode='legacy_pytorch', device=torch.device({dev!r}), verbose=False))")
         return [peers, "-c", code, str(a), str(b)], lambda r: last_float("FID", r.stdout)
     cmd = [sys.executable, "-m", "ganeval.app.score", str(a), str(b), "--device", dev, "--no-download", "--quiet",
-           "--cache-dir", str(cache)]
+           "--cache-dir", str(cache), "--json"]  # --json: the FID to every digit (the plain line rounds it)
     if tool == "ganeval fid":
         cmd += ["--metrics", "fid"]
-    return cmd, lambda r: last_float(r"\bFID\b", r.stdout)
+    return cmd, lambda r: next(float(x["value"]) for x in json.loads(r.stdout)["results"] if x["metric"] == "fid")
 
 
 # --------------------------------------------------------------------------- the report
