@@ -65,8 +65,8 @@ def test_score_fid_equals_pytorch_fid_on_the_same_folders_and_weights(
 
 
 def test_cpu_default_batch_is_50_and_a_given_one_is_kept(tmp_path: Path) -> None:
-    """On a CPU, ganeval-score extracts in batches of 50 unless --batch-size says otherwise (250 took ~4× the memory
-    of pytorch-fid's 50 through Inception, for no speed): the batch each extraction got, and the one recorded."""
+    """On a CPU, ganeval-score extracts in batches of 50 unless --batch-size says otherwise (250 held 2.5–3× the
+    memory of pytorch-fid's 50 through Inception): the batch each extraction got, and the one recorded."""
     import ganeval.features as gf
     from ganeval.features import extraction
 
