@@ -198,7 +198,8 @@ def ganeval_stages(stderr: str) -> dict[str, float]:
     return {k: float(v) for k, v in re.findall(r"\b(" + "|".join(STAGES) + r") ([0-9.]+) s", line)}
 
 
-def commands(tool: str, a: Path, b: Path, args: argparse.Namespace, cache: Path) -> tuple[list[str], Callable[[Run], float]]:
+def commands(tool: str, a: Path, b: Path, args: argparse.Namespace,
+             cache: Path) -> tuple[list[str], Callable[[Run], float]]:
     """The command line of a tool and how its FID is read from what it printed."""
     peers, dev = args.peers_python, args.device
     if tool == "pytorch-fid":
@@ -252,7 +253,8 @@ def report(runs: dict[str, list[Run]], n: int) -> list[str]:
                            max(r.tree_pss for r in base)) if base else (None,) * 4)
     lines = [f"\n{n} + {n} PNGs of {SIDE}², best wall and least CPU of {max(len(v) for v in runs.values())} round(s), "
              "the largest memory; ratios to pytorch-fid",
-             f"{'tool':<20}{'wall s':>8}{'':>8}{'CPU s':>8}{'':>8}{'RSS GiB':>8}{'':>8}{'tree PSS GiB':>13}{'':>8}  FID"]
+             f"{'tool':<20}{'wall s':>8}{'':>8}{'CPU s':>8}{'':>8}{'RSS GiB':>8}{'':>8}{'tree PSS GiB':>13}{'':>8}"
+             "  FID"]
     for tool, rs in runs.items():
         if not rs:
             continue

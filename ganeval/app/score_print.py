@@ -47,7 +47,8 @@ def as_json(result: Any) -> dict[str, Any]:
 
 
 def time_line(result: Any, total: float) -> str:
-    """Where the time went, one line: `total` seconds, then each stage's (features with its images/s, or "cached")."""
+    """Where the time went, one line: `total` seconds, then each stage's (features with its images/s, or "from the
+    cache" when every set's features were read from --cache-dir)."""
     parts = []
     for name, seconds in result.stages.items():
         text = f"{name} {seconds:.1f} s"

@@ -180,7 +180,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
             raise ValueError(f"--save-ref/--save-stats write REAL's features, but REAL {real.arg} holds moments only")
         label_sets(fakes)
         result = score_moments(request, real, fakes)
-        result.stages["scan"] = scan
+        if result is not None:  # None: a torchrun rank other than 0
+            result.stages["scan"] = scan
         return result
     if not fakes:
         return save_only(request, real)
@@ -199,7 +200,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     if results_dir is not None:
         with plan.stage("writing"):
             pipeline.open_results(plan, protocol=not full)
-            if request.samples:  # before the features: cheap (a few files decoded), and a refused path stops no long work
+            if request.samples:  # before the features: cheap (a few files decoded); a refused path stops no long work
                 from ganeval.app.score_samples import write_sample_grids
 
                 write_sample_grids(results_dir, [real, *fakes], settings.seed)
