@@ -53,8 +53,10 @@ def time_line(result: Any, total: float) -> str:
     for name, seconds in result.stages.items():
         text = f"{name} {seconds:.1f} s"
         if name == "features":
-            text += (f" ({result.extracted} images at {result.extracted / seconds:.1f} images/s)"
-                     if result.extracted and seconds > 0 else " (from the cache)" if seconds > 0 else "")
+            if result.extracted and seconds > 0:
+                text += f" ({result.extracted} images at {result.extracted / seconds:.1f} images/s)"
+            elif result.from_cache and not result.extracted:
+                text += " (from the cache)"
         parts.append(text)
     return f"ganeval-score: {total:.1f} s in all: {', '.join(parts)}"
 

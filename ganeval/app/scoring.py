@@ -56,6 +56,7 @@ class ScoreResult:
     saved: list[Path] = field(default_factory=list)  # files written by --save-ref / --save-stats
     stages: dict[str, float] = field(default_factory=dict)  # seconds by stage (`stage_times`)
     extracted: int = 0  # images through the extractor (not read from the cache)
+    from_cache: int = 0  # rows whose features were read from the cache
 
 
 def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
@@ -142,8 +143,8 @@ def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> n
         feats, info = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
                                         batch_size=request.batch_size, device=plan.device, cache_dir=request.cache_dir,
                                         num_workers=request.num_workers, progress=request.progress, hash_content=True)
-    if not info["cache_hit"]:
-        plan.stage_items["features"] = plan.stage_items.get("features", 0) + len(s)
+    done = "from cache" if info["cache_hit"] else "features" if extractor.images else "rows"  # rows: a feature array's
+    plan.stage_items[done] = plan.stage_items.get(done, 0) + len(s)
     return feats
 
 
@@ -234,7 +235,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         with plan.stage("writing"):
             pipeline.write(plan, summary, comparison, title)
     return ScoreResult(summary, rows, comparison, extras, plan.record, real, fakes, results_dir, saved,
-                       stage_times(plan, scan), plan.stage_items.get("features", 0))
+                       stage_times(plan, scan), plan.stage_items.get("features", 0),
+                       plan.stage_items.get("from cache", 0))
 
 
 def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) -> ScoreResult:
@@ -309,7 +311,7 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
             pipeline.write(plan, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the "
                            f"moments of {real.name}")
     return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir, [], stage_times(plan),
-                       plan.stage_items.get("features", 0))
+                       plan.stage_items.get("features", 0), plan.stage_items.get("from cache", 0))
 
 
 def check_save(request: ScoreRequest) -> None:
