@@ -148,6 +148,23 @@ def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> n
     return feats
 
 
+def default_batch(device: str | None) -> int:
+    """The extraction batch of a request that names none: `default_batch_size` of the device it will run on."""
+    from ganeval.common import resolve_device_name
+    from ganeval.features.extraction import default_batch_size
+
+    return default_batch_size(resolve_device_name(device))
+
+
+def load_sets(request: ScoreRequest) -> tuple[InputSet, list[InputSet], float]:
+    """REAL and the FAKEs resolved (folders scanned, image headers checked), and the seconds it took."""
+    t0 = time.perf_counter()
+    real = (load_input(request.real, request.size, request.layout) if request.protocol is None
+            else sp.load_real(request.protocol, request.real, request.size))
+    fakes = [load_input(f, request.size, request.layout) for f in request.fakes]
+    return real, fakes, time.perf_counter() - t0
+
+
 def score_sets(request: ScoreRequest) -> ScoreResult | None:
     """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
     pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
@@ -166,24 +183,15 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
     if request.batch_size is None:
-        from ganeval.common import resolve_device_name
-        from ganeval.features.extraction import default_batch_size
-
-        request.batch_size = default_batch_size(resolve_device_name(request.device))
-    t0 = time.perf_counter()
-    real = load_input(request.real, request.size, request.layout) if request.protocol is None else sp.load_real(request.protocol, request.real, request.size)
-    fakes = [load_input(f, request.size, request.layout) for f in request.fakes]
-    scan = time.perf_counter() - t0
+        request.batch_size = default_batch(request.device)
+    real, fakes, scan = load_sets(request)
     sp.check_fakes(request.protocol, fakes)  # --protocol's n_generated
     refuse_fake_references(fakes)
     if real.reference is not None and real.reference.moments_only:
         if request.save_ref is not None or request.save_stats is not None:
             raise ValueError(f"--save-ref/--save-stats write REAL's features, but REAL {real.arg} holds moments only")
         label_sets(fakes)
-        result = score_moments(request, real, fakes)
-        if result is not None:  # None: a torchrun rank other than 0
-            result.stages["scan"] = scan
-        return result
+        return score_moments(request, real, fakes, scan)
     if not fakes:
         return save_only(request, real)
     label_sets(fakes)
@@ -239,7 +247,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
                        plan.stage_items.get("from cache", 0))
 
 
-def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) -> ScoreResult:
+def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet], scan: float = 0.0) -> ScoreResult:
     """FID/FD of each generated set against a moments-only REAL (see `ganeval.protocol.reference`)."""
     from ganeval.hashing import sha256_file
     from ganeval.metrics.registry import Metrics, integer
@@ -310,7 +318,8 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
         with plan.stage("writing"):
             pipeline.write(plan, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the "
                            f"moments of {real.name}")
-    return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir, [], stage_times(plan),
+    return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir, [],
+                       stage_times(plan, scan),
                        plan.stage_items.get("features", 0), plan.stage_items.get("from cache", 0))
 
 
