@@ -196,6 +196,7 @@ def test_score_prints_the_whole_set_note_after_its_checks(tmp_path, capsys, capl
     assert main([r, f, "--metrics", "fid", "--runs", "3", "--sample-size", "60", "--quiet"]) == 0
     assert "--sample-size 60 is every row of REAL" in caplog.text
     caplog.clear()
+    capsys.readouterr()  # the scored command's own lines
     assert main([r, f, "--metrics", "fid", "--runs", "3", "--sample-size", "61", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "larger than" in err[0] and "give that set more rows" in err[0]

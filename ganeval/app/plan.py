@@ -92,6 +92,7 @@ class Plan:
     # hashed once as it is read; with the numeric config it is the identity of results_dir (see `open_results`)
     content: dict[str, dict[str, Any]] = field(default_factory=lambda: {"data": {}, "generators": {}})
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    stage_items: dict[str, int] = field(default_factory=dict)  # what a stage processed (images extracted): its rate
     record: RunRecord = field(init=False)  # summary.json: each step sets the fields it knows
     report_title: str = ""  # the title `write` gave the tables, reused by report.html
     report_table: Any = None  # the `PaperTable` `write` wrote as table.md, drawn again by report.html (None: none)

@@ -135,7 +135,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence", type=float, default=0.99, help="interval level with --runs > 1 (default 0.99)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available)")
-    p.add_argument("--batch-size", type=int, default=250, help="feature-extraction batch size (default 250)")
+    p.add_argument("--batch-size", type=int, default=None, help="feature-extraction batch size (default 250 on a GPU; "
+                   "50 on a CPU, where a larger one takes more memory)")
     p.add_argument("--weights", default=None, help="weights file of --features "
                    f"{', '.join(n for n, e in REGISTRY.items() if e.weights)} (inception: "
                    "pt_inception-2015-12-05-6726825d.pth); default: $GANEVAL_INCEPTION_WEIGHTS "
@@ -197,6 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """The command: parse, score, print (see `main`)."""
+    import time
+
+    t0 = time.perf_counter()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         import_plugins(argv)  # before the parser: its --features choices list what they register
@@ -251,6 +255,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {path}", file=sys.stderr)
     if not result.fakes:
         return 0
+    from ganeval.app.score_print import time_line
+
     if args.json:
         from ganeval.results.files import json_dumps
 
@@ -263,6 +269,8 @@ def run(argv: Sequence[str] | None = None) -> int:
             print(RUNS_HINT, file=sys.stderr)
         if result.out is not None:
             print(f"results in {result.out} (report.html)", file=sys.stderr)
+    if result.stages:
+        print(time_line(result, time.perf_counter() - t0), file=sys.stderr)
     return 0
 
 

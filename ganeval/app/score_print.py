@@ -47,6 +47,21 @@ def as_json(result: Any) -> dict[str, Any]:
     }
 
 
+def time_line(result: Any, total: float) -> str:
+    """Where the time went, one line: `total` seconds, then each stage's (features with its images/s, or "from the
+    cache" when every set's features were read from --cache-dir)."""
+    parts = []
+    for name, seconds in result.stages.items():
+        text = f"{name} {seconds:.1f} s"
+        if name == "features":
+            if result.extracted and seconds > 0:
+                text += f" ({result.extracted} images at {result.extracted / seconds:.1f} images/s)"
+            elif result.from_cache and not result.extracted:
+                text += " (from the cache)"
+        parts.append(text)
+    return f"ganeval-score: {total:.1f} s in all: {', '.join(parts)}"
+
+
 def reference_json(real: Any) -> dict[str, Any] | None:
     """What a reference REAL was: its layout, whether it held moments only, its preprocessing mode if stated."""
     ref = getattr(real, "reference", None)

@@ -44,7 +44,6 @@ def extractor_name(target: str) -> str:
     import importlib
 
     from ganeval.features.base import REGISTRY
-    from ganeval.app.paths import config_dir
 
     module, _, attr = target.rpartition(".")
     cls = getattr(importlib.import_module(module), attr, None) if module else None

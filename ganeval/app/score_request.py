@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, MutableMapping, Sequence
 
-import numpy as np
-
 from ganeval.app import pipeline
 from ganeval.app.score_inputs import InputSet, check_reference, precomputed
 from ganeval.metrics.memory import check_memory
@@ -94,7 +92,7 @@ class ScoreRequest:
     confidence: float = 0.99
     seed: int = 0
     device: str | None = None
-    batch_size: int = 250
+    batch_size: int | None = None  # None: `ganeval.features.extraction.default_batch_size` of the device
     weights: str | None = None  # Inception weights file (None: $GANEVAL_INCEPTION_WEIGHTS, torch hub cache, download)
     dims: int | None = None  # which of its dimensions an extractor gives (Inception's block; None: its default)
     download: bool = True  # may Inception weights be downloaded when found nowhere

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -55,6 +56,17 @@ class ScoreResult:
     fakes: list[InputSet]
     out: Path | None
     saved: list[Path] = field(default_factory=list)  # files written by --save-ref / --save-stats
+    stages: dict[str, float] = field(default_factory=dict)  # seconds by stage (`stage_times`)
+    extracted: int = 0  # images through the extractor (not read from the cache)
+    from_cache: int = 0  # rows whose features were read from the cache
+
+
+def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
+    """Seconds by stage in the order of the work: scan (inputs found, image headers checked), hash (contents not
+    hashed on the extraction pass), features (decode + forward), metrics, writing (--out's files)."""
+    s = plan.stage_seconds
+    return {"scan": scan, "hash": s.get("hash", 0.0), "features": s.get("features", 0.0),
+            "metrics": s.get("runs", 0.0) + s.get("full sets", 0.0), "writing": s.get("writing", 0.0)}
 
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable document `ganeval-score --json` prints (`ganeval.app.score_print.as_json`)."""
@@ -90,7 +102,7 @@ def score(real: Any, fakes: Any = (), *,
           metrics: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
           features: str | None = None, runs: int = 1, sample_size: int | None = None, seed: int = 0,
           confidence: float = 0.99, device: str | None = None, out: str | os.PathLike[str] | None = None,
-          n_generated: int | None = None, batch_size: int = 250, weights: str | None = None, dims: int | None = None,
+          n_generated: int | None = None, batch_size: int | None = None, weights: str | None = None, dims: int | None = None,
           resize: str | None = None, size: int | None = None, layout: str = "auto", pixels_size: int | None = None,
           download: bool = True,
           cache_dir: str | None = None, num_workers: int | None = None, save_ref: str | None = None,
@@ -126,7 +138,7 @@ def score(real: Any, fakes: Any = (), *,
         resize=resize, save_ref=save_ref, save_stats=save_stats, out=None if out is None else os.fspath(out),
         overwrite=overwrite, plots=plots, samples=samples, progress=progress, command=command, protocol=protocol,
         n_generated=n_generated)
-    if request.batch_size < 1:
+    if request.batch_size is not None and request.batch_size < 1:
         raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
     if request.num_workers < 0:
         raise ValueError(f"--num-workers must be at least 0, got {request.num_workers}")
@@ -183,9 +195,10 @@ def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extr
     }
     plan = score_plan(request, config, settings)
     extract_first(plan, request, [real, *fakes], extractor)
-    plan.content["data"]["real"] = content_identity(request, real)
-    for f in fakes:
-        plan.content["generators"][f.name] = content_identity(request, f)
+    with plan.stage("hash"):
+        plan.content["data"]["real"] = content_identity(request, real)
+        for f in fakes:
+            plan.content["generators"][f.name] = content_identity(request, f)
     plan.record.extractor = plan.content["extractor"] = config["features"]
     plan.record.generators = {f.name: {"input": f.arg, "source": f.source, **plan.content["generators"][f.name]}
                              for f in fakes}
@@ -240,10 +253,27 @@ def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> n
     if s.features is not None:
         return s.features
     with plan.stage("features"):  # a streamed set's content hashed on this pass when not known yet (`extract_first`)
-        feats, _ = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
-                                     batch_size=request.batch_size, device=plan.device, cache_dir=request.cache_dir,
-                                     num_workers=request.num_workers, progress=request.progress, hash_content=True)
+        feats, info = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
+                                        batch_size=request.batch_size, device=plan.device, cache_dir=request.cache_dir,
+                                        num_workers=request.num_workers, progress=request.progress, hash_content=True)
+    done = "from cache" if info["cache_hit"] else "features" if extractor.images else "rows"  # rows: a feature array's
+    plan.stage_items[done] = plan.stage_items.get(done, 0) + len(s)
     return feats
+
+
+def default_batch(device: str | None) -> int:
+    """The extraction batch of a request that names none: `default_batch_size` of the device it will run on."""
+    from ganeval.common import resolve_device_name
+    from ganeval.features.extraction import default_batch_size
+
+    return default_batch_size(resolve_device_name(device))
+
+
+def load_sets(request: ScoreRequest) -> tuple[InputSet, list[InputSet], float]:
+    """REAL and the FAKEs resolved (folders scanned, image headers checked), and the seconds it took."""
+    t0 = time.perf_counter()
+    real, fakes = load_real(request), load_fakes(request)
+    return real, fakes, time.perf_counter() - t0
 
 
 def score_sets(request: ScoreRequest) -> ScoreResult | None:
@@ -258,8 +288,9 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     from ganeval.features.distributed import is_main
 
     main = is_main()  # under torchrun: every rank extracts its share, rank 0 alone scores and writes (others: None)
-    real = load_real(request)
-    fakes = load_fakes(request)
+    if request.batch_size is None:
+        request.batch_size = default_batch(request.device)
+    real, fakes, scan = load_sets(request)
     sp.check_images(request.protocol, real, fakes)  # --protocol's image size and channels
     sp.check_fakes(request.protocol, fakes)  # --protocol's n_generated
     refuse_fake_references(fakes)
@@ -267,7 +298,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         if request.save_ref is not None or request.save_stats is not None:
             raise ValueError(f"--save-ref/--save-stats write REAL's features, but REAL {real.arg} holds moments only")
         label_sets(fakes)
-        return score_moments(request, real, fakes)
+        return score_moments(request, real, fakes, scan)
     if not fakes:
         return save_only(request, real)
     label_sets(fakes)
@@ -283,14 +314,15 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     full = settings.runs == 1
     results_dir = plan.results_dir if request.out is not None and main else None
     if results_dir is not None:
-        pipeline.open_results(plan, protocol=not full)
-        if request.samples:  # before the features: cheap (a few files decoded), and a refused path stops no long work
-            from ganeval.app.score_samples import write_sample_grids
-            from ganeval.results.outputs import write_manifest
+        with plan.stage("writing"):
+            pipeline.open_results(plan, protocol=not full)
+            if request.samples:  # before the features: cheap (a few files decoded); a refused path stops no long work
+                from ganeval.app.score_samples import write_sample_grids
+                from ganeval.results.outputs import write_manifest
 
-            write_manifest(results_dir)  # the folder is ganeval's from now on: a stopped run's rerun is not refused
-            write_sample_grids(results_dir, [real, *fakes], settings.seed)
-            write_manifest(results_dir)  # listing the grids (an --overwrite clears them)
+                write_manifest(results_dir)  # the folder is ganeval's from now on: a stopped run's rerun is not refused
+                write_sample_grids(results_dir, [real, *fakes], settings.seed)
+                write_manifest(results_dir)  # listing the grids (an --overwrite clears them)
     else:
         from ganeval.protocol.api import store_identity
 
@@ -318,11 +350,14 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         plan.record.interval_covers = FULL_SET_NOTE
     if results_dir is not None:
         title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
-        pipeline.write(plan, summary, comparison, title)
-    return ScoreResult(summary, rows, comparison, extras, plan.record, real, fakes, results_dir, saved)
+        with plan.stage("writing"):
+            pipeline.write(plan, summary, comparison, title)
+    return ScoreResult(summary, rows, comparison, extras, plan.record, real, fakes, results_dir, saved,
+                       stage_times(plan, scan), plan.stage_items.get("features", 0),
+                       plan.stage_items.get("from cache", 0))
 
 
-def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) -> ScoreResult:
+def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet], scan: float = 0.0) -> ScoreResult:
     """FID/FD of each generated set against a moments-only REAL (see `ganeval.protocol.reference`)."""
     from ganeval.hashing import sha256_file
     from ganeval.metrics.registry import Metrics, integer
@@ -367,15 +402,17 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
     plan = score_plan(request, config, settings)
     plan.content["data"]["real"] = {"file_sha256": sha256_file(Path(real.arg).expanduser())}
     extract_first(plan, request, fakes, extractor)
-    for f in fakes:
-        plan.content["generators"][f.name] = content_identity(request, f)
+    with plan.stage("hash"):
+        for f in fakes:
+            plan.content["generators"][f.name] = content_identity(request, f)
     plan.record.extractor = plan.content["extractor"] = ident
     plan.record.generators = {f.name: {"input": f.arg, "source": f.source, **plan.content["generators"][f.name]}
                              for f in fakes}
     plan.record.command = request.command or None
     results_dir = plan.results_dir if request.out is not None else None
     if results_dir is not None:
-        pipeline.open_results(plan, protocol=False)
+        with plan.stage("writing"):
+            pipeline.open_results(plan, protocol=False)
     else:
         plan.set_config_hash(plan.identity())
     fakes_f = [({"model": f.name}, extract(plan, request, f, extractor)) for f in fakes]
@@ -388,9 +425,12 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet]) 
     summary, comparison, _ = pipeline.summarize(plan, rows)
     plan.record.interval_covers = MOMENTS_ONLY_NOTE.format(ref=f"{real.arg} ({LAYOUT_NAMES[ref.layout]})")
     if results_dir is not None:
-        pipeline.write(plan, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the moments "
-                       f"of {real.name}")
-    return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir)
+        with plan.stage("writing"):
+            pipeline.write(plan, summary, comparison, f"ganeval-score: {', '.join(f.name for f in fakes)} vs the "
+                           f"moments of {real.name}")
+    return ScoreResult(summary, rows, comparison, {}, plan.record, real, fakes, results_dir, [],
+                       stage_times(plan, scan),
+                       plan.stage_items.get("features", 0), plan.stage_items.get("from cache", 0))
 
 
 def check_paths(request: ScoreRequest) -> None:

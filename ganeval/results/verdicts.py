@@ -115,7 +115,6 @@ def _p(x: float) -> str:
 def claims_table(claims: Iterable[Claim], confidence: float) -> str:
     """Markdown table of the claims: verdict, rule, threshold, vs the paper, p and Holm-corrected p, detectable."""
     claims = list(claims)
-    tests = sum(math.isfinite(c.p_value) and c.verdict != STAND_IN for c in claims)
     lines = ["| claim | verdict | rule | practical threshold | vs the paper | p (Holm) | smallest detectable |",
              "|---|---|---|---|---|---|---|"]
     for c in claims:

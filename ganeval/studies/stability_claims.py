@@ -31,7 +31,6 @@ def _separation(comparison: pd.DataFrame, summary: pd.DataFrame) -> list[Claim]:
     out = []
     diff = comparison[comparison.kind == "different - same"] if "kind" in comparison else comparison.iloc[:0]
     for _, r in diff.sort_values(["metric", "knn", "n"]).iterrows():
-        s = summary[(summary.metric == r.metric) & (summary.knn == r.knn) & (summary.n == r.n)].set_index("pair")
         v = HOLDS if r.ci_low > 0 else CONTRADICTED if r.ci_high < 0 else NOT_TESTABLE  # paired: the paired test
         out.append(Claim(
             f"separation/{r.metric}/{r.knn}/n={int(r.n)}".replace("//", "/"),
