@@ -61,13 +61,6 @@ class ScoreResult:
     from_cache: int = 0  # rows whose features were read from the cache
 
 
-def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
-    """Seconds by stage in the order of the work: scan (inputs found, image headers checked), hash (contents not
-    hashed on the extraction pass), features (decode + forward), metrics, writing (--out's files)."""
-    s = plan.stage_seconds
-    return {"scan": scan, "hash": s.get("hash", 0.0), "features": s.get("features", 0.0),
-            "metrics": s.get("runs", 0.0) + s.get("full sets", 0.0), "writing": s.get("writing", 0.0)}
-
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable document `ganeval-score --json` prints (`ganeval.app.score_print.as_json`)."""
         from ganeval.app.score_print import as_json
@@ -97,6 +90,13 @@ def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
     def __str__(self) -> str:
         return "\n".join([*self.lines, *self.sentences])
 
+
+def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
+    """Seconds by stage in the order of the work: scan (inputs found, image headers checked), hash (contents not
+    hashed on the extraction pass), features (decode + forward), metrics, writing (--out's files)."""
+    s = plan.stage_seconds
+    return {"scan": scan, "hash": s.get("hash", 0.0), "features": s.get("features", 0.0),
+            "metrics": s.get("runs", 0.0) + s.get("full sets", 0.0), "writing": s.get("writing", 0.0)}
 
 def score(real: Any, fakes: Any = (), *,
           metrics: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
