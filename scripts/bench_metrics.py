@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from ganeval.metrics.streams import metric_draws
 from ganeval.metrics.synthetic import pool3_like
 
 
@@ -158,7 +159,7 @@ def protocol_run(x: np.ndarray, y: np.ndarray, metrics: Any, device: str, seed: 
     chosen = Metrics(metrics)
     t, c = time.perf_counter(), time.process_time()
     sx, sy = prepare_set(x, chosen, device), prepare_set(y, chosen, device)
-    values = score_pair(sx, sy, np.random.default_rng(seed), chosen, device)
+    values = score_pair(sx, sy, metric_draws(seed), chosen, device)
     return time.perf_counter() - t, {**values, "cpu_s": time.process_time() - c}
 
 

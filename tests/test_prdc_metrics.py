@@ -11,6 +11,7 @@ from scipy.spatial.distance import cdist
 
 from ganeval import evaluate
 from ganeval.metrics import Metrics, get_metric, prdc
+from ganeval.metrics.streams import metric_draws
 from ganeval.metrics.suite import prepare_set, score_pair
 from ganeval.protocol.api import evaluate_detailed
 
@@ -157,7 +158,7 @@ def test_one_pass_shared_and_other_metrics_unchanged(monkeypatch: pytest.MonkeyP
 
     def scores(metrics: Metrics) -> dict[str, float]:
         sx, sy = prepare_set(real, metrics, "cpu"), prepare_set(fake, metrics, "cpu")
-        return score_pair(sx, sy, np.random.default_rng(1), metrics, "cpu")
+        return score_pair(sx, sy, metric_draws(1), metrics, "cpu")
 
     expected = scores(alone)
     assert expected == pytest.approx(prdc(real, fake, k=PAPERS), abs=1e-15)

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ganeval.metrics import fid, heat_trace, imd, kid
+from ganeval.metrics.streams import metric_draws
 from ganeval.metrics.suite import prepare_set, score_pair
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
@@ -120,5 +121,5 @@ def test_same_seed_same_value_other_seed_other_value(seed: int, n: int, d: int, 
     assert imd(x, y, nv=16, seed=run) != imd(x, y, nv=16, seed=run + 1)
     metrics = {"imd": {"nv": 16}, "fid": {}, "kid": {"subsets": 3, "subset_size": n // 2}}
     sx, sy = prepare_set(x, metrics), prepare_set(y, metrics)
-    first = score_pair(sx, sy, np.random.default_rng(run), metrics)
-    assert score_pair(prepare_set(x, metrics), prepare_set(y, metrics), np.random.default_rng(run), metrics) == first
+    first = score_pair(sx, sy, metric_draws(run), metrics)
+    assert score_pair(prepare_set(x, metrics), prepare_set(y, metrics), metric_draws(run), metrics) == first
