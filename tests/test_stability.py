@@ -304,7 +304,9 @@ def test_reference_is_what_its_runs_give() -> None:
     assert claims["separation/fid"]["holds"] and not claims["separation/imd/exact"]["holds"]
     c = stability.compare(stored, 0.99)
     imd = c[(c.kind == "different - same") & (c.metric == "imd") & (c.knn == "exact")].set_index("n")
-    assert (imd.loc[[1000, 2000, 4000], "ci_low"] > 0).all() and (imd.loc[[250, 500], "ci_low"] < 0).all()
+    assert (imd.loc[[1000, 2000, 4000], "ci_low"] > 0).all() and imd.loc[250, "ci_low"] < 0
+    # at n = 500 the paired interval just excludes 0 (+7.77 ± 7.5, p 0.0083), but not after Holm (0.058): undecided
+    assert imd.loc[500, "ci_low"] > 0 and imd.loc[500, "p_value"] > 0.005
     # (issue #26) the approximate graph is the exact one here: its claims are not testable, not "holds"/"does not hold"
     assert claims["approx/no_added_variance"]["holds"] is None
     assert claims["approx/agrees/same"]["holds"] is None and claims["approx/agrees/different"]["holds"] is None
