@@ -55,7 +55,7 @@ def shown_identity(identity: Any) -> Any:
 
 def cut_short_form(stored: Any, now: Any) -> bool:
     """Whether `stored` is `now` as an older ganeval stored it: hex of SHORTEST_STORED or more digits that is a proper
-    prefix of today's (longer) hex hash `now`. What lets results, caches and references of older versions be used."""
+    prefix of the current (longer) hex hash `now`. What lets results, caches and references of older versions be used."""
     return (isinstance(stored, str) and isinstance(now, str) and SHORTEST_STORED <= len(stored) < len(now)
             and set(stored) <= _HEX and set(now) <= _HEX and now.startswith(stored))
 

@@ -337,8 +337,8 @@ def check_reference(ref: Reference, arg: str, extractor: Any, metrics: list[str]
 
 
 def same_made(key: str, made: Any, now: Any, meta: dict[str, Any]) -> bool:
-    """Whether a reference's recorded extractor field is today's: equal, or its "weights" as older versions recorded
-    it (cut to 8/16 hex digits, a prefix of today's SHA-256; the full `weights_sha256` beside it, when there, equal)."""
+    """Whether a reference's recorded extractor field is the current form's: equal, or its "weights" as older versions recorded
+    it (cut to 8/16 hex digits, a prefix of the full SHA-256; the full `weights_sha256` beside it, when there, equal)."""
     if key != "weights" or made == now:
         return bool(made == now)
     return cut_short_form(made, now) and meta.get("weights_sha256") in (None, now)

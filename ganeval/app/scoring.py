@@ -231,7 +231,7 @@ def extract_first(plan: Plan, request: ScoreRequest, sets: list[InputSet], extra
     `ganeval.features.streaming.one_pass`): their content, which the plan needs, is hashed on that same decoding
     pass instead of a pass of its own before the extraction. `extract` returns the kept features. Not when --out
     already holds files (and no --overwrite): whether they are this run's needs the content, and that refusal comes
-    before any extraction (the content is then hashed in a pass of its own, as before)."""
+    before any extraction (the content is then hashed in a pass of its own)."""
     from ganeval.features.streaming import one_pass
 
     out = Path(request.out).expanduser() if request.out is not None else None

@@ -178,13 +178,13 @@ def _same(stored: Any, now: Any, key: str = "", parent: str = "") -> bool:
 def same_identity(stored: Any, now: Any) -> bool:
     """Whether a results folder's stored identity is `now`'s, allowing the content hashes older ganeval versions
     stored cut short (8 or 16 hex digits under a key ending in "sha256", or an extractor identity's "weights" under
-    "extractor"/"features"): such a one must be a prefix of today's full SHA-256, everything else equal."""
+    "extractor"/"features"): such a one must be a prefix of the full SHA-256, everything else equal."""
     return _same(stored, _plain(now))
 
 
 def _migrate(d: Path, meta: dict[str, Any], config_hash: str, identity: dict[str, Any] | None) -> dict[str, Any]:
     """`meta` of a folder whose stored identity differs from `identity` only by shorter content hashes, rewritten in
-    today's form (its config hash and full hashes; the checksums of runs.csv kept), so that it resumes; a folder of
+    the current form (its config hash and full hashes; the checksums of runs.csv kept), so that it resumes; a folder of
     another identity raises ConfigMismatchError (one saying so when its runs were drawn by other random draws).
     Call it holding the lock."""
     _check_draws(d, meta.get("identity"), identity)
@@ -303,7 +303,7 @@ def check_store(results_dir: str | Path, config_hash: str, overwrite: bool = Fal
                 identity: dict[str, Any] | None = None) -> None:
     """Before any expensive work, refuse a results_dir that another process is writing or (unless `overwrite`)
     that holds runs of another config (given `identity`, a folder of an older version whose identity differs only
-    by shorter content hashes is brought to today's form instead); reads only the lock and runs.meta.json (the rows
+    by shorter content hashes is brought to the current form instead); reads only the lock and runs.meta.json (the rows
     are checked when the run loop opens the store)."""
     d = Path(results_dir)
     meta_path, runs_path = d / META_FILE, d / RUNS_FILE

@@ -5,7 +5,7 @@ Per (model, seed) the interval is the one-level Student-t interval over subsampl
 a Student-t interval across seeds (S - 1 degrees of freedom): it covers training variation and subsampling
 together. Models are compared by the per-seed mean differences paired by seed index (seed s of A and seed s
 of B share their real subsamples), t over seeds. With one seed the model row keeps the subsample interval
-and says that training variation is not covered, and models are compared by run as before (`compare_runs`).
+and says that training variation is not covered, and models are compared by run (`compare_runs`).
 
 The variance of one run's value is split into training seeds, subsampling and (IMD) probes by a one-way
 random-effects ANOVA over seeds; the probe part comes from a few rows that score a second probe draw
