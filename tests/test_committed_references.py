@@ -120,7 +120,7 @@ def test_torus_config_hash_is_what_its_command_gives() -> None:
     assert len(data_hash) == 64 and content["data"]["data"]["shape"] == [4000, 3]
     assert content["generators"] == {f"torus/{m}/train_seed={i}": {"data": data_hash, "train": {
         **record["config"]["generators"][m]["train"], "seed": i}} for m in ("good", "bad") for i in range(3)}
-    assert record["config_hash"] == meta["config_hash"] == identity_hash(identity) == "41e1737311f8e591"
+    assert record["config_hash"] == meta["config_hash"] == identity_hash(identity) == "400c6487656ed329"
     assert same_identity(meta["identity"], identity) and identity_hash(meta["identity"]) == meta["config_hash"]
     assert numeric_config(record["config"]) == json.loads(json.dumps(numeric_config(plan.config), default=str))
     assert hashlib.sha256((src / "runs.csv").read_bytes()).hexdigest() == meta["runs_sha256"]
