@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from ganeval.protocol import evaluate_detailed
+from hostguard import guard_storages
 
 METRICS = {"imd": {}, "fid": {}, "kid": {"subset_size": 50, "subsets": 5}}
 
@@ -25,28 +26,7 @@ def pools() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def guard_pools(monkeypatch: pytest.MonkeyPatch, tensors: list[torch.Tensor]) -> list[str]:
     """Make every host conversion of `tensors` (or a view of them) raise; return the list of attempts."""
-    ptrs = {t.untyped_storage().data_ptr() for t in tensors}
-    tried: list[str] = []
-
-    def wrap(name: str):
-        original = getattr(torch.Tensor, name)
-
-        def guarded(self, *args, **kwargs):
-            if self.untyped_storage().data_ptr() in ptrs and (name != "to" or _to_host(self, args, kwargs)):
-                tried.append(name)
-                raise AssertionError(f"host copy of a pool: Tensor.{name}")
-            return original(self, *args, **kwargs)
-
-        monkeypatch.setattr(torch.Tensor, name, guarded)
-
-    for name in ("numpy", "cpu", "__array__", "tolist", "to"):
-        wrap(name)
-    return tried
-
-
-def _to_host(t: torch.Tensor, args: tuple, kwargs: dict) -> bool:
-    target = kwargs.get("device", args[0] if args and isinstance(args[0], (str, torch.device)) else None)
-    return target is not None and torch.device(target).type == "cpu" and t.device.type != "cpu"
+    return guard_storages(monkeypatch, {t.untyped_storage().data_ptr() for t in tensors})
 
 
 def run(real, fakes, device: str, results_dir=None):

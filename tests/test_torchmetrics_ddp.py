@@ -17,6 +17,7 @@ from ganeval import evaluate  # noqa: E402
 from ganeval.torchmetrics import Protocol  # noqa: E402
 from ganeval.torchmetrics import metric as metric_module  # noqa: E402
 from torchmetrics.utilities import dim_zero_cat  # noqa: E402
+from hostguard import guard_storages  # noqa: E402
 
 METRICS = {"imd": {}, "fid": {}, "kid": {"subset_size": 50, "subsets": 5}}
 RUNS, SAMPLE = 3, 150
@@ -69,37 +70,18 @@ def test_two_gloo_ranks_give_one_processs_numbers(tmp_path: Path) -> None:
 
 
 def guard_pools(monkeypatch: pytest.MonkeyPatch) -> tuple[set[int], list[str]]:
-    """Make every host conversion of a pool raise (`Tensor.numpy`, `cpu`, `__array__`, `tolist`, `to("cpu")` from
-    another device) for tensors whose storage is in the returned set; compute()'s gathered pools join it as they are
-    made. Returns (the set, the attempts)."""
+    """Make every host conversion of a pool raise for tensors whose storage is in the returned set; compute()'s
+    gathered pools join it as they are made. Returns (the set, the attempts)."""
     ptrs: set[int] = set()
-    tried: list[str] = []
+    tried = guard_storages(monkeypatch, ptrs)
 
-    def wrap(name: str) -> None:
-        original = getattr(torch.Tensor, name)
-
-        def guarded(self, *args, **kwargs):
-            if self.untyped_storage().data_ptr() in ptrs and (name != "to" or _to_host(self, args, kwargs)):
-                tried.append(name)
-                raise AssertionError(f"host copy of a pool: Tensor.{name}")
-            return original(self, *args, **kwargs)
-
-        monkeypatch.setattr(torch.Tensor, name, guarded)
-
-    def recorded(state):
+    def recorded(state):  # type: ignore[no-untyped-def]
         out = dim_zero_cat(state)
         ptrs.add(out.untyped_storage().data_ptr())
         return out
 
-    for name in ("numpy", "cpu", "__array__", "tolist", "to"):
-        wrap(name)
     monkeypatch.setattr(metric_module, "dim_zero_cat", recorded)
     return ptrs, tried
-
-
-def _to_host(t: torch.Tensor, args: tuple, kwargs: dict) -> bool:
-    target = kwargs.get("device", args[0] if args and isinstance(args[0], (str, torch.device)) else None)
-    return target is not None and torch.device(target).type == "cpu" and t.device.type != "cpu"
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
