@@ -12,7 +12,8 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -105,27 +106,59 @@ class FilesHasher:
 
     def add(self, name: str, data: bytes | None = None, path: str | os.PathLike | None = None) -> None:
         """Add one file, named `name`, from `data` or else from the file at `path`."""
-        encoded = name.encode("utf-8", "surrogateescape")  # undecodable names (bytes kept by os) still hash
         h = hashlib.sha256()
         if data is not None:
             h.update(data)
         else:
             assert path is not None
             _update_file(h, path)
-        self._h.update(len(encoded).to_bytes(8, "little") + encoded + h.digest())
+        self.add_digest(name, h.digest())
+
+    def add_digest(self, name: str, digest: bytes) -> None:
+        """Add one file, named `name`, by the SHA-256 digest of its bytes (computed elsewhere, e.g. in parallel)."""
+        encoded = name.encode("utf-8", "surrogateescape")  # undecodable names (bytes kept by os) still hash
+        self._h.update(len(encoded).to_bytes(8, "little") + encoded + digest)
 
     def hexdigest(self) -> str:
         return self._h.hexdigest()
 
 
+def hash_threads() -> int:
+    """Threads reading and hashing files at once (file reads and hashlib release the GIL): the CPU cores this
+    process may use, at most 8."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(8, cores))
+
+
+def file_sha256(path: str | os.PathLike) -> bytes:
+    """The raw SHA-256 digest of one file's bytes."""
+    h = hashlib.sha256()
+    _update_file(h, path)
+    return h.digest()
+
+
+def file_digests(paths: Sequence[str | os.PathLike]) -> list[bytes]:
+    """`file_sha256` of each file, in order, read and hashed in `hash_threads()` threads."""
+    if len(paths) < 2:
+        return [file_sha256(p) for p in paths]
+    with ThreadPoolExecutor(hash_threads()) as pool:
+        return list(pool.map(file_sha256, paths))
+
+
+def files_digest(named: Iterable[tuple[str, bytes]]) -> str:
+    """The `FilesHasher` hex digest of (name, SHA-256 of its bytes) pairs, in the order given."""
+    h = FilesHasher()
+    for name, d in named:
+        h.add_digest(name, d)
+    return h.hexdigest()
+
+
 def sha256_folder(root: str | os.PathLike, files: Iterable[str | os.PathLike], length: int | None = None) -> str:
-    """The `FilesHasher` digest of `files` under `root`, sorted by relative path (the order given does not matter)."""
+    """The `FilesHasher` digest of `files` under `root`, sorted by relative path (the order given does not matter);
+    the files read in parallel."""
     base = Path(root)
     named = sorted((Path(f).relative_to(base).as_posix(), Path(f)) for f in files)
-    h = FilesHasher()
-    for name, f in named:
-        h.add(name, path=f)
-    return _cut(h.hexdigest(), length)
+    return _cut(files_digest(zip([n for n, _ in named], file_digests([f for _, f in named]))), length)
 
 
 def _update_any(h: Any, a: np.ndarray | torch.Tensor) -> tuple[list[int], str]:

@@ -35,6 +35,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -160,14 +161,24 @@ class Run:
     stderr: str
     fid: float = float("nan")
     stages: dict[str, float] = field(default_factory=dict)
+    failure: str = ""  # why it gave no number: killed at its time limit, or its exit status and last line
+
+    @property
+    def finished(self) -> bool:
+        return not self.failure
 
 
-def timed(cmd: list[str], env: dict[str, str], log: Path) -> Run:
-    """Run `cmd`, measuring wall time, ru_maxrss (wait4) and the tree's peak PSS; stdout/stderr kept in `log`.*."""
+def timed(cmd: list[str], env: dict[str, str], log: Path, limit: float = float("inf")) -> Run:
+    """Run `cmd`, measuring wall time, ru_maxrss (wait4) and the tree's peak PSS; stdout/stderr kept in `log`.*.
+    A run still going after `limit` seconds is killed with its process group; a run killed or failed is returned with
+    its `failure` (the benchmark goes on with the other tools)."""
     with open(log.with_suffix(".out"), "w") as out, open(log.with_suffix(".err"), "w") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, start_new_session=True)
         peak, stop = [0], threading.Event()
+        killer = threading.Timer(limit, lambda: os.killpg(proc.pid, signal.SIGKILL)) if limit < float("inf") else None
+        if killer:
+            killer.start()
 
         def sample() -> None:
             while not stop.wait(0.5):
@@ -179,11 +190,16 @@ def timed(cmd: list[str], env: dict[str, str], log: Path) -> Run:
         wall = time.perf_counter() - t0
         stop.set()
         sampler.join()
+        if killer:
+            killer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
     stdout, stderr = log.with_suffix(".out").read_text(), log.with_suffix(".err").read_text()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr[-3000:]}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, peak[0], stdout, stderr)
+    failure = ""
+    if proc.returncode == -signal.SIGKILL and wall >= limit:
+        failure = f"did not finish in {wall:.0f} s: killed"
+    elif proc.returncode != 0:
+        failure = f"failed (exit {proc.returncode}): {(stderr.strip().splitlines() or ['no message'])[-1][:300]}"
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, peak[0], stdout, stderr, failure=failure)
 
 
 def last_float(pattern: str, text: str) -> float:
@@ -248,7 +264,7 @@ def report(runs: dict[str, list[Run]], n: int) -> list[str]:
     """Per tool: best wall and least CPU of the rounds, largest memory, FID, ratios to pytorch-fid; ganeval's stage
     times with their shares of its wall time."""
     gib = 2.0 ** 30
-    base = runs.get("pytorch-fid") or None
+    base = [r for r in runs.get("pytorch-fid", []) if r.finished] or None
     bw, bc, brss, bpss = ((min(r.wall for r in base), min(r.cpu for r in base), max(r.max_rss for r in base),
                            max(r.tree_pss for r in base)) if base else (None,) * 4)
     lines = [f"\n{n} + {n} PNGs of {SIDE}², best wall and least CPU of {max(len(v) for v in runs.values())} round(s), "
@@ -258,6 +274,9 @@ def report(runs: dict[str, list[Run]], n: int) -> list[str]:
     for tool, rs in runs.items():
         if not rs:
             continue
+        if not all(r.finished for r in rs):
+            lines.append(f"{tool:<20}{next(r.failure for r in rs if not r.finished)}")
+            continue
         wall, cpu = min(r.wall for r in rs), min(r.cpu for r in rs)
         rss, pss = max(r.max_rss for r in rs), max(r.tree_pss for r in rs)
         rel = (f"  ({abs(rs[-1].fid - base[-1].fid) / abs(base[-1].fid):.1e} rel. to pytorch-fid's)"
@@ -265,7 +284,7 @@ def report(runs: dict[str, list[Run]], n: int) -> list[str]:
         lines.append(f"{tool:<20}{wall:8.1f}{ratio(wall, bw)}{cpu:8.1f}{ratio(cpu, bc)}{rss / gib:8.2f}"
                      f"{ratio(rss, brss)}{pss / gib:13.2f}{ratio(pss, bpss)}  {rs[-1].fid:.12g}{rel}")
     for tool, rs in runs.items():
-        if tool.startswith("ganeval") and rs:
+        if tool.startswith("ganeval") and rs and all(r.finished for r in rs):
             lines.append(stage_line(tool, min(rs, key=lambda r: r.wall)))
     return lines
 
@@ -310,6 +329,10 @@ def main() -> int:
                    "comma-separated --batch-size values (images/s and memory by batch size)")
     p.add_argument("--peers-python", default=sys.executable, help="the Python with pytorch-fid, clean-fid and "
                    "torch-fidelity (their `peers` extra pins scipy<1.18 for pytorch-fid 0.3.0)")
+    p.add_argument("--timeout", type=float, default=float("inf"), help="seconds one run may take before it is "
+                   "killed and reported as not finished (default: no limit)")
+    p.add_argument("--budget", type=float, default=float("inf"), help="seconds for all timed runs: none starts "
+                   "after it is spent, and a run is killed when it runs out (default: no limit)")
     p.add_argument("--log", default=None, help="also write the report to this file")
     args = p.parse_args()
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -334,18 +357,28 @@ def main() -> int:
     runs: dict[str, list[Run]] = {t: [] for t in tools}
     if "ganeval fid" in tools:
         runs["ganeval fid cached"] = []
+    end = time.perf_counter() + args.budget
     for r in range(args.rounds if tools else 0):
         order = tools[r % len(tools):] + tools[:r % len(tools)]
         for tool in order:
+            if time.perf_counter() >= end:
+                lines.append(f"round {r + 1}: {tool:<20} not started: --budget of {args.budget:.0f} s spent")
+                print(lines[-1], flush=True)
+                continue
             cache = root / "cache" / tool.replace(" ", "_")
             shutil.rmtree(cache, ignore_errors=True)  # cold: an empty feature cache
             cmd, read_fid = commands(tool, a, b, args, cache)
             for label in [tool, "ganeval fid cached"] if tool == "ganeval fid" else [tool]:
                 before = " ".join(f"{x:.2f}" for x in os.getloadavg())  # the cached run: the same command again
-                run = timed(cmd, env, root / "logs" / f"{label.replace(' ', '_')}_{r}")
+                limit = min(args.timeout, end - time.perf_counter())
+                run = timed(cmd, env, root / "logs" / f"{label.replace(' ', '_')}_{r}", limit)
+                runs[label].append(run)
+                if not run.finished:
+                    lines.append(f"round {r + 1}: {label:<20} {run.failure}")
+                    print(lines[-1], flush=True)
+                    break
                 run.fid = read_fid(run)
                 run.stages = ganeval_stages(run.stderr) if label.startswith("ganeval") else {}
-                runs[label].append(run)
                 lines.append(f"round {r + 1}: {label:<20} {run.wall:8.1f} s wall, CPU {run.cpu:7.1f} s, RSS "
                              f"{run.max_rss / 2**30:5.2f} GiB, tree PSS {run.tree_pss / 2**30:5.2f} GiB, FID "
                              f"{run.fid:.12g} (load before {before})")

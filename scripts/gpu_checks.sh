@@ -10,6 +10,9 @@
 #   bash scripts/gpu_checks.sh resident # issue 27: device-resident protocol vs ./baseline, profile, IMD to 1M (≤ ~5 min)
 #   bash scripts/gpu_checks.sh sources  # issue 24: 50k PNGs streamed from a folder and a zip vs the bare forward (≤ ~6 min)
 #   bash scripts/gpu_checks.sh score50k # issue 24: ganeval-score 50k vs 50k, cold and cached, with stage times (≤ ~9 min)
+#   bash scripts/gpu_checks.sh everyday # the everyday job: 50k + 50k PNGs, ganeval-score beside pytorch-fid, torch-fidelity
+#                                       # and clean-fid (scripts/bench_everyday.py; wheels: clean-fid, torch-fidelity,
+#                                       # scipy 1.17 for pytorch-fid 0.3.0) and the CUDA tests of ganeval.torchmetrics (≤ ~9 min)
 # An older commit's tree unpacked in ./baseline (git archive COMMIT | tar -x -C baseline; untracked, so it
 # travels with the working tree) is timed beside this one in the protocol step.
 set -u
@@ -97,6 +100,35 @@ elif [ "$PART" = score50k ]; then
       --batch-size 250 --cache-dir /tmp/gcache --no-plots --no-samples --quiet 2>&1 | grep -v "not the published" | tail -14
     echo "$run: $(python3 -c "import time; print(f'{time.time() - $s0:.1f}')") s wall"
   done
+elif [ "$PART" = everyday ]; then
+  # knobs: EVERYDAY_N (PNGs per folder, default 50000), EVERYDAY_BUDGET (seconds for all timed runs, default 380),
+  # EVERYDAY_TESTS=0 skips the CUDA tests
+  if [ "${EVERYDAY_TESTS:-1}" = 1 ]; then
+    step "CUDA tests of ganeval.torchmetrics (pools never copied to the host) and the device-resident protocol"
+    timeout 45 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_torchmetrics_ddp.py tests/test_device_resident.py \
+      2>&1 | tail -4
+  fi
+  nproc; grep -m1 "model name" /proc/cpuinfo
+  step "the default metric stage (IMD + FID + KID) on 50k vs 50k feature arrays, each metric alone"
+  timeout 90 python3 - <<'PY'
+import time, numpy as np, torch
+from ganeval.metrics.synthetic import pool3_like_on
+from ganeval.protocol.full import score_full
+from ganeval.protocol.settings import Settings
+dev = torch.device("cuda")
+x = pool3_like_on(dev, 100000, 2048).cpu().numpy()
+real, fake = x[:50000], x[50000:] * 1.05
+for name in ("fid", "kid", "imd"):
+    opts = Settings(metrics=[name], device=str(dev)).metrics
+    torch.cuda.synchronize(); t = time.perf_counter()
+    got = score_full(real, fake, opts, seed=0, device=dev)
+    torch.cuda.synchronize(); print(f"{name}: {time.perf_counter() - t:.2f} s  {got}", flush=True)
+PY
+  step "the everyday job, ${EVERYDAY_N:-50000} + ${EVERYDAY_N:-50000} PNGs of 256², one round, ganeval first"
+  timeout 540 python3 scripts/bench_everyday.py --device cuda --n "${EVERYDAY_N:-50000}" --rounds 1 --timeout 150 \
+    --budget "${EVERYDAY_BUDGET:-380}" --dir /tmp/bench_everyday --log "$OUT/everyday_cuda.log" \
+    --tools "ganeval fid,pytorch-fid,ganeval default,torch-fidelity,clean-fid"
+  for f in /tmp/bench_everyday/logs/ganeval_*.err; do echo "--- $f"; tail -3 "$f"; done
 elif [ "$PART" = scale ]; then
   step "IMD of two sets to 1M×2048 (exact k-NN in strips; peak device memory; target 1M ≤ 60 s)"
   timeout 150 python3 scripts/imd_scaling.py --device cuda --sizes 100000 200000 500000
@@ -112,6 +144,6 @@ elif [ "$PART" = old ]; then
   step "approximate kNN scaling (pynndescent; first call compiles)"
   timeout 100 python3 scripts/bench_protocol.py --device cuda --runs 0 --approx 50000 200000 --plot "$OUT/protocol_scaling_approx_cuda.png"
 else
-  echo "unknown part $PART: main, scale, old, resident, sources or score50k"; exit 2
+  echo "unknown part $PART: main, scale, old, resident, sources, score50k or everyday"; exit 2
 fi
 step done

@@ -64,13 +64,13 @@ def test_score_fid_equals_pytorch_fid_on_the_same_folders_and_weights(
     assert row["value"] == pytest.approx(want, rel=1e-5), (row["value"], want)
 
 
-def test_cpu_default_batch_is_50_and_a_given_one_is_kept(tmp_path: Path) -> None:
-    """On a CPU, ganeval-score extracts in batches of 50 unless --batch-size says otherwise (250 held 2.5–3× the
+def test_cpu_default_batch_is_32_and_a_given_one_is_kept(tmp_path: Path) -> None:
+    """On a CPU, ganeval-score extracts in batches of 32 unless --batch-size says otherwise (250 held 2.5–3× the
     memory of pytorch-fid's 50 through Inception): the batch each extraction got, and the one recorded."""
     import ganeval.features as gf
     from ganeval.features import extraction
 
-    assert extraction.default_batch_size("cpu") == 50 and extraction.default_batch_size("cuda:1") == 250
+    assert extraction.default_batch_size("cpu") == 32 and extraction.default_batch_size("cuda:1") == 250
     rng = np.random.default_rng(0)
     for name in ("r", "f"):
         np.save(tmp_path / f"{name}.npy", rng.integers(0, 256, (120, 8, 8, 3), dtype=np.uint8))
@@ -83,7 +83,7 @@ def test_cpu_default_batch_is_50_and_a_given_one_is_kept(tmp_path: Path) -> None
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gf, "extract_with_info", spy)
-        for extra, want in (([], 50), (["--batch-size", "7"], 7)):
+        for extra, want in (([], 32), (["--batch-size", "7"], 7)):
             out = tmp_path / f"out{want}"
             args = [str(tmp_path / "r.npy"), str(tmp_path / "f.npy"), "--features", "pixels", "--metrics", "fid",
                     "--device", "cpu", "--quiet", "--no-plots", "--out", str(out), *extra]
@@ -113,3 +113,35 @@ def test_the_closing_line_says_where_the_time_went(tmp_path: Path, capsys: pytes
     cached = (rf"ganeval-score: {number} s in all: scan {number} s, hash {number} s, features {number} s"
               rf"( \(from the cache\))?, metrics {number} s, writing 0\.0 s")
     assert re.fullmatch(cached, lines[1]) and "images/s" not in lines[1], lines[1]
+
+
+def test_inception_runs_channels_last_on_a_cpu_and_agrees_with_channels_first(sets: tuple[Path, Path, Path]) -> None:
+    """On a CPU the network runs on NHWC tensors by default (oneDNN's faster convolutions); its pool3 features agree
+    with the NCHW network's (pytorch-fid's layout, `channels_last=False`) to float rounding, and `channels_last=True`
+    is the default's layout."""
+    import torch
+
+    weights = sets[2] / "hub" / "checkpoints" / inc.WEIGHTS_FILENAME
+    x = torch.as_tensor(np.random.default_rng(0).integers(0, 256, (3, 3, 64, 64), dtype=np.uint8))
+    auto, first, last = (inc.InceptionExtractor(weights=weights, channels_last=c) for c in (None, False, True))
+    with torch.inference_mode():
+        got, want, explicit = auto(x), first(x), last(x)
+    assert auto._nhwc and not first._nhwc
+    conv = next(m for m in auto._model.modules() if isinstance(m, torch.nn.Conv2d))
+    assert conv.weight.is_contiguous(memory_format=torch.channels_last) and not conv.weight.is_contiguous()
+    assert torch.equal(got, explicit)
+    assert float((got - want).abs().max() / want.abs().max()) < 1e-5 and not torch.equal(got, want)
+    with pytest.raises(ValueError, match="channels_last must be"):
+        inc.InceptionExtractor(channels_last="yes")  # type: ignore[arg-type]
+
+
+def test_an_inception_host_stage_that_does_nothing_stays_out_of_the_workers() -> None:
+    """Only clean mode's PIL resize is host work: with the other modes the DataLoader workers hand over raw pixels, so
+    a first run hashes the content on its extraction pass (no decoding pass of its own); DINOv2's resize is host work."""
+    from ganeval.features.dinov2 import DinoV2Extractor
+    from ganeval.features.streaming import host_stage_in_workers
+
+    assert not host_stage_in_workers(inc.InceptionExtractor(), 4)
+    assert host_stage_in_workers(inc.InceptionExtractor(resize="clean"), 4)
+    assert not host_stage_in_workers(inc.InceptionExtractor(resize="clean"), 0)
+    assert host_stage_in_workers(DinoV2Extractor(), 4)

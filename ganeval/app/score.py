@@ -136,7 +136,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available)")
     p.add_argument("--batch-size", type=int, default=None, help="feature-extraction batch size (default 250 on a GPU; "
-                   "50 on a CPU, where a larger one takes more memory)")
+                   "32 on a CPU, where a larger one takes more memory)")
     p.add_argument("--weights", default=None, help="weights file of --features "
                    f"{', '.join(n for n, e in REGISTRY.items() if e.weights)} (inception: "
                    "pt_inception-2015-12-05-6726825d.pth); default: $GANEVAL_INCEPTION_WEIGHTS "

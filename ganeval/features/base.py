@@ -115,6 +115,11 @@ class Extractor:
         the device, so that it overlaps the device's work on the previous batch; none by default."""
         return batch
 
+    def host_work(self) -> bool:
+        """Whether `host_stage` does any work (then it may run in the DataLoader workers); by default, whether the
+        class overrides it."""
+        return type(self).host_stage is not Extractor.host_stage
+
     def device_stage(self, batch: torch.Tensor) -> torch.Tensor:
         """The rest of the work on a `host_stage` output moved to the device: ex(b) ==
         ex.device_stage(ex.host_stage(b.cpu()).to(b.device)); the whole call by default."""

@@ -138,7 +138,7 @@ def one_pass(source: ImageSource, ex: Extractor, num_workers: int, cache_dir: st
 
 def host_stage_in_workers(ex: Extractor, num_workers: int) -> bool:
     """Whether the extractor's host stage (e.g. DINOv2's PIL resizing) runs in the DataLoader workers."""
-    return num_workers > 0 and type(ex).host_stage is not Extractor.host_stage
+    return num_workers > 0 and ex.host_work()
 
 
 def _new_hasher() -> Any:
@@ -153,7 +153,7 @@ def _files_partial(source: ImageSource, ex: Extractor, batch_size: int, chunk_si
     """The chunks' folder of a one-pass run, named from the files (their content hash is not known before)."""
     from ganeval.hashing import stable_hash
 
-    key = stable_hash({"files": source.files_key(), "extractor": ex.identity()}, 32)
+    key = stable_hash({"files": source.files_key(cache_dir), "extractor": ex.identity()}, 32)
     return Path(cache_dir) / "partial" / f"files-{key}-b{batch_size}-c{chunk_size}"
 
 

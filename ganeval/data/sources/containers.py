@@ -49,8 +49,15 @@ class Container:
         """How messages name a member: 'ARCHIVE:member' or the file's path."""
         return f"{self.path}:{name}"
 
-    def file_hash(self) -> str:
-        """`ganeval.hashing.FilesHasher` over the members in order (so a folder and a zip of it hash alike)."""
+    def file_hash(self, memo_dir: str | os.PathLike | None = None) -> str:
+        """`ganeval.hashing.FilesHasher` over the members in order (so a folder and a zip of it hash alike); with
+        `memo_dir`, remembered by the archive's stat (`ganeval.data.sources.file_digests`)."""
+        from ganeval.data.sources.file_digests import digests
+
+        return digests(self.path.parent, [self.path.name], memo_dir, kind=f"{self.kind}-members",
+                       compute=lambda _: bytes.fromhex(self._members_hash()))[0].hex()
+
+    def _members_hash(self) -> str:
         from ganeval.hashing import FilesHasher
 
         h = FilesHasher()
@@ -79,10 +86,14 @@ class FolderContainer(Container):
         with open(os.path.join(self.path, name), "rb") as f:
             return f.read(n)
 
-    def file_hash(self) -> str:
-        from ganeval.hashing import sha256_folder
+    def file_hash(self, memo_dir: str | os.PathLike | None = None) -> str:
+        """`ganeval.hashing.sha256_folder` of the files; with `memo_dir`, each file's digest remembered by its stat
+        (`ganeval.data.sources.file_digests`)."""
+        from ganeval.data.sources.file_digests import digests
+        from ganeval.hashing import files_digest
 
-        return sha256_folder(self.path, [self.path / n for n in self.names])
+        names = sorted(self.names)
+        return files_digest(zip(names, digests(self.path, names, memo_dir)))
 
 
 def _check_name(archive: Path, name: str) -> None:

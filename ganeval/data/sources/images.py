@@ -199,6 +199,21 @@ def _header(c: Container, name: str) -> tuple[str, tuple[int, int]]:
         raise ValueError(f"cannot read image file {c.describe(name)}: {_why(e)}") from None
 
 
+def _headers(c: Container) -> Iterator[tuple[str, tuple[int, int]]]:
+    """`_header` of every member in order: a folder's read by `hash_threads()` threads (opening a file is a system
+    call that releases the GIL), an archive's in this thread (its handle is shared)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ganeval.hashing import hash_threads
+
+    if c.kind != "folder" or len(c.names) < 64:
+        yield from (_header(c, name) for name in c.names)
+        return
+    with ThreadPoolExecutor(hash_threads()) as pool:  # in blocks: a bad file stops the scan within one block
+        for i in range(0, len(c.names), 4096):
+            yield from pool.map(lambda name: _header(c, name), c.names[i : i + 4096])
+
+
 class WorkerLost(ValueError):
     """A DataLoader worker decoding a source's images died (killed by the kernel, e.g. out of memory)."""
 
@@ -239,12 +254,12 @@ class ImageSource:
         return f"{self.path} ({self.shape[0]} images of {self.shape[2]}×{self.shape[3]}, {self.channels} channel(s))"
 
     def _scan(self) -> tuple[int, tuple[int, int]]:
-        """Channels and decoded H×W from every header (no pixel decoding); refuse mixed sizes and bad headers."""
+        """Channels and decoded H×W from every header (no pixel decoding; a folder's files opened by several threads
+        at once); refuse mixed sizes and bad headers, the first such file in order named."""
         c = self.container
         first: tuple[str, tuple[int, int]] | None = None
         colour: list[str] = []
-        for name in c.names:
-            mode, wh = _header(c, name)
+        for name, (mode, wh) in zip(c.names, _headers(c)):
             if wh[0] * wh[1] > MAX_PIXELS:
                 raise ValueError(f"{c.describe(name)} declares {wh[0]}×{wh[1]} pixels: refusing a possible decompression "
                                  "bomb; resize the image")
@@ -298,13 +313,15 @@ class ImageSource:
         """Every image in one uint8 N×C×H×W array (what `ganeval.data.folder` returns; small sets only)."""
         return np.concatenate([b.numpy() for b in self.batches(batch_size, num_workers)])
 
-    def files_key(self) -> dict[str, Any]:
+    def files_key(self, cache_dir: str | os.PathLike | None = None) -> dict[str, Any]:
         """What the decoded content is a function of: the files (names and bytes), the resize and the decoder.
-        Computed once per source (it reads every file)."""
+        Computed once per source: every file read, in parallel, unless `cache_dir/sources/` remembers its digest
+        under an unchanged stat (`ganeval.data.sources.file_digests`)."""
         if self._files_key is None:
             import PIL
 
-            self._files_key = {"files": self.container.file_hash(), "kind": self.container.kind, "size": self.size,
+            memo_dir = Path(cache_dir) / "sources" if cache_dir is not None else None
+            self._files_key = {"files": self.container.file_hash(memo_dir), "kind": self.container.kind, "size": self.size,
                                "resize": RESIZE if self.size is not None else None, "pillow": PIL.__version__,
                                "pyspng": png.version(), "format": IDENTITY_FORMAT}
         return self._files_key
@@ -312,7 +329,7 @@ class ImageSource:
     def _memo(self, cache_dir: str | os.PathLike) -> Path:
         from ganeval.hashing import stable_hash
 
-        return Path(cache_dir) / "sources" / f"{stable_hash(self.files_key(), 32)}.json"
+        return Path(cache_dir) / "sources" / f"{stable_hash(self.files_key(cache_dir), 32)}.json"
 
     def memoised(self, cache_dir: str | os.PathLike | None) -> dict[str, Any] | None:
         """The content identity if already known (computed by this object, or remembered in `cache_dir/sources/`

@@ -1,0 +1,81 @@
+"""SHA-256 digests of many files, read and hashed in parallel threads, remembered by their stat in a cache folder.
+
+The identity of a folder of images is a digest over every file's bytes (`ganeval.hashing.FilesHasher`); reading
+12 GB of PNGs for it took as long as extracting their features on a GPU. Threads read and hash the files at once
+(file reads and hashlib release the GIL). With a memo folder (`--cache-dir`'s `sources/`), each file's digest is
+kept with its stat — size, mtime and ctime in nanoseconds, inode and device — and used again while that stat is
+unchanged, as git's index does: any write to a file moves its ctime, which no tool can set back. An entry whose
+ctime is within `RACY_SECONDS` of the moment it was hashed is never used again (the file could have been written
+again in the same clock tick), so such a file is read once more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ganeval.hashing import file_sha256, hash_threads, stable_hash
+
+MEMO_FORMAT = 1
+RACY_SECONDS = 2.0  # an entry hashed less than this after the file's last change is not trusted later
+
+
+def stat_key(path: str | os.PathLike) -> list[int]:
+    """What a remembered digest is checked against: size, mtime_ns, ctime_ns, inode, device."""
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def _memo_path(memo_dir: Path, root: Path, kind: str) -> Path:
+    key = stable_hash({"root": str(root.resolve()), "kind": kind, "format": MEMO_FORMAT}, 32)
+    return memo_dir / f"files-{key}.json"
+
+
+def _load(memo: Path) -> dict[str, list]:
+    """name -> [stat key..., hex digest] from a memo file (empty when absent, a link, unreadable or of another
+    format: the digests are computed again)."""
+    if not memo.is_file() or memo.is_symlink():
+        return {}
+    try:
+        found = json.loads(memo.read_text())
+        return dict(found["files"]) if found.get("format") == MEMO_FORMAT else {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def digests(root: str | os.PathLike, names: Sequence[str], memo_dir: str | os.PathLike | None = None, *,
+            kind: str = "sha256", compute: Callable[[str], bytes] | None = None) -> list[bytes]:
+    """The digest of each file `root/name`, in the order of `names`: from the memo where the file's stat is
+    unchanged, else computed in `hash_threads()` threads; the memo (in `memo_dir`) then rewritten atomically.
+    `kind` names what a digest is (memos of different kinds never mix): "sha256" of the file's bytes by default,
+    else `compute(path)` (e.g. an archive's digest over its members)."""
+    from ganeval.common import atomic_write_text
+
+    base = Path(root)
+    paths = [os.path.join(base, n) for n in names]
+    fn = compute or file_sha256
+    memo = _memo_path(Path(memo_dir), base, kind) if memo_dir is not None else None
+    known = _load(memo) if memo is not None else {}
+    with ThreadPoolExecutor(hash_threads()) as pool:
+        stats: list[list[int] | None] = list(pool.map(stat_key, paths)) if memo is not None else [None] * len(paths)
+        out: list[bytes | None] = [None] * len(names)
+        for i, (name, st) in enumerate(zip(names, stats)):
+            entry = known.get(name)
+            if entry is not None and entry[:-1] == st:
+                out[i] = bytes.fromhex(entry[-1])
+        todo = [i for i, d in enumerate(out) if d is None]
+        started = time.time_ns()
+        for i, d in zip(todo, pool.map(lambda i: fn(paths[i]), todo)):
+            out[i] = d
+    if memo is not None and todo:
+        racy = started - int(RACY_SECONDS * 1e9)
+        keep = {n: [*st, d.hex()] for n, st, d in zip(names, stats, out) if st is not None and d is not None
+                and st[2] < racy}
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(memo, json.dumps({"format": MEMO_FORMAT, "root": str(base.resolve()), "kind": kind,
+                                            "files": keep}))
+    return out  # type: ignore[return-value]
