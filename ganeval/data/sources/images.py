@@ -199,21 +199,6 @@ def _header(c: Container, name: str) -> tuple[str, tuple[int, int]]:
         raise ValueError(f"cannot read image file {c.describe(name)}: {_why(e)}") from None
 
 
-def _headers(c: Container) -> Iterator[tuple[str, tuple[int, int]]]:
-    """`_header` of every member in order: a folder's read by `hash_threads()` threads (opening a file is a system
-    call that releases the GIL), an archive's in this thread (its handle is shared)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ganeval.hashing import hash_threads
-
-    if c.kind != "folder" or len(c.names) < 64:
-        yield from (_header(c, name) for name in c.names)
-        return
-    with ThreadPoolExecutor(hash_threads()) as pool:  # in blocks: a bad file stops the scan within one block
-        for i in range(0, len(c.names), 4096):
-            yield from pool.map(lambda name: _header(c, name), c.names[i : i + 4096])
-
-
 class WorkerLost(ValueError):
     """A DataLoader worker decoding a source's images died (killed by the kernel, e.g. out of memory)."""
 
@@ -254,12 +239,12 @@ class ImageSource:
         return f"{self.path} ({self.shape[0]} images of {self.shape[2]}×{self.shape[3]}, {self.channels} channel(s))"
 
     def _scan(self) -> tuple[int, tuple[int, int]]:
-        """Channels and decoded H×W from every header (no pixel decoding; a folder's files opened by several threads
-        at once); refuse mixed sizes and bad headers, the first such file in order named."""
+        """Channels and decoded H×W from every header (no pixel decoding); refuse mixed sizes and bad headers."""
         c = self.container
         first: tuple[str, tuple[int, int]] | None = None
         colour: list[str] = []
-        for name, (mode, wh) in zip(c.names, _headers(c)):
+        for name in c.names:
+            mode, wh = _header(c, name)
             if wh[0] * wh[1] > MAX_PIXELS:
                 raise ValueError(f"{c.describe(name)} declares {wh[0]}×{wh[1]} pixels: refusing a possible decompression "
                                  "bomb; resize the image")
