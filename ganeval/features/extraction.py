@@ -27,9 +27,9 @@ ACCELERATOR_BATCH_SIZE = 250
 
 
 def default_batch_size(device: str | torch.device) -> int:
-    """The extraction batch size when none is given: 250 on an accelerator, 32 on a CPU, where a cold FID with 250
-    held 2.5–3× pytorch-fid's peak memory at its 50 (4.6–5.4 GB against 1.6–2.1 GB) and 32 runs as fast as 50 with
-    ~0.25 GiB less (scripts/bench_everyday.py --batch-sizes)."""
+    """The extraction batch size when none is given: 250 on an accelerator, 32 on a CPU, where a cold FID with
+    250 held 2.5–3× pytorch-fid's peak memory at its 50 (4.6–5.4 GB against 1.6–2.1 GB) and 32 runs as fast as 50
+    with ~0.25 GiB less (scripts/bench_everyday.py --batch-sizes)."""
     return CPU_BATCH_SIZE if torch.device(device).type == "cpu" else ACCELERATOR_BATCH_SIZE
 
 

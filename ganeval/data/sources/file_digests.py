@@ -1,8 +1,8 @@
 """SHA-256 digests of many files, read and hashed in parallel threads, remembered by their stat in a cache folder.
 
 The identity of a folder of images is a digest over every file's bytes (`ganeval.hashing.FilesHasher`); reading
-12 GB of PNGs for it took as long as extracting their features on a GPU. Threads read and hash the files at once
-(file reads and hashlib release the GIL). With a memo folder (`--cache-dir`'s `sources/`), each file's digest is
+a 50k folder's 7 GB for it costs about as much as extracting its features on a GPU. Threads read and hash the files
+at once (file reads and hashlib release the GIL). With a memo folder (`--cache-dir`'s `sources/`), each file's digest is
 kept with its stat — size, mtime and ctime in nanoseconds, inode and device — and used again while that stat is
 unchanged, as git's index does: any write to a file moves its ctime, which no tool can set back. An entry whose
 ctime is within `RACY_SECONDS` of the moment it was hashed is never used again (the file could have been written

@@ -306,7 +306,8 @@ class ImageSource:
             import PIL
 
             memo_dir = Path(cache_dir) / "sources" if cache_dir is not None else None
-            self._files_key = {"files": self.container.file_hash(memo_dir), "kind": self.container.kind, "size": self.size,
+            self._files_key = {"files": self.container.file_hash(memo_dir), "kind": self.container.kind,
+                               "size": self.size,
                                "resize": RESIZE if self.size is not None else None, "pillow": PIL.__version__,
                                "pyspng": png.version(), "format": IDENTITY_FORMAT}
         return self._files_key
