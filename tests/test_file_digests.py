@@ -80,7 +80,7 @@ def test_a_memo_that_is_a_link_or_garbage_is_not_read(tmp_path: Path, monkeypatc
     names = _files(tmp_path / "d", 4)
     memo = tmp_path / "memo"
     fd.digests(tmp_path / "d", names, memo)
-    (path,) = memo.glob("files-*.json")
+    (path,) = memo.glob("*.json")
     path.write_text("{not json")
     read = _counting(monkeypatch)
     fd.digests(tmp_path / "d", names, memo)

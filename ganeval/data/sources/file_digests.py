@@ -2,7 +2,7 @@
 
 The identity of a folder of images is a digest over every file's bytes (`ganeval.hashing.FilesHasher`); reading
 a 50k folder's 7 GB for it costs about as much as extracting its features on a GPU. Threads read and hash the files
-at once (file reads and hashlib release the GIL). With a memo folder (`--cache-dir`'s `sources/`), each file's digest is
+at once (file reads and hashlib release the GIL). With a memo folder (`--cache-dir`'s `files/`), each file's digest is
 kept with its stat — size, mtime and ctime in nanoseconds, inode and device — and used again while that stat is
 unchanged, as git's index does: any write to a file moves its ctime, which no tool can set back. An entry whose
 ctime is within `RACY_SECONDS` of the moment it was hashed is never used again (the file could have been written
@@ -32,7 +32,7 @@ def stat_key(path: str | os.PathLike) -> list[int]:
 
 def _memo_path(memo_dir: Path, root: Path, kind: str) -> Path:
     key = stable_hash({"root": str(root.resolve()), "kind": kind, "format": MEMO_FORMAT}, 32)
-    return memo_dir / f"files-{key}.json"
+    return memo_dir / f"{key}.json"
 
 
 def _load(memo: Path) -> dict[str, list]:

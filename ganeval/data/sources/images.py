@@ -300,12 +300,12 @@ class ImageSource:
 
     def files_key(self, cache_dir: str | os.PathLike | None = None) -> dict[str, Any]:
         """What the decoded content is a function of: the files (names and bytes), the resize and the decoder.
-        Computed once per source: every file read, in parallel, unless `cache_dir/sources/` remembers its digest
+        Computed once per source: every file read, in parallel, unless `cache_dir/files/` remembers each digest
         under an unchanged stat (`ganeval.data.sources.file_digests`)."""
         if self._files_key is None:
             import PIL
 
-            memo_dir = Path(cache_dir) / "sources" if cache_dir is not None else None
+            memo_dir = Path(cache_dir) / "files" if cache_dir is not None else None
             self._files_key = {"files": self.container.file_hash(memo_dir), "kind": self.container.kind,
                                "size": self.size,
                                "resize": RESIZE if self.size is not None else None, "pillow": PIL.__version__,
