@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -137,12 +137,13 @@ def file_sha256(path: str | os.PathLike) -> bytes:
     return h.digest()
 
 
-def file_digests(paths: Sequence[str | os.PathLike]) -> list[bytes]:
-    """`file_sha256` of each file, in order, read and hashed in `hash_threads()` threads."""
+def file_digests(paths: Sequence[str | os.PathLike],
+                 digest: Callable[[str | os.PathLike], bytes] = file_sha256) -> list[bytes]:
+    """`digest` (by default `file_sha256`) of each file, in order, in `hash_threads()` threads."""
     if len(paths) < 2:
-        return [file_sha256(p) for p in paths]
+        return [digest(p) for p in paths]
     with ThreadPoolExecutor(hash_threads()) as pool:
-        return list(pool.map(file_sha256, paths))
+        return list(pool.map(digest, paths))
 
 
 def files_digest(named: Iterable[tuple[str, bytes]]) -> str:

@@ -15,10 +15,9 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ganeval.hashing import file_sha256, hash_threads, stable_hash
+from ganeval.hashing import file_digests, file_sha256, stable_hash
 
 MEMO_FORMAT = 1
 RACY_SECONDS = 2.0  # an entry hashed less than this after the file's last change is not trusted later
@@ -50,27 +49,26 @@ def _load(memo: Path) -> dict[str, list]:
 def digests(root: str | os.PathLike, names: Sequence[str], memo_dir: str | os.PathLike | None = None, *,
             kind: str = "sha256", compute: Callable[[str], bytes] | None = None) -> list[bytes]:
     """The digest of each file `root/name`, in the order of `names`: from the memo where the file's stat is
-    unchanged, else computed in `hash_threads()` threads; the memo (in `memo_dir`) then rewritten atomically.
+    unchanged, else computed in threads (`ganeval.hashing.file_digests`); the memo (in `memo_dir`) then rewritten
+    atomically.
     `kind` names what a digest is (memos of different kinds never mix): "sha256" of the file's bytes by default,
     else `compute(path)` (e.g. an archive's digest over its members)."""
     from ganeval.common import atomic_write_text
 
     base = Path(root)
     paths = [os.path.join(base, n) for n in names]
-    fn = compute or file_sha256
     memo = _memo_path(Path(memo_dir), base, kind) if memo_dir is not None else None
     known = _load(memo) if memo is not None else {}
-    with ThreadPoolExecutor(hash_threads()) as pool:
-        stats: list[list[int] | None] = list(pool.map(stat_key, paths)) if memo is not None else [None] * len(paths)
-        out: list[bytes | None] = [None] * len(names)
-        for i, (name, st) in enumerate(zip(names, stats)):
-            entry = known.get(name)
-            if entry is not None and entry[:-1] == st:
-                out[i] = bytes.fromhex(entry[-1])
-        todo = [i for i, d in enumerate(out) if d is None]
-        started = time.time_ns()
-        for i, d in zip(todo, pool.map(lambda i: fn(paths[i]), todo)):
-            out[i] = d
+    stats = [stat_key(p) for p in paths] if memo is not None else [None] * len(paths)  # serial: threads slow tiny calls
+    out: list[bytes | None] = [None] * len(names)
+    for i, (name, st) in enumerate(zip(names, stats)):
+        entry = known.get(name)
+        if entry is not None and entry[:-1] == st:
+            out[i] = bytes.fromhex(entry[-1])
+    todo = [i for i, d in enumerate(out) if d is None]
+    started = time.time_ns()
+    for i, d in zip(todo, file_digests([paths[i] for i in todo], compute or file_sha256)):
+        out[i] = d
     if memo is not None and todo:
         racy = started - int(RACY_SECONDS * 1e9)
         keep = {n: [*st, d.hex()] for n, st, d in zip(names, stats, out) if st is not None and d is not None
