@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -108,6 +108,26 @@ def holm(claims: Sequence[Claim], confidence: float) -> list[Claim]:
     return out
 
 
+def tests_in(claims: Iterable[Claim]) -> int:
+    """How many claims rest on a p-value (the Holm family's size; a stand-in claim tests nothing)."""
+    return sum(1 for c in claims if math.isfinite(c.p_value) and c.verdict != STAND_IN)
+
+
+def holm_confidence(confidence: float, tests: int) -> float:
+    """The confidence of the Holm family's strictest step, 1 − (1 − confidence)/tests: the level a claim's test must
+    beat when it is the family's smallest p-value, so the one its smallest detectable effect is stated at."""
+    return 1.0 - (1.0 - float(confidence)) / max(1, int(tests))
+
+
+def holm_family(build: Callable[[float], list[Claim]], confidence: float) -> list[Claim]:
+    """The claims `build(power_confidence)` makes, Holm-corrected, each smallest detectable effect stated at the
+    family's Holm level: built once to count the tests, then again at `holm_confidence` of that count (the
+    decisions themselves use `confidence` and the corrected p-values)."""
+    first = build(float(confidence))
+    tests = tests_in(first)
+    return holm(first if tests <= 1 else build(holm_confidence(confidence, tests)), confidence)
+
+
 def _p(x: float) -> str:
     return "–" if not math.isfinite(x) else (f"{x:.2g}" if x >= 1e-4 else "<1e-4")
 
@@ -121,11 +141,16 @@ def claims_table(claims: Iterable[Claim], confidence: float) -> str:
         p = "–" if not math.isfinite(c.p_value) else f"{_p(c.p_value)} ({_p(c.p_holm)})"
         lines.append(f"| {c.name} | **{c.verdict}** | {c.rule} | {c.threshold} | {c.vs_paper} | {p} | "
                      f"{c.detectable or '–'} |")
-    lines += ["", f"Verdicts: *holds*, *contradicted*, *not testable here* (the test had no power; the last column says "
-              f"the smallest effect it could have detected, a paired t at {confidence:.0%} with {POWER:.0%} power "
-              f"where a t test decided), *{STAND_IN}* (the claim is about data or weights this run did not use: "
-              "its numbers are shown, and decide nothing). The {tests} p-values of this experiment are corrected together by Holm's "
+    tests = tests_in(claims)
+    family = (f"The {tests} p-value{'s are' if tests != 1 else ' is'} of this experiment corrected together by Holm's "
               f"step-down method before being compared with {1 - confidence:.2g}; a claim whose corrected p-value "
-              "misses it is *not testable here*. *vs the paper*: whether the measured effect is better or worse "
-              "than the paper's statement says."]
+              "misses it is *not testable here*." if tests else "No claim of this experiment rests on a p-value, so "
+              "none is Holm-corrected.")
+    level = (f"a paired t at the family's Holm level {1 - confidence:.2g}/{tests} = {1 - holm_confidence(confidence, tests):.2g}"
+             if tests > 1 else f"a paired t at {confidence:.0%}")
+    lines += ["", f"Verdicts: *holds*, *contradicted*, *not testable here* (the test had no power; the last column says "
+              f"the smallest effect it could have detected, {level} with {POWER:.0%} power "
+              f"where a t test decided), *{STAND_IN}* (the claim is about data or weights this run did not use: "
+              f"its numbers are shown, and decide nothing). {family} *vs the paper*: whether the measured effect is "
+              "better or worse than the paper's statement says."]
     return "\n".join(lines) + "\n"

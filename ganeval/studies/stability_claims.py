@@ -106,7 +106,8 @@ def _ruled(by: dict[str, dict[str, Any]], comparison: pd.DataFrame) -> list[Clai
     out = []
     for name, c in by.items():
         if name.startswith("diverge/imd"):
-            rule, thr = "point estimates relative to the largest n (no test)", "within the paper's 0.5–2.5 axis"
+            rule, thr = ("each n's interval relative to the largest n's mean: holds where every one lies within the "
+                         "axis, contradicted where one lies wholly outside (no test)", "within the paper's 0.5–2.5 axis")
         elif name.startswith("interval/"):
             rule, thr = "half-width at the largest n below the smallest n's (point comparison, no test)", "narrower"
         elif name in rules:
@@ -116,8 +117,15 @@ def _ruled(by: dict[str, dict[str, Any]], comparison: pd.DataFrame) -> list[Clai
         v = {True: HOLDS, False: CONTRADICTED, None: NOT_TESTABLE}[c["holds"]]
         statement = next(text for key, text in _STATEMENTS.items() if name.startswith(key))
         out.append(Claim(name, statement, v, rule, thr, NO_COMPARISON, c["detail"][:200],
-                         detectable="" if v != NOT_TESTABLE else _EQUAL if _EQUAL_DETAIL in c["detail"] else widest))
+                         detectable="" if v != NOT_TESTABLE else _EQUAL if _EQUAL_DETAIL in c["detail"] else
+                         _straddle(c) if name.startswith("diverge/") else widest))
     return out
+
+
+def _straddle(c: dict[str, Any]) -> str:
+    """A divergence claim's missing power: the sizes whose relative interval straddles an end of the axis."""
+    return ("relative intervals clear of the axis' ends at n = " + ", ".join(map(str, c.get("straddles", [])))
+            + " (more runs there)")
 
 
 def decide(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, float] | None = None,
