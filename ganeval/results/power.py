@@ -119,28 +119,33 @@ def effect_size_interval(mean: float, std: float, n: int, confidence: float) -> 
     return noncentrality(1.0 - tail) / math.sqrt(n), noncentrality(tail) / math.sqrt(n)
 
 
-def pairs_needed_range(mean: float, std: float, n: int, confidence: float,
-                       power: float = 0.8) -> tuple[int | None, int | None, int | None]:
-    """(about, fewest, most): the pairs a paired t-test at `confidence` needs for `power`, from the measured effect
-    size and from the two ends of its exact confidence interval at the same level (`effect_size_interval`); the
-    end nearer zero gives `most`. None where no n up to MOST would do (an end at or across zero)."""
-    about = pairs_needed(mean, std, confidence, power)
+def pairs_needed_range(mean: float, std: float, n: int, confidence: float, power: float = 0.8,
+                       tests: int = 1) -> tuple[int | None, int | None, int | None]:
+    """(about, fewest, most): the pairs a paired t-test needs for `power` at the Holm level of a family of `tests`
+    (1 − confidence)/tests (its strictest step; the plain level with one test), from the measured effect size and
+    from the two ends of its exact interval at `confidence` (`effect_size_interval`); the end nearer zero gives
+    `most`. None where no n up to MOST would do (an end at or across zero: unbounded)."""
+    if tests < 1:
+        raise ValueError(f"tests must be at least 1, got {tests}")
+    level = 1.0 - (1.0 - confidence) / tests
+    about = pairs_needed(mean, std, level, power)
     lo, hi = effect_size_interval(mean, std, n, confidence)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return about, None, None
     near, far = sorted((abs(lo), abs(hi))) if lo * hi > 0 else (0.0, max(abs(lo), abs(hi)))
-    alpha = 1.0 - confidence
+    alpha = 1.0 - level
     return about, _smallest_n(far, alpha, power), _smallest_n(near, alpha, power)
 
 
 def needed_text(about: int | None, fewest: int | None, most: int | None) -> str:
-    """'about 7 (4 to more than 100)': a count and its range as the verdict writes them, the range's ends above
-    SHOWN_MOST as 'more than 100' ('' when `about` is None)."""
+    """'about 8 (5 to unbounded)': a count and its range as the verdict writes them, an end above SHOWN_MOST as
+    'more than 100', an end no count reaches (None: the interval at or across zero) as 'unbounded' ('' when `about`
+    is None)."""
     if about is None:
         return ""
 
     def show(k: int | None) -> str:
-        return f"more than {SHOWN_MOST}" if k is None or k > SHOWN_MOST else str(k)
+        return "unbounded" if k is None else f"more than {SHOWN_MOST}" if k > SHOWN_MOST else str(k)
 
     if fewest is None and most is None:
         return f"about {about}"

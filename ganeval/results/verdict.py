@@ -59,6 +59,8 @@ def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mappi
     comparison = comparison[comparison[count_col] >= 2]  # one pair has no interval: nothing to say in words
     if comparison.empty:
         return []
+    tests = int(pd.to_numeric(comparison["p_value"], errors="coerce").notna().sum()) if "p_value" in comparison else 1
+    tests = max(1, tests)  # the frame's paired tests, one family: counts are stated at its Holm level
     sentences = []
     for key, g in comparison.groupby([*groups, "a", "b"], sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -78,7 +80,7 @@ def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mappi
                 better.setdefault(winner, []).append(f"{label} ({diff} ± {float(r['half_width']) * scale:.{d}f})")
             else:
                 need, fewest, most = pairs_needed_range(float(r["diff_mean"]), float(r["diff_std"]), int(r[count_col]),
-                                                        float(r["confidence"]))
+                                                        float(r["confidence"]), tests=tests)
                 open_rows.append((need if need is not None else MOST + 1, label, diff, needed_text(need, fewest, most)))
         counted = f"({n} {unit})"
         if better:
@@ -94,8 +96,12 @@ def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mappi
                 text += (f"; the largest effect, {label} {diff}, is too small for any practical number of {unit} "
                          "to resolve")
             else:
-                text += (f"; the largest effect, {label} {diff}, would need {need} {unit} to resolve "
-                         f"(an estimate from the measured spread; the range from its effect size's {conf} interval)")
+                level = (f" at the Holm level of its {tests} tests ({1 - float(g['confidence'].iloc[0]):.2g}/{tests})"
+                         if tests > 1 else "")
+                reach = (", which reaches zero: no number is sure to suffice" if need.endswith("unbounded)") else "")
+                text += (f"; the largest effect, {label} {diff}, would need {need} {unit} to resolve{level} "
+                         f"(an estimate from the measured spread; the range from its effect size's {conf} interval"
+                         f"{reach})")
         sentences.append(text)
     return sentences
 
@@ -123,7 +129,7 @@ def claim_sentence(what: str, verdict: str, evidence: str = "", detectable: str 
     from ganeval.results.verdicts import NOT_TESTABLE
 
     text = f"{what}: {verdict}" + (f" ({evidence})" if evidence else "")
-    if verdict == NOT_TESTABLE and detectable and detectable.split(" ")[0] not in evidence:
+    if verdict.startswith(NOT_TESTABLE) and detectable and detectable.split(" ")[0] not in evidence:
         text += f"; the smallest effect the test could detect: {detectable}"
     return text
 
@@ -137,7 +143,7 @@ def claim_sentences(claims: Iterable[Any], confidence: float, rule: bool = False
         if math.isfinite(c.p_holm):
             p = f"{c.p_holm:.2g}" if c.p_holm >= 1e-4 else "< 1e-4"
             evidence = "; ".join(filter(None, [evidence, f"{percent(confidence)} intervals, Holm-corrected p {p}"]))
-        out.append(claim_sentence(f"{c.name} ({c.rule})" if rule else c.name, c.verdict, evidence, c.detectable))
+        out.append(claim_sentence(f"{c.name} ({c.rule})" if rule else c.name, c.label(), evidence, c.detectable))
     return out
 
 

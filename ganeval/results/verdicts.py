@@ -53,6 +53,7 @@ class Claim:
     p_value: float = float("nan")
     p_holm: float = float("nan")
     detectable: str = ""
+    selected: str = ""  # how the data were chosen when a search required this claim's outcome: said with the verdict
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -62,6 +63,10 @@ class Claim:
         if self.verdict == NOT_TESTABLE and not self.detectable:
             raise ValueError(f"claim {self.name!r} is not testable here: say the smallest effect it could detect "
                              "(detectable=...)")
+
+    def label(self) -> str:
+        """The verdict as shown: on data a search selected for this outcome, the verdict says so."""
+        return self.verdict + (f" on selected data ({self.selected})" if self.selected else "")
 
     def record(self) -> dict[str, object]:
         """The claim as a JSON-ready dict (NaN p-values as None)."""
@@ -139,10 +144,11 @@ def claims_table(claims: Iterable[Claim], confidence: float) -> str:
              "|---|---|---|---|---|---|---|"]
     for c in claims:
         p = "–" if not math.isfinite(c.p_value) else f"{_p(c.p_value)} ({_p(c.p_holm)})"
-        lines.append(f"| {c.name} | **{c.verdict}** | {c.rule} | {c.threshold} | {c.vs_paper} | {p} | "
+        lines.append(f"| {c.name} | **{c.label()}** | {c.rule} | {c.threshold} | {c.vs_paper} | {p} | "
                      f"{c.detectable or '–'} |")
     tests = tests_in(claims)
-    family = (f"The {tests} p-value{'s are' if tests != 1 else ' is'} of this experiment corrected together by Holm's "
+    family = (f"The {tests} p-value{'s' if tests != 1 else ''} of this experiment {'are' if tests != 1 else 'is'} "
+              "corrected together by Holm's "
               f"step-down method before being compared with {1 - confidence:.2g}; a claim whose corrected p-value "
               "misses it is *not testable here*." if tests else "No claim of this experiment rests on a p-value, so "
               "none is Holm-corrected.")
@@ -152,5 +158,7 @@ def claims_table(claims: Iterable[Claim], confidence: float) -> str:
               f"the smallest effect it could have detected, {level} with {POWER:.0%} power "
               f"where a t test decided), *{STAND_IN}* (the claim is about data or weights this run did not use: "
               f"its numbers are shown, and decide nothing). {family} *vs the paper*: whether the measured effect is "
-              "better or worse than the paper's statement says."]
+              "better or worse than the paper's statement says."
+              + (" *on selected data*: a search chose the data for this claim's outcome, so the verdict shows what "
+                 "such data can give, not an independent test." if any(c.selected for c in claims) else "")]
     return "\n".join(lines) + "\n"

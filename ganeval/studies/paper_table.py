@@ -33,6 +33,7 @@ from ganeval.studies.paper_numbers import (
 from ganeval.results.seeds import coverage_note
 from ganeval.results.tables import metric_label, table_cells
 
+from ganeval.results.power import paired_t_mde_effect  # noqa: E402
 from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, STAND_IN, holm_adjust  # noqa: E402
 
 REVERSED, UNDECIDED, NOT_RUN = CONTRADICTED, NOT_TESTABLE, "not run"
@@ -149,6 +150,11 @@ def orderings(comparison: pd.DataFrame | None, datasets_run: Sequence[str], stan
         alpha = 1.0 - float(frame.loc[run, "confidence"].iloc[0])
         frame.loc[run, "p_holm"] = holm_adjust(frame.loc[run, "p_value"].to_numpy())
         frame.loc[run & (frame.p_holm > alpha), "verdict"] = NOT_TESTABLE
+        # every smallest detectable effect at the family's Holm level (alpha / the pairs run): the ratio of the
+        # exact detectable effect sizes at the two levels, with each pair's own count
+        tests = int(run.sum())
+        frame.loc[run, "mde"] = [m * paired_t_mde_effect(int(n), alpha / tests) / paired_t_mde_effect(int(n), alpha)
+                                 for m, n in zip(frame.loc[run, "mde"], frame.loc[run, "n_pairs"])]
         if stand_in:
             frame.loc[run, "verdict"] = STAND_IN
     return frame.drop(columns=["confidence"], errors="ignore")
@@ -240,7 +246,8 @@ def table_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, title
               "paper's direction, contradicted when it lies the other way, not testable here otherwise; "
               f"{STAND_IN} for every pair when the run's features, weights or files are not the paper's"
               f"{f' (here: {stand_in})' if stand_in else ''}. Smallest "
-              f"detectable: the difference a paired t at {conf} finds with 80 % power, from the measured spread.",
+              "detectable: the difference a paired t at the Holm level (1 − confidence)/(pairs run) finds with 80 % power, "
+              "from the measured spread.",
               "", _not_comparable(differences), "", coverage_note(summary), ""]
     return "\n".join(lines)
 
@@ -390,7 +397,8 @@ def verdict_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, dif
               f"difference {_model(A)} − {_model(B)}, every dataset × metric pair run corrected together (Holm): "
               "**holds** when the corrected p-value is within the level and the difference lies in the paper's "
               "direction, **contradicted** when it lies the other way, **not testable here** otherwise (the test "
-              "had no power: the smallest difference a paired t at this level finds with 80 % power, from the "
+              "had no power: the smallest difference a paired t at the Holm level (the level ÷ the pairs run) finds with "
+              "80 % power, from the "
               f"measured spread, is given); **{STAND_IN}** for every pair when the run's features, weights or files "
               "are not the paper's (its numbers are shown and decide nothing). Practical threshold: any difference (the paper states no size); our "
               "protocol differs from the paper's (below), so no cell says whether the effect is better or worse "

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ganeval.results.intervals import paired_t_mde
 from ganeval.results.verdicts import (AS_STATED, BETTER, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE, WORSE,
-                                      Claim, holm)
+                                      Claim, holm, holm_confidence, tests_in)
 from ganeval.studies.stability_grid import PAIRS
 from ganeval.studies.stability_report import label, separation_detail, verdict
 
@@ -128,15 +129,31 @@ def _straddle(c: dict[str, Any]) -> str:
             + " (more runs there)")
 
 
+def at_level(comparison: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """The comparison with each smallest detectable effect (`mde`) stated at `confidence` (the paired t over
+    `n_runs` pairs with the measured `diff_std`)."""
+    if comparison.empty or "mde" not in comparison:
+        return comparison
+    return comparison.assign(mde=[paired_t_mde(float(s), int(n), confidence) if math.isfinite(float(s)) else math.nan
+                                  for s, n in zip(comparison.diff_std, comparison.n_runs)])
+
+
 def decide(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, float] | None = None,
            recall: dict[int, float] | None = None) -> tuple[list[dict[str, Any]], list[Claim]]:
     """`stability_report.verdict`'s claim dicts and the same claims as `Claim`s, Holm-corrected together; each dict's
     `holds` follows the corrected decision (a separation line holds only where every n holds after Holm)."""
-    claims = verdict(summary, comparison, seconds, recall)
-    by = {c["claim"]: c for c in claims}
     conf = float(summary.confidence.iloc[0])
-    decided = holm(_separation(comparison, summary) + _diverges(comparison, by) + _agrees(comparison, by)
-                   + _ruled(by, comparison), conf)
+
+    def build(power_confidence: float) -> tuple[list[dict[str, Any]], pd.DataFrame, list[Claim]]:
+        cmp_ = at_level(comparison, power_confidence)
+        made = verdict(summary, cmp_, seconds, recall)
+        by_ = {c["claim"]: c for c in made}
+        return made, cmp_, _separation(cmp_, summary) + _diverges(cmp_, by_) + _agrees(cmp_, by_) + _ruled(by_, cmp_)
+
+    tests = tests_in(build(conf)[2])  # the family's size, then every smallest detectable effect at its Holm level
+    claims, comparison, found = build(holm_confidence(conf, tests))
+    by = {c["claim"]: c for c in claims}
+    decided = holm(found, conf)
     for c in claims:
         if c["claim"].startswith("separation/"):
             per_n = [d for d in decided if d.name.rsplit("/n=", 1)[0] == c["claim"]]

@@ -88,7 +88,7 @@ def _separation_claims(summary: pd.DataFrame, comparison: pd.DataFrame) -> list[
 def separation_detail(name: str, d: pd.DataFrame, fails: Sequence[int]) -> str:
     """A separation line in words: at which n the paired difference different − same is not significantly > 0
     (`fails`), the differences at every n, and the smallest detectable difference where undecided."""
-    mde = "; smallest detectable (paired t, 80 % power) where undecided: " + ", ".join(
+    mde = "; smallest detectable (paired t at the claims' Holm level, 80 % power) where undecided: " + ", ".join(
         f"n={int(r.n)}: {r.mde:.2g}" for _, r in d.iterrows() if int(r.n) in fails) if fails and "mde" in d else ""
     where = ("at every n" if not fails else "at no n" if len(fails) == len(d) else
              f"except at n = {', '.join(map(str, fails))}")
@@ -205,7 +205,7 @@ def approx_claims(summary: pd.DataFrame, comparison: pd.DataFrame,
                 + f"{pair} pair, IMD approx − exact (paired): " + ", ".join(
                     f"n={int(r.n)}: {r.diff_mean:+.3g} ± {r.half_width:.2g} ({x:+.1%})"
                     for (_, r), x in zip(a.iterrows(), rel))
-                    + (f"; smallest detectable difference (paired t, 80 % power): {mde}" if mde else ""),
+                    + (f"; smallest detectable difference (paired t at the claims' Holm level, 80 % power): {mde}" if mde else ""),
             })
             apart = [int(r.n) for _, r in a.iterrows() if r.excludes_zero]
             claims.append({  # the runs are paired: decided by the paired test alone, never by interval overlap

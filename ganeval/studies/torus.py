@@ -140,18 +140,43 @@ def seed_labels(config: Any, n: int) -> list[Any]:
     return seeds if len(seeds) == n else list(range(n))
 
 
+SEARCH = "scripts/torus_search.py"  # a run whose about_default names it was chosen by that search
+SELECTED = "chosen by scripts/torus_search.py, which required IMD to separate and FID, KID to overlap across seeds"
+
+
+def selected_by_search(config: Any) -> bool:
+    """Whether the run's setting was chosen by the torus search (its about_default says so): its across-seed
+    claims are then read on data selected for their outcome."""
+    return SEARCH in str((config or {}).get("about_default") or "")
+
+
 def claims(summary: pd.DataFrame, comparison: pd.DataFrame, seeds: pd.DataFrame | None,
-           seed_cmp: pd.DataFrame | None, v: pd.DataFrame, good: str, bad: str) -> list[Any]:
+           seed_cmp: pd.DataFrame | None, v: pd.DataFrame, good: str, bad: str, selected: bool = False) -> list[Any]:
     """The paper's torus claim split into what each kind of interval can decide, in the common vocabulary
-    (`ganeval.results.verdicts`), Holm-corrected together."""
-    from ganeval.results.verdicts import (BETTER, CONTRADICTED, HOLDS, NOT_TESTABLE, AS_STATED, Claim, holm,
-                                          NO_COMPARISON)
+    (`ganeval.results.verdicts`), Holm-corrected together, each smallest detectable effect at the family's Holm
+    level; with `selected`, the across-seed claims (the ones the search selected on) say so in their label."""
+    from ganeval.results.verdicts import holm_family
 
     conf = float(summary["confidence"].iloc[0])
+    return holm_family(lambda pc: _claims(summary, comparison, seeds, seed_cmp, v, good, bad, selected, pc), conf)
+
+
+def _claims(summary: pd.DataFrame, comparison: pd.DataFrame, seeds: pd.DataFrame | None,
+            seed_cmp: pd.DataFrame | None, v: pd.DataFrame, good: str, bad: str, selected: bool,
+            power_confidence: float) -> list[Any]:
+    from ganeval.results.intervals import paired_t_mde
+    from ganeval.results.verdicts import (BETTER, CONTRADICTED, HOLDS, NOT_TESTABLE, AS_STATED, Claim,
+                                          NO_COMPARISON)
+
+    def mde(c: Any) -> float:  # the paired t's smallest detectable effect at the family's Holm level
+        n = int(c["n_seeds"]) if "n_seeds" in c.index and pd.notna(c["n_seeds"]) else int(c["n_runs"])
+        return paired_t_mde(float(c["diff_std"]), n, power_confidence)
+
     row = v.set_index("metric")
     cmp_ = comparison.set_index("metric")
     n_seeds = int(summary["n_seeds"].max()) if "n_seeds" in summary.columns else 1
     across = f"across {n_seeds} training seeds" if n_seeds > 1 else "over runs"
+    chosen = SELECTED if selected else ""
     out = []
     c = cmp_.loc["imd"]
     imd_verdict = (HOLDS if c["better"] == good and not row.loc["imd", "intervals_overlap"] else
@@ -161,14 +186,14 @@ def claims(summary: pd.DataFrame, comparison: pd.DataFrame, seeds: pd.DataFrame 
         imd_verdict, f"paired t {across} on good − bad, with the paper's rule (intervals do not overlap)",
         "any difference (the paper states no size)", AS_STATED if imd_verdict == HOLDS else NO_COMPARISON,
         f"good − bad = {c['diff_mean']:.3g} [{c['ci_low']:.3g}, {c['ci_high']:.3g}]", float(c["p_value"]),
-        detectable=f"{c['mde']:.3g}"))
+        detectable=f"{mde(c):.3g}", selected=chosen))
     if seeds is not None and seed_cmp is not None and n_seeds > 1:
         sc = seed_cmp.set_index(["metric", SEED])
         idx = sorted(seeds[SEED].unique())
         for m in ("imd", "fid", "kid"):
             better = [sc.loc[(m, i), "better"] for i in idx]
             p = max(float(sc.loc[(m, i), "p_value"]) for i in idx)  # intersection-union: every pair must show it
-            mde = max(float(sc.loc[(m, i), "mde"]) for i in idx)
+            worst = max(mde(sc.loc[(m, i)]) for i in idx)
             n_sep = sum(b == good for b in better)
             rule = (f"paired t over runs within each of the {len(idx)} training-seed pairs (intersection–union: the "
                     "largest p); the paper's rule (subsample intervals overlap) read per pair")
@@ -176,44 +201,47 @@ def claims(summary: pd.DataFrame, comparison: pd.DataFrame, seeds: pd.DataFrame 
                 verdict_ = HOLDS if n_sep == len(idx) else CONTRADICTED if all(b == bad for b in better) else NOT_TESTABLE
                 out.append(Claim("IMD separates (per trained pair)", "IMD's intervals are distinct, the bad GAN's higher",
                                  verdict_, rule, "any difference", AS_STATED if verdict_ == HOLDS else NO_COMPARISON,
-                                 f"good better in {n_sep} of {len(idx)} pairs", p, detectable=f"{mde:.3g}"))
+                                 f"good better in {n_sep} of {len(idx)} pairs", p, detectable=f"{worst:.3g}"))
                 continue
             if n_sep == len(idx):
                 verdict_, vs, ev = CONTRADICTED, BETTER, (f"{m.upper()} tells good from bad in {n_sep} of {len(idx)} "
                                                           "pairs: better than the paper says")
             elif n_sep == 0 and not any(better):
-                verdict_, vs, ev = HOLDS, AS_STATED, f"no pair separated; could detect {mde:.3g}"
+                verdict_, vs, ev = HOLDS, AS_STATED, f"no pair separated; could detect {worst:.3g}"
                 p = float("nan")
             else:
                 verdict_, vs, ev = NOT_TESTABLE, NO_COMPARISON, f"good better in {n_sep} of {len(idx)} pairs"
                 p = float("nan")
             out.append(Claim(f"{m.upper()} does not separate (per trained pair, the paper's kind of interval)",
                              f"{m.upper()}'s intervals of the good and the bad GAN overlap", verdict_, rule,
-                             "any difference", vs, ev, p, detectable=f"{mde:.3g}"))
-    for m in ("fid", "kid"):
+                             "any difference", vs, ev, p, detectable=f"{worst:.3g}"))
+    for m in ("fid", "kid"):  # across seeds the runs are paired by seed: the paired t decides, in the Holm family
         c = cmp_.loc[m]
-        overlap = bool(row.loc[m, "intervals_overlap"])
-        if not overlap:
-            verdict_, vs, ev = CONTRADICTED, BETTER, "intervals separate"
-        elif float(c["mde"]) > abs(float(c["diff_mean"])):
-            verdict_, vs = NOT_TESTABLE, NO_COMPARISON
-            ev = (f"intervals overlap, but the test could not have found the measured difference "
-                  f"{c['diff_mean']:.3g}: it needed {c['mde']:.3g}")
+        if c["better"] in (good, bad):
+            verdict_, vs = CONTRADICTED, BETTER if c["better"] == good else NO_COMPARISON
+            ev = f"the paired t separates them: good − bad = {c['diff_mean']:.3g} [{c['ci_low']:.3g}, {c['ci_high']:.3g}]"
         else:
-            verdict_, vs, ev = HOLDS, AS_STATED, "intervals overlap, with power to see the measured difference"
+            verdict_, vs = NOT_TESTABLE, NO_COMPARISON
+            ev = (f"good − bad = {c['diff_mean']:.3g} [{c['ci_low']:.3g}, {c['ci_high']:.3g}], no difference found "
+                  f"(intervals {'overlap' if row.loc[m, 'intervals_overlap'] else 'separate'}); no difference "
+                  "found is no overlap shown")
         out.append(Claim(f"{m.upper()} does not separate ({across})", f"{m.upper()}'s intervals of the good and the "
-                         "bad GAN overlap", verdict_, f"the paper's rule (the two t intervals {across} overlap), "
-                         "with the paired t's minimum detectable effect as its power", "any difference", vs, ev,
-                         detectable=f"{c['mde']:.3g} (measured difference {abs(c['diff_mean']):.3g})"))
-    return holm(out, conf)
+                         "bad GAN overlap", verdict_, f"paired t {across} on good − bad (the seeds pair the "
+                         "models): a difference contradicts the claim, none found leaves it untested (no "
+                         "equivalence margin is stated)", "any difference", vs, ev, float(c["p_value"]),
+                         detectable=f"{mde(c):.3g} (measured difference {abs(c['diff_mean']):.3g})",
+                         selected=chosen))
+    return out
 
 
 def headline(summary: pd.DataFrame, v: pd.DataFrame, seeds: pd.DataFrame | None, comparison: pd.DataFrame,
-             good: str, bad: str, labels: list[Any]) -> list[str]:
-    """What was and was not reproduced, by the paper's kind of interval (per trained pair) and across seeds."""
-    from ganeval.results.intervals import _t_quantile
+             good: str, bad: str, labels: list[Any], power_confidence: float | None = None) -> list[str]:
+    """What was and was not reproduced, by the paper's kind of interval (per trained pair) and across seeds; the
+    smallest detectable effects at `power_confidence` (the claims' Holm level; the confidence when None)."""
+    from ganeval.results.intervals import _t_quantile, paired_t_mde
 
     conf = float(summary["confidence"].iloc[0])
+    pc = conf if power_confidence is None else power_confidence
     row = v.set_index("metric")
     cmp_ = comparison.set_index("metric")
     n_seeds = int(summary["n_seeds"].max()) if "n_seeds" in summary.columns else 1
@@ -240,8 +268,10 @@ def headline(summary: pd.DataFrame, v: pd.DataFrame, seeds: pd.DataFrame | None,
                   f"{'overlap' if row.loc['kid', 'intervals_overlap'] else 'separate'}, IMD's "
                   f"{'overlap' if row.loc['imd', 'intervals_overlap'] else 'separate'}"
                   + (f"; but an overlap there is a test without power: the smallest good − bad difference the "
-                     f"paired t across seeds could detect is {cmp_.loc['fid', 'mde']:.3g} for FID (measured "
-                     f"{abs(cmp_.loc['fid', 'diff_mean']):.3g}) and {cmp_.loc['kid', 'mde']:.3g} for KID (measured "
+                     f"paired t across seeds could detect at the claims' Holm level {1 - pc:.2g} is "
+                     f"{paired_t_mde(cmp_.loc['fid', 'diff_std'], n_seeds, pc):.3g} for FID (measured "
+                     f"{abs(cmp_.loc['fid', 'diff_mean']):.3g}) and "
+                     f"{paired_t_mde(cmp_.loc['kid', 'diff_std'], n_seeds, pc):.3g} for KID (measured "
                      f"{abs(cmp_.loc['kid', 'diff_mean']):.3g}), and the overlap comes from the spread between training "
                      "runs (see the per-seed lines), not from FID or KID missing the difference in a trained pair"
                      if paper_pattern else "") + "."]
@@ -271,10 +301,14 @@ def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str
 
     sentences = []
     if comparison is not None:
-        found, conf = claims(summary, comparison, seeds, seed_cmp, v, good, bad), float(summary["confidence"].iloc[0])
+        found = claims(summary, comparison, seeds, seed_cmp, v, good, bad, selected_by_search({"about_default": about}))
+        conf = float(summary["confidence"].iloc[0])
         sentences = (comparison_sentences(comparison) + seed_sentence(seed_cmp, seeds, good, bad)
                      + claim_sentences(found, conf))
-        lines += [*headline(summary, v, seeds, comparison, good, bad, labels), "",
+        from ganeval.results.verdicts import holm_confidence, tests_in
+
+        lines += [*headline(summary, v, seeds, comparison, good, bad, labels,
+                            holm_confidence(conf, tests_in(found))), "",
                   claims_table(found, conf).rstrip("\n"), ""]
     lines += [f"Fraction of samples inside the hole (distance to the axis < R − r = {R - r:g}): "
               + ", ".join(f"{k} {f:.3f}" for k, f in fractions.items())
@@ -380,7 +414,7 @@ def verdict_files(record: Any, rows: pd.DataFrame, summary: pd.DataFrame, compar
     seed_cmp = per_seed_comparison(rows, float(summary["confidence"].iloc[0]))
     per_seed = record.hole_fraction_per_seed or {k: [f] for k, f in record.hole_fraction.items() if k != "real"}
     labels = seed_labels(cfg, int(seeds[SEED].nunique()) if seeds is not None and SEED in seeds.columns else 1)
-    found = claims(summary, comparison, seeds, seed_cmp, v, good, bad)
+    found = claims(summary, comparison, seeds, seed_cmp, v, good, bad, selected_by_search(cfg))
     sep = seed_separation(seed_cmp)
     if sep:  # the per-seed pattern beside the across-seed one (the paper's kind of interval)
         v = v.assign(seed_pairs_separating=[sep.get(str(m), (None, None))[0] for m in v.metric],
