@@ -72,6 +72,8 @@ class Claim:
         """The claim as a JSON-ready dict (NaN p-values as None)."""
         out: dict[str, object] = {}
         for k, v in self.__dict__.items():
+            if k == "selected" and not v:
+                continue  # said only where a search chose the data
             out[k] = None if isinstance(v, float) and not math.isfinite(v) else v
         return out
 
