@@ -38,10 +38,15 @@ def test_no_significant_difference_names_the_largest_effect_and_its_seed_count()
     assert (fid["a"], fid["b"]) == ("b", "a")  # models in order of appearance; the difference is a - b of the frame
     _, fewest, most = pairs_needed_range(fid["diff_mean"], fid["diff_std"], 3, 0.99)
     assert (need, fewest, most) == (7, 4, None)  # the effect size's 99 % interval runs from 4 pairs to unbounded
+    # (issue #46) the sentence states the count at the Holm level of the frame's 3 tests, 0.01/3: more seeds
+    holm_need = pairs_needed(fid["diff_mean"], fid["diff_std"], 1 - 0.01 / 3)
+    _, holm_fewest, holm_most = pairs_needed_range(fid["diff_mean"], fid["diff_std"], 3, 0.99, tests=3)
+    assert (holm_need, holm_fewest, holm_most) == (9, 5, None) and holm_need > need
     assert sentence == (f"b vs a: no significant difference on any metric at 99 % (3 training seeds); the largest "
-                        f"effect, FD_pixels {signed(fid['diff_mean'], d)}, would need about 7 (4 to more than 100) "
-                        "training seeds to resolve (an estimate from the measured spread; the range from its effect "
-                        "size's 99 % interval)")
+                        f"effect, FD_pixels {signed(fid['diff_mean'], d)}, would need about 9 (5 to unbounded) "
+                        "training seeds to resolve at the Holm level of its 3 tests (0.01/3) (an estimate from the "
+                        "measured spread; the range from its effect size's 99 % interval, which reaches zero: no "
+                        "number is sure to suffice)")
 
 
 def test_significant_difference_named_with_its_interval_in_table_units() -> None:

@@ -1,9 +1,11 @@
 """The result in words: one sentence per pair of compared models, from comparison.csv's paired intervals.
 
 "wgan vs wgan_gp: no significant difference on any metric at 99 % (3 training seeds); the largest effect,
-FD_pixels +4, would need about 7 (4 to more than 100) training seeds to resolve (an estimate from the measured spread;
-the range from its effect size's 99 % interval)". The seed (or run) count comes from the exact power of the paired
-t-test on the measured differences, its range from the ends of the effect size's interval (`ganeval.results.power`).
+FD_pixels +4, would need about 8 (5 to unbounded) training seeds to resolve at the Holm level of its 3 tests (0.01/3)
+(an estimate from the measured spread; the range from its effect size's 99 % interval, which reaches zero: no number
+is sure to suffice)". The seed (or run) count comes from the exact power of the paired t-test at the Holm level of the
+frame's tests on the measured differences, its range from the ends of the effect size's interval
+(`ganeval.results.power`).
 The same sentences head report.html, verdict.md and the terminal's last lines.
 """
 
