@@ -118,3 +118,37 @@ def test_a_committed_report_embeds_only_its_own_figures(page: Path) -> None:
         assert own.is_file() and base64.b64decode(data) == own.read_bytes(), \
             f"{page.parent.name}/report.html embeds {alt}, which is not its folder's file"
     assert not list(page.parent.glob("report*.png")), "a report screenshot beside report.html would be embedded"
+
+
+INVENTORY = "## Every claim of the paper (inventory, issue #46)"
+
+
+def inventory_rows() -> list[list[str]]:
+    """docs/paper.md's inventory table, one list of cells per claim."""
+    text = (ROOT / "docs" / "paper.md").read_text()
+    part = text.split(INVENTORY, 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip().strip("|").split(" | ") for line in part.splitlines() if re.match(r"\| \d+ \|", line)]
+    assert rows and all(len(r) == 6 for r in rows), "every inventory row has its six cells"
+    return [[c.strip() for c in r] for r in rows]
+
+
+def test_the_inventory_labels_are_the_references() -> None:
+    """Every row naming a reference's claim (`study` → `claim`) carries that claim's label in the reference's
+    verdict.md (its claims table or its sentence); every other row is pending or says why it is not run."""
+    from ganeval.results.verdicts import VERDICTS
+
+    checked = 0
+    for number, section, _claim, study, label, _notes in inventory_rows():
+        assert section and label, f"inventory row {number} lacks its section or label"
+        hit = re.fullmatch(r"`(\w+)` → `(.+)`", study)
+        if hit is None:
+            assert label == "pending (study being added)" or label.startswith("not run: "), \
+                f"inventory row {number}: no reference named, so its label must be pending or say why not run"
+            continue
+        verdict = (REFERENCE / hit.group(1) / "verdict.md").read_text()
+        name = hit.group(2)
+        assert label.split(" on selected data")[0] in VERDICTS, f"inventory row {number}: {label!r} is no verdict"
+        assert f"| {name} | **{label}" in verdict or f"{name}: {label}" in verdict, \
+            f"inventory row {number}: {hit.group(1)}/verdict.md does not label {name!r} {label!r}"
+        checked += 1
+    assert checked >= 30

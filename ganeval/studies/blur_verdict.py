@@ -122,10 +122,12 @@ def robust_claims(rows: pd.DataFrame, confidence: float, power_confidence: float
     ref_imd = rises("imd", float(ref[ref["metric"] == "imd"]["value"].mean())) if not ref.empty else None
     out = []
     for m in ("fid", "kid"):
-        other = rises(m, signal(m)["diff_mean"]).reindex(imd.index)
+        other_signal = signal(m)
+        other = rises(m, other_signal["diff_mean"]).reindex(imd.index)
         cs = [paired_comparison(other[s].to_numpy(), imd[s].to_numpy(), confidence) for s in sigmas[1:]]
-        above = all(c["ci_low"] > 0 for c in cs) and imd_signal["ci_low"] > 0
-        below = [s for s, c in zip(sigmas[1:], cs) if c["ci_high"] < 0]
+        scaled = imd_signal["ci_low"] > 0 and other_signal["ci_low"] > 0  # a scale only where each metric detects
+        above = scaled and all(c["ci_low"] > 0 for c in cs)
+        below = [s for s, c in zip(sigmas[1:], cs) if c["ci_high"] < 0] if scaled else []
         p = (max([c["p_value"] for c in cs] + [imd_signal["p_value"]]) if above else
              min(1.0, len(cs) * min(c["p_value"] for c in cs)) if below else float("nan"))
         v = HOLDS if above else CONTRADICTED if below else NOT_TESTABLE
@@ -145,7 +147,8 @@ def robust_claims(rows: pd.DataFrame, confidence: float, power_confidence: float
             f"under blur IMD's distance rises less than {name}'s (\"more robust to noise\")", v,
             f"paired t over runs of ({name}'s rise − IMD's rise) at every σ > {sigmas[0]:g}, each rise from "
             f"σ = {sigmas[0]:g} ÷ the metric's own signal (mean of similar − unblurred), and IMD's signal > 0 "
-            "(paired t: robust, not insensitive); intersection–union",
+            "(paired t: robust, not insensitive; a metric without a signal > 0 leaves it untested); "
+            "intersection–union",
             "any difference (the paper states no size)",
             AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
             f"IMD's signal (similar − unblurred) {imd_signal['diff_mean']:.3g} [{imd_signal['ci_low']:.3g}, "
