@@ -16,6 +16,7 @@ import pandas as pd
 
 from ganeval.common import atomic_write_text
 from ganeval.metrics.registry import feature_space, metric_order
+from ganeval.results.power import paired_t_mde
 from ganeval.results.seeds import coverage_note
 from ganeval.results.summary import FULL_SET_COLUMN, PROTOCOL_COLUMNS, summary_group_columns
 
@@ -223,8 +224,8 @@ def _bold_sentence(summary: pd.DataFrame, comparison: pd.DataFrame | None) -> st
 def comparison_notes(comparison: pd.DataFrame | None,
                      extractor: str | Mapping[str, Any] | None = None) -> tuple[str, list[str]]:
     """The paired comparisons in words: (what the list shows, one line per difference a − b with its interval, the
-    minimum detectable effect (paired t at the comparison's confidence, 80 % power, the measured std of the
-    differences) and the pair count), so an undecided difference says how far it is from decidable; ("", []) without
+    minimum detectable effect (paired t at the Holm level of the comparisons made together, 80 % power, the measured
+    std of the differences) and the pair count), so an undecided difference says how far it is from decidable; ("", []) without
     a comparison. `*term*` marks emphasis."""
     if comparison is None or comparison.empty or "mde" not in comparison.columns:
         return "", []
@@ -234,14 +235,18 @@ def comparison_notes(comparison: pd.DataFrame | None,
     groups = [c for c in comparison.columns if c not in skip]
     conf = float(comparison["confidence"].iloc[0])
     pairs = "training seeds" if count == "n_seeds" else "runs"
+    tests = max(1, int(pd.to_numeric(comparison["p_value"], errors="coerce").notna().sum()))
+    level = 1.0 - (1.0 - conf) / tests  # the Holm level of the comparisons made together (its strictest step)
+    at = (f"at the Holm level of the {tests} comparisons ({1 - conf:.2g}/{tests})" if tests > 1 else f"at {conf:.0%}")
     intro = (f"Paired differences a − b, {conf:.0%} interval; *smallest detectable*: the true difference a paired "
-             f"t at {conf:.0%} finds with 80 % power, from the measured spread of the differences over the {pairs} "
+             f"t {at} finds with 80 % power, from the measured spread of the differences over the {pairs} "
              "paired:")
     items = []
     for _, r in comparison.iterrows():
         label, scale, _ = metric_label(str(r["metric"]), extractor)
         where = ", ".join(_fmt(r[c]) for c in groups)
-        mde = "–" if not np.isfinite(r["mde"]) else f"{r['mde'] * scale:.3g}"
+        detectable = paired_t_mde(float(r["diff_std"]), int(r[count]), level) if np.isfinite(r["mde"]) else np.nan
+        mde = "–" if not np.isfinite(detectable) else f"{detectable * scale:.3g}"
         better = r["better"] if isinstance(r["better"], str) and r["better"] else ""
         items.append(f"{where + ', ' if where else ''}{label}: {r['a']} − {r['b']} = {r['diff_mean'] * scale:.3g} "
                      f"[{r['ci_low'] * scale:.3g}, {r['ci_high'] * scale:.3g}], smallest detectable {mde} "
