@@ -278,7 +278,8 @@ def _conclusion(summary: pd.DataFrame, passes: pd.DataFrame, image_hw: tuple[int
         robust = ("" if sec_imd is None or b0.empty else
                   f"IMD's unblurred value (σ = {blur['sigma'].min():g}) is already {b0['mean'].iloc[0] / sec_imd['mean']:.0%} "
                   "of its similar-dataset distance (its noise floor), so passing later cannot tell \"more robust to "
-                  "blur\" from \"noisier / less sensitive\".")
+                  "blur\" from \"noisier / less sensitive\"; the robustness claims above decide it from each "
+                  "metric's rise on its own signal, with IMD's signal required above 0.")
         if scale or robust:
             lines.append(scale + robust)
     top = blur[blur["sigma"] == blur["sigma"].max()].set_index("metric")
