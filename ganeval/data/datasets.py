@@ -137,6 +137,7 @@ def cifar100(root: str | os.PathLike | None = None, train: bool = True, download
 def _crop_resize(path: str, crop: int, size: int) -> np.ndarray:
     from PIL import Image
 
+    im: Image.Image
     with Image.open(path) as im:
         im = im.convert("RGB")
         w, h = im.size
@@ -145,7 +146,7 @@ def _crop_resize(path: str, crop: int, size: int) -> np.ndarray:
         top, left = int(round((h - crop) / 2.0)), int(round((w - crop) / 2.0))
         im = im.crop((left, top, left + crop, top + crop))
         if size != crop:
-            im = im.resize((size, size), Image.BILINEAR)
+            im = im.resize((size, size), Image.Resampling.BILINEAR)
         return np.asarray(im, dtype=np.uint8).transpose(2, 0, 1)
 
 
