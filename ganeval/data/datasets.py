@@ -137,7 +137,6 @@ def cifar100(root: str | os.PathLike | None = None, train: bool = True, download
 def _crop_resize(path: str, crop: int, size: int) -> np.ndarray:
     from PIL import Image
 
-    im: Image.Image
     with Image.open(path) as im:
         im = im.convert("RGB")
         w, h = im.size

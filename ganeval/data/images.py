@@ -155,8 +155,8 @@ def to_uint8(images: Any, value_range: tuple[float, float] = (-1.0, 1.0)) -> np.
     a = a.astype(np.float32) if a.dtype != np.float64 else a
     if np.isnan(a).any():
         raise ValueError("images contain NaN; check the generator output before converting")
-    clipped = np.clip(np.rint((a - lo) * (255.0 / (hi - lo))), 0, 255)
-    return clipped.astype(np.uint8)
+    out = np.clip(np.rint((a - lo) * (255.0 / (hi - lo))), 0, 255)
+    return out.astype(np.uint8)
 
 
 def to_rgb(images: ImageArray) -> ImageArray:

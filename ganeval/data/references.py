@@ -286,8 +286,8 @@ def _from_npz(p: Path, z: dict[str, np.ndarray]) -> Reference | None:
         if imgs.dtype != np.uint8 or imgs.ndim != 4 or imgs.shape[-1] != 3:
             raise ReferenceError(f"{what}: an ADM reference batch holds arr_0 as N×H×W×3 uint8 images, got "
                                  f"{imgs.shape} {imgs.dtype}")
-        adm = {"inception": check_moments(z["mu"], z["sigma"], what)}
-        return Reference(what, "adm", adm, images=imgs, space="inception", mode="legacy_tensorflow",
+        mom = {"inception": check_moments(z["mu"], z["sigma"], what)}
+        return Reference(what, "adm", mom, images=imgs, space="inception", mode="legacy_tensorflow",
                          meta={"spatial_moments": "mu_s" in keys})
     return None
 

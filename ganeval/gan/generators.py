@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 import torch
@@ -165,7 +165,7 @@ class ModuleGenerator(_Base):
         if type(module).__name__ == "DictConfig":  # from Hydra with _recursive_: false: keep plain data
             from omegaconf import OmegaConf
 
-            module = OmegaConf.to_container(module, resolve=True)  # type: ignore[assignment]
+            module = cast("dict[str, Any]", OmegaConf.to_container(module, resolve=True))
         self.module_spec = module
         self.latent_shape = tuple(int(s) for s in latent_shape)
         self.output_range = None if output_range is None else (float(output_range[0]), float(output_range[1]))
