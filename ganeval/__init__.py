@@ -6,7 +6,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the signatures checkers and editors show; at run time `__getattr__` imports on first use
+    from ganeval.app.scoring import score
+    from ganeval.features.reference import save_reference
+    from ganeval.protocol import evaluate
 
 __version__ = "0.1.0"
 __all__ = ["evaluate", "save_reference", "score", "__version__"]

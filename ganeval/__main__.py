@@ -1,8 +1,6 @@
 """`python -m ganeval`: the `ganeval` command (see `ganeval.app.main`)."""
 
-import sys
-
 from ganeval.app.main import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

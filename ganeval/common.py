@@ -11,7 +11,7 @@ import os
 import socket
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import numpy as np
 import torch
@@ -223,5 +223,5 @@ def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
 def atomic_np_save(path: str | os.PathLike, replace: bool = True, **arrays: np.ndarray) -> None:
     """Save arrays as an uncompressed `.npz` atomically (`replace=False`: never over an existing file)."""
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, **cast(dict[str, Any], arrays))  # numpy's stub types **kwds as its own keyword `allow_pickle`
     atomic_write_bytes(path, buf.getvalue(), replace)

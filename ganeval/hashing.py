@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 import torch
@@ -70,7 +70,7 @@ def _update_array(h: Any, a: np.ndarray) -> None:
     """Feed the array's bytes in C order (a copy only if it is not C-contiguous) to `h`."""
     flat = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
     for i in range(0, flat.size, _CHUNK):
-        h.update(memoryview(flat[i : i + _CHUNK]))
+        h.update(flat[i : i + _CHUNK].data)
 
 
 def _update_file(h: Any, path: str | os.PathLike) -> None:
@@ -137,8 +137,10 @@ def file_sha256(path: str | os.PathLike) -> bytes:
     return h.digest()
 
 
-def file_digests(paths: Sequence[str | os.PathLike],
-                 digest: Callable[[str | os.PathLike], bytes] = file_sha256) -> list[bytes]:
+PathT = TypeVar("PathT", bound="str | os.PathLike")
+
+
+def file_digests(paths: Sequence[PathT], digest: Callable[[PathT], bytes] = file_sha256) -> list[bytes]:
     """`digest` (by default `file_sha256`) of each file, in order, in `hash_threads()` threads."""
     if len(paths) < 2:
         return [digest(p) for p in paths]
@@ -178,7 +180,7 @@ def _update_any(h: Any, a: np.ndarray | torch.Tensor) -> tuple[list[int], str]:
     for i in range(0, flat.numel(), _CHUNK):
         part = flat[i : i + _CHUNK]
         buf[: part.numel()].copy_(part)
-        h.update(memoryview(buf[: part.numel()].numpy()))
+        h.update(buf[: part.numel()].numpy().data)
     return shape, dtype
 
 

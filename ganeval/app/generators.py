@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 import numpy as np
 
@@ -203,7 +203,7 @@ def plain(node: Any) -> dict[str, Any]:
     """A config node as plain containers (resolved)."""
     from omegaconf import OmegaConf
 
-    out = node if isinstance(node, dict) else OmegaConf.to_container(node, resolve=True)
+    out = node if isinstance(node, dict) else cast("dict[str, Any]", OmegaConf.to_container(node, resolve=True))
     assert isinstance(out, dict)
     return out
 
@@ -235,7 +235,7 @@ def generated_features(plan: Plan, gen: Any, name: str, extractor: Any, what: st
 
 def pool_size(plan: Plan, gen: Any) -> int:
     """`n_generated`, except for a samples generator, whose pool is the samples given (its length)."""
-    return len(gen) if hasattr(gen, "__len__") else int(plan.options.n_generated)
+    return len(gen) if hasattr(gen, "__len__") else int(cast(int, plan.options.n_generated))  # set for experiments
 
 
 def generator_identity(gen: Any) -> dict[str, Any]:

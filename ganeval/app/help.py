@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ganeval.app.paths import config_dir
 
@@ -62,7 +62,7 @@ def _show(value: Any) -> str:
     from omegaconf import OmegaConf
 
     if OmegaConf.is_config(value):
-        value = OmegaConf.to_container(value, resolve=False)
+        value = cast(Any, OmegaConf.to_container(value, resolve=False))  # plain data, keyed by strings
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -106,7 +106,7 @@ def check_command_line(args: list[str]) -> None:
     for o in OverridesParser.create().parse_overrides(overrides):
         if o.key_or_group not in schema.BOOLEAN_KEYS or o.is_delete():
             continue
-        value = o.value()
+        value: Any = o.value()
         for v in (value.list if hasattr(value, "list") else [value]):
             if not isinstance(v, bool):
                 raise ValueError(f"{o.key_or_group} must be true or false, got {v!r}")
@@ -191,4 +191,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,9 @@ from ganeval.metrics.memory import check_memory
 from ganeval.metrics.validation import check_scale
 from ganeval.protocol.api import check_finite
 from ganeval.results.seeds import PROBE, SEED
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 log = logging.getLogger("ganeval")
 
@@ -52,7 +55,7 @@ def load_data(plan: Plan, node: Any, what: str) -> np.ndarray:
         raise ValueError(f"{what} is empty")
     check_finite(what, arr)
     check_scale(f"{what} ({node.get('path')})" if hasattr(node, "get") and node.get("path") else what, arr,
-                plan.settings.metrics.reaches(), plan.settings.sample_size)
+                cast("Metrics", plan.settings.metrics).reaches(), plan.settings.sample_size)
     plan.content["data"][what] = array_identity(arr)
     return arr
 
@@ -193,7 +196,7 @@ def write(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None, ti
     from ganeval.results.tables import paper_table
 
     if "imd" in plan.settings.metrics:
-        plan.record.knn = plan.settings.metrics["imd"]["knn"]
+        plan.record.knn = cast("Metrics", plan.settings.metrics)["imd"]["knn"]
     seeds = seeds if seeds is not None and SEED in seeds.columns else None
     plan.record.set_results(summary, plan.stage_seconds)
     write_results(plan.results_dir, summary, comparison, plan.record, title=title, tables=tables, seeds=seeds)

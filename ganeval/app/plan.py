@@ -15,7 +15,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, cast
 
 from ganeval.metrics.registry import integer
 from ganeval.protocol import Settings
@@ -23,6 +23,9 @@ from ganeval.protocol.api import unique_names
 from ganeval.protocol.settings import check_value
 from ganeval.protocol.store import identity_hash
 from ganeval.results import RunRecord
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 log = logging.getLogger("ganeval")
 
@@ -155,8 +158,8 @@ def settings_from_config(cfg: Any) -> Settings:
     """The protocol settings of a composed config, validated (before any data is loaded)."""
     from omegaconf import OmegaConf
 
-    raw = OmegaConf.to_container(cfg.metrics, resolve=True) if cfg.get("metrics") is not None else {}
-    metrics = {k: (v or {}) for k, v in dict(raw).items() if v is not None}  # type: ignore[union-attr]  # null: not chosen
+    raw = cast("dict[str, Any]", OmegaConf.to_container(cfg.metrics, resolve=True)) if cfg.get("metrics") is not None else {}
+    metrics = {k: (v or {}) for k, v in dict(raw).items() if v is not None}  # null: not chosen
     return Settings(runs=cfg.runs, sample_size=cfg.sample_size, metrics=metrics, seed=cfg.seed,
                     confidence=cfg.confidence, device=cfg.device, workers=cfg.workers,
                     progress=cfg.progress, probe_repeats=cfg.probe_repeats)
@@ -200,7 +203,7 @@ def check_missing(cfg: Any) -> None:
     def replicated(key: str) -> bool:
         parent = key.rpartition(".")[0]
         node = OmegaConf.select(cfg, parent, throw_on_missing=False) if parent else None
-        return bool(OmegaConf.is_dict(node) and node.get("replicas") is not None)
+        return bool(node is not None and OmegaConf.is_dict(node) and node.get("replicas") is not None)
 
     missing = sorted(k for k in OmegaConf.missing_keys(cfg) if not k.startswith("hydra") and not replicated(k))
     if missing:
@@ -245,7 +248,7 @@ def strict_bool(params: Any, key: str) -> bool:
 def describe(plan: Plan) -> str:
     """The plan in words: the study, settings, options, inputs, outputs and what building it checked."""
     s, o = plan.settings, plan.options
-    metrics = ", ".join(f"{m.name}" for m, _ in s.metrics.ordered()) or "none"
+    metrics = ", ".join(f"{m.name}" for m, _ in cast("Metrics", s.metrics).ordered()) or "none"
     lines = [f"plan of experiment {plan.name} ({plan.study})",
              f"  protocol: {s.runs} run{'s' if s.runs != 1 else ''} of {s.sample_size} rows per pool, seed {s.seed}, {s.confidence:.0%} "
              f"intervals, metrics {metrics}, on {plan.device}",

@@ -9,7 +9,7 @@ print, `ganeval.protocol.reported`) beside the intervals in summary.csv/json and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,7 +52,7 @@ def check_protocol(cfg: Any) -> dict[str, Any] | None:
     if node is None:
         return None
     name = str(node.get("name"))
-    fixed = OmegaConf.to_container(node.get("fixed") or {}, resolve=True)
+    fixed = cast("dict[str, Any]", OmegaConf.to_container(node.get("fixed") or {}, resolve=True))
     assert isinstance(fixed, dict)
     for key, want in fixed.items():
         got = OmegaConf.select(cfg, str(key), default=None)

@@ -14,7 +14,10 @@ from __future__ import annotations
 import difflib
 import warnings
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, Iterable, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, cast
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 # The root is an open dataclass (extra keys allowed: an experiment's own keys): OmegaConf 2.3 supports this and
 # warns that a later major version may not.
@@ -150,7 +153,7 @@ def experiment_keys(hydra_cfg: Any, target: str | None) -> list[str]:
     chosen = hydra_cfg.runtime.choices.get("experiment")
     keys: list[str] = group_keys(hydra_cfg)
     for name, text in _experiment_files(hydra_cfg):
-        node = OmegaConf.create(text)
+        node = cast("DictConfig", OmegaConf.create(text))  # an experiment file is a mapping
         run = node.get("run_experiment")
         if name == chosen or (target and OmegaConf.is_dict(run) and run.get("_target_") == target):
             keys += _declared(node)

@@ -78,7 +78,7 @@ def parse_option(text: str, metrics: dict[str, dict[str, Any]]) -> None:
 class Parser(argparse.ArgumentParser):
     """argparse with its errors on one line (no usage block): an unknown flag named with the closest real one."""
 
-    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         import difflib
 
         hint = ""

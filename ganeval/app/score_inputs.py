@@ -207,6 +207,7 @@ def classify(s: InputSet) -> InputSet:
     from ganeval.data.images import image_layout
 
     a = s.array
+    assert a is not None  # every caller gives an array in memory
     if len(a) == 0:
         raise ValueError(f"{s.arg} is empty")
     if a.ndim == 2:

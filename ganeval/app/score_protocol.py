@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
 
 from ganeval.app.protocols import normal_value, protocol_table
 from ganeval.app.score_inputs import InputSet, classify, data_names, load_input
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 
 OPTIONS = {"features._target_": "features", "features.dims": "dims", "features.resize": "resize", "seed": "seed"}
@@ -97,7 +100,8 @@ def data_names_of(target: str) -> list[str]:
 
     from ganeval.app.paths import config_dir
 
-    return [n for n in data_names() if OmegaConf.load(config_dir() / "data" / f"{n}.yaml").get("_target_") == target]
+    return [n for n in data_names()
+            if cast("DictConfig", OmegaConf.load(config_dir() / "data" / f"{n}.yaml")).get("_target_") == target]
 
 
 def load_real(protocol: str, real: str, size: int | None) -> InputSet:

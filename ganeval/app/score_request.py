@@ -8,13 +8,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, MutableMapping, Sequence, cast
 
 from ganeval.app import pipeline
 from ganeval.app.score_inputs import InputSet, check_reference, precomputed
 from ganeval.metrics.memory import check_memory
 from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Settings
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 
 def default_metrics(real: Any) -> str:
@@ -196,13 +199,14 @@ def feature_dim(extractor: Any, s: InputSet) -> int | None:
     return extractor.feature_dim(s.shape)
 
 
-def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int:
+def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int | None:
     """Each generated set's shape for the extractor and one feature dimension for all; returns it."""
     for s in fakes:
         extractor.check_input(s.shape, s.dtype)
     dims = {feature_dim(extractor, f) for f in fakes}
     if len(dims) > 1:
-        raise ValueError(f"the generated sets give features of dimensions {sorted(dims)} through {extractor.name}: "
+        # an extractor knows every set's dimension or none's (None): never both
+        raise ValueError(f"the generated sets give features of dimensions {sorted(cast('set[int]', dims))} through {extractor.name}: "
                          "give sets of one shape")
     return dims.pop()
 
@@ -213,13 +217,13 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
         if not precomputed(s):
             extractor.check_input(s.shape, s.dtype)
             if not s.images and s.array is not None:  # magnitudes the metrics cannot hold: refused
-                check_scale(s.arg, s.array, settings.metrics.reaches(), settings.sample_size)
+                check_scale(s.arg, s.array, cast("Metrics", settings.metrics).reaches(), settings.sample_size)
     if real.reference is not None:
         dim = check_inputs_fakes(fakes, extractor)
         check_reference(real.reference, real.arg, extractor, list(settings.metrics), dim)
         if precomputed(real):
             return
-    same_dim = [m.name for m, _ in settings.metrics.ordered() if m.same_dim]
+    same_dim = [m.name for m, _ in cast("Metrics", settings.metrics).ordered() if m.same_dim]
     d = feature_dim(extractor, real)
     for f in fakes:
         if same_dim and feature_dim(extractor, f) != d:
@@ -231,7 +235,8 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
                 + (", or --features inception, which resizes every image" if extractor.name == "pixels" else "")
                 + (size_hint(*(chw(s) for s in (real, f))) if real.images and f.images else ""))
     rows = max(len(s) for s in (real, *fakes)) if settings.runs == 1 else settings.sample_size
-    check_memory(settings.metrics, rows, d, settings.device, settings.workers, memory_way_out(extractor))
+    if d is not None:  # else known only after extraction (an extractor that declares no `feature_dim`)
+        check_memory(settings.metrics, rows, d, settings.device, settings.workers, memory_way_out(extractor))
 
 
 def memory_way_out(extractor: Any) -> str:

@@ -54,7 +54,7 @@ def fit_tiles(images: np.ndarray, most: int = TILE_MAX) -> np.ndarray:
     out = []
     for im in images:
         pil = Image.fromarray(im[0] if c == 1 else im.transpose(1, 2, 0))
-        a = np.asarray(pil.resize(size, Image.BILINEAR), dtype=np.uint8)
+        a = np.asarray(pil.resize(size, Image.Resampling.BILINEAR), dtype=np.uint8)
         out.append(a[None] if c == 1 else a.transpose(2, 0, 1))
     return np.stack(out)
 

@@ -12,7 +12,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,9 @@ from ganeval.app.score_request import (
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
 from ganeval.protocol import Block, Settings
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 
 log = logging.getLogger("ganeval")
@@ -182,7 +185,7 @@ def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extr
     config: dict[str, Any] = {
         "real": real.arg, "fakes": {f.name: f.arg for f in fakes},
         "sets": {"real": len(real), **{f.name: len(f) for f in fakes}},
-        "features": extractor.identity(), "metrics": settings.metrics.as_dict(), "runs": settings.runs,
+        "features": extractor.identity(), "metrics": cast("Metrics", settings.metrics).as_dict(), "runs": settings.runs,
         "sample_size": settings.sample_size if settings.runs > 1 else None,
         "full_sets": settings.runs == 1, "confidence": settings.confidence, "seed": settings.seed,
         "device": settings.device, "batch_size": request.batch_size, "results_dir": request.out,
@@ -208,7 +211,7 @@ def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extr
 
 def score_plan(request: ScoreRequest, config: dict[str, Any], settings: Settings) -> Plan:
     """The plan of a score call (the same `Plan` as the Hydra app's): its settings, options, config and folder."""
-    options = Options(batch_size=request.batch_size, cache_dir=request.cache_dir, plots=request.plots,
+    options = Options(batch_size=cast(int, request.batch_size), cache_dir=request.cache_dir, plots=request.plots,
                       overwrite=request.overwrite)
     return Plan(name="score", results_dir=Path(request.out or "."), device=str(settings.device), config=config,
                 settings=settings, study="ganeval.app.score", options=options,
@@ -222,7 +225,7 @@ def content_identity(request: ScoreRequest, s: InputSet) -> dict[str, Any]:
         return array_identity(s.array)  # type: ignore[arg-type]
     from ganeval.features.streaming import shared_content
 
-    c = shared_content(s.stream, request.batch_size, request.num_workers, request.cache_dir, request.progress)
+    c = shared_content(s.stream, cast(int, request.batch_size), request.num_workers, request.cache_dir, request.progress)
     return {"shape": c["shape"], "dtype": c["dtype"], "sha256": c["sha256"]}
 
 
@@ -254,7 +257,7 @@ def extract(plan: Plan, request: ScoreRequest, s: InputSet, extractor: Any) -> n
         return s.features
     with plan.stage("features"):  # a streamed set's content hashed on this pass when not known yet (`extract_first`)
         feats, info = extract_with_info(s.stream if s.stream is not None else s.array, extractor,
-                                        batch_size=request.batch_size, device=plan.device, cache_dir=request.cache_dir,
+                                        batch_size=cast(int, request.batch_size), device=plan.device, cache_dir=request.cache_dir,
                                         num_workers=request.num_workers, progress=request.progress, hash_content=True)
     done = "from cache" if info["cache_hit"] else "features" if extractor.images else "rows"  # rows: a feature array's
     plan.stage_items[done] = plan.stage_items.get(done, 0) + len(s)
@@ -329,7 +332,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         plan.set_config_hash(plan.identity() if full else store_identity(settings, plan.identity()))
 
     real_f = extract(plan, request, real, extractor)
-    saved = save_outputs(request, real, real_f, extractor) if main else []
+    saved = save_outputs(request, real, cast(np.ndarray, real_f), extractor) if main else []
     fakes_f = [({"model": f.name}, extract(plan, request, f, extractor)) for f in fakes]
     if not main:
         return None
@@ -393,7 +396,7 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet], 
     config: dict[str, Any] = {
         "real": real.arg, "reference": {"layout": ref.layout, "moments_only": True, "space": extractor.name},
         "fakes": {f.name: f.arg for f in fakes}, "sets": {f.name: len(f) for f in fakes},
-        "features": ident, "metrics": settings.metrics.as_dict(), "runs": settings.runs,
+        "features": ident, "metrics": cast("Metrics", settings.metrics).as_dict(), "runs": settings.runs,
         "sample_size": settings.sample_size if settings.runs > 1 else None, "full_sets": settings.runs == 1,
         "confidence": settings.confidence, "seed": settings.seed, "device": settings.device,
         "batch_size": request.batch_size, "results_dir": request.out, "cache_dir": request.cache_dir,
@@ -470,13 +473,13 @@ def save_outputs(request: ScoreRequest, real: InputSet, features: np.ndarray, ex
         content = real.stream.content(batch_size=request.batch_size, num_workers=request.num_workers,
                                       cache_dir=request.cache_dir)["sha256"]
     else:
-        content = array_identity(real.array)["sha256"]
+        content = array_identity(cast(np.ndarray, real.array))["sha256"]
     write_outputs(features, reference_meta(extractor, len(features), content, real.arg), request.save_ref,
                   request.save_stats, request.overwrite)
     return [Path(p) for p in (request.save_ref, request.save_stats) if p is not None]
 
 
-def save_only(request: ScoreRequest, real: InputSet) -> ScoreResult:
+def save_only(request: ScoreRequest, real: InputSet) -> ScoreResult | None:
     """`ganeval-score --save-ref OUT REAL` without FAKE: extract REAL's features and write the files."""
     import pandas as pd
 
@@ -488,9 +491,9 @@ def save_only(request: ScoreRequest, real: InputSet) -> ScoreResult:
     else:
         extractor.check_input(real.shape, real.dtype)
         feats, _ = extract_with_info(real.stream if real.stream is not None else real.array, extractor,
-                                     batch_size=request.batch_size, device=request.device, cache_dir=request.cache_dir,
+                                     batch_size=cast(int, request.batch_size), device=request.device, cache_dir=request.cache_dir,
                                      num_workers=request.num_workers, progress=request.progress, hash_content=True)
         if feats is None:  # a torchrun rank other than 0
-            return None  # type: ignore[return-value]
+            return None
     saved = save_outputs(request, real, feats, extractor)
     return ScoreResult(pd.DataFrame(), pd.DataFrame(), None, {}, None, real, [], None, saved)

@@ -27,12 +27,15 @@ from __future__ import annotations
 import importlib
 import logging
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 from ganeval.app import generators, pipeline
 from ganeval.app.paths import check_writable
 from ganeval.app.plan import (TYPED_KEYS, Input, Plan, check_keys, check_missing, check_train_seeds, import_plugins,
                               options_from_config, settings_from_config)
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 log = logging.getLogger("ganeval")
 
@@ -56,7 +59,7 @@ def _nodes(node: Any, where: str) -> Iterator[tuple[str, Any]]:
             child = node._get_node(key)
             if isinstance(child, (DictConfig, ListConfig)) and not OmegaConf.is_missing(node, key) \
                     and not child._is_none():  # a typed null (schema: train_seeds) is a node holding None
-                yield from _nodes(child, f"{where}.{key}" if where else str(key))
+                yield from _nodes(child, f"{where}.{key!s}" if where else str(key))
     elif isinstance(node, ListConfig):
         for i, child in enumerate(node):
             yield from _nodes(child, f"{where}[{i}]")
@@ -122,7 +125,7 @@ def plan_generator(plan: Plan, real: Any, node: Any, what: str) -> list[Any]:
     a given generator only constructed from its options (its files are the run's inputs)."""
     if "train" in node:
         plans = generators.plan_generator(plan, real, node, what)
-        plan.settings.check_pools({f"the generated pool of {what} (n_generated)": int(plan.options.n_generated)})
+        plan.settings.check_pools({f"the generated pool of {what} (n_generated)": int(cast(int, plan.options.n_generated))})
         return plans
     return [pipeline.instantiate(n) for n in generators.replica_nodes(node, what)]
 
@@ -229,13 +232,13 @@ def build_plan(cfg: Any) -> Plan:
     if options.cache_dir:
         check_writable(Path(options.cache_dir), "cache_dir")
     check_writable(Path(options.models_dir), "models_dir")
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = cast("dict[str, Any]", OmegaConf.to_container(cfg, resolve=True))
     assert isinstance(config, dict)
     check_keys(config)
     params = OmegaConf.create({k: v for k, v in config.items() if k not in TYPED_KEYS})
     OmegaConf.set_readonly(params, True)
     config["device"] = settings.device
-    config["metrics"] = settings.metrics.as_dict()  # resolved: an option left at its default hashes as if given
+    config["metrics"] = cast("Metrics", settings.metrics).as_dict()  # resolved: an option left at its default hashes as if given
     study = str(cfg.run_experiment._target_)
     module = importlib.import_module(study.rpartition(".")[0])
     reads = getattr(module, "INPUTS", None)
@@ -296,7 +299,7 @@ def inputs_of(params: Any, reads: tuple[str, ...] | None = None) -> tuple[Input,
     for where, node in _nodes(params, ""):
         if not where or not used(params, where, reads) or ("_target_" not in node and "train" not in node):
             continue
-        spec = OmegaConf.to_container(node, resolve=True)
+        spec = cast("dict[str, Any]", OmegaConf.to_container(node, resolve=True))
         assert isinstance(spec, dict)
         out.append(Input(where, role(where, spec), source(spec)))
     return tuple(out)

@@ -145,7 +145,7 @@ def _crop_resize(path: str, crop: int, size: int) -> np.ndarray:
         top, left = int(round((h - crop) / 2.0)), int(round((w - crop) / 2.0))
         im = im.crop((left, top, left + crop, top + crop))
         if size != crop:
-            im = im.resize((size, size), Image.BILINEAR)
+            im = im.resize((size, size), Image.Resampling.BILINEAR)
         return np.asarray(im, dtype=np.uint8).transpose(2, 0, 1)
 
 

@@ -76,7 +76,7 @@ def _read(p: Path, size: int | None):  # -> PIL.Image.Image
             mode = "L" if im.mode in ("L", "1", "LA") else "RGB"
             im = im.convert(mode)
             if size is not None and im.size != (size, size):
-                im = im.resize((size, size), Image.BILINEAR)
+                im = im.resize((size, size), Image.Resampling.BILINEAR)
             return im
     except Exception as e:  # PIL.UnidentifiedImageError, truncated file, OSError
         raise ValueError(f"cannot read image file {p}: {type(e).__name__}: {e}") from e

@@ -274,7 +274,7 @@ def _from_npz(p: Path, z: dict[str, np.ndarray]) -> Reference | None:
     if keys == {"mu", "sigma"}:
         m = CLEAN_FID_NAME.match(p.name.lower())
         layout, mode = ("clean-fid", m["mode"]) if m and not m["kid"] else ("pytorch-fid", None)
-        meta = {k: v for k, v in m.groupdict().items() if v} if layout == "clean-fid" else {}
+        meta = {k: v for k, v in m.groupdict().items() if v} if m and layout == "clean-fid" else {}
         return Reference(what, layout, {"inception": check_moments(z["mu"], z["sigma"], what)}, space="inception",
                          mode=mode, meta=meta)
     if keys == {"feats"}:

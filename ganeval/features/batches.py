@@ -36,7 +36,7 @@ def _to_device(batches: Iterator[torch.Tensor], device: torch.device) -> Iterato
 
     it = iter(batches)
     try:
-        nxt = upload(next(it))
+        nxt: tuple[torch.Tensor, torch.cuda.Event | None] | None = upload(next(it))
     except StopIteration:
         return
     while nxt is not None:

@@ -136,7 +136,8 @@ class ClipExtractor(PretrainedExtractor):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         assert self._model is not None
-        return self._model.encode_image(x)
+        model: Any = self._model  # an open_clip CLIP, whose `encode_image` nn.Module's type does not know
+        return model.encode_image(x)
 
 
 __all__ = ["ClipExtractor", "build", "resolve_weights", "pretrained_cfg"]

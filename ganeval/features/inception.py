@@ -200,7 +200,7 @@ def loaded_architecture(state_dict: dict[str, torch.Tensor]) -> nn.Module:
 def inception_blocks(state_dict: dict[str, torch.Tensor], block: int = 3) -> nn.Sequential:
     """The FID Inception cut after `block` (0: 64-d, 1: 192-d, 2: 768-d, 3: 2048-d pool3), loaded
     with `state_dict`, in eval mode; the block layout is pytorch-fid's `InceptionV3`."""
-    net = loaded_architecture(state_dict)
+    net: Any = loaded_architecture(state_dict)  # torchvision's Inception3 (untyped): its blocks by name
     stages: list[nn.Module] = [
         net.Conv2d_1a_3x3, net.Conv2d_2a_3x3, net.Conv2d_2b_3x3, nn.MaxPool2d(kernel_size=3, stride=2)
     ]
@@ -231,7 +231,7 @@ class SpatialCut(nn.Module):
 def inception_spatial(state_dict: dict[str, torch.Tensor]) -> nn.Sequential:
     """The FID Inception up to the ADM evaluator's spatial features (sFID): `Mixed_6d.branch1x1` (TF
     `mixed_6/conv`, conv + batch norm + ReLU), its first 7 channels flattened (N×2023 at 299 px), eval mode."""
-    net = loaded_architecture(state_dict)
+    net: Any = loaded_architecture(state_dict)  # torchvision's Inception3 (untyped): its blocks by name
     model = nn.Sequential(
         net.Conv2d_1a_3x3, net.Conv2d_2a_3x3, net.Conv2d_2b_3x3, nn.MaxPool2d(kernel_size=3, stride=2),
         net.Conv2d_3b_1x1, net.Conv2d_4a_3x3, nn.MaxPool2d(kernel_size=3, stride=2),
@@ -284,6 +284,7 @@ def random_state_dict(seed: int = 0) -> dict[str, torch.Tensor]:
             elif isinstance(m, nn.BatchNorm2d):
                 m.weight.fill_(1.0)
                 m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=g))
+                assert m.running_mean is not None and m.running_var is not None  # track_running_stats
                 m.running_mean.zero_()
                 m.running_var.fill_(1.0)
             elif isinstance(m, nn.Linear):
@@ -401,7 +402,7 @@ class InceptionExtractor(Extractor):
         if self._device != device:
             self._nhwc = device.type == "cpu" if self.channels_last is None else self.channels_last
             fmt = torch.channels_last if self._nhwc else torch.contiguous_format
-            self._model = self._model.to(device, memory_format=fmt)
+            self._model = self._model.to(device, memory_format=fmt)  # type: ignore[call-overload]  # torch's stub: no device with memory_format
             self._device = device
 
     def host_work(self) -> bool:

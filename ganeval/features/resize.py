@@ -21,7 +21,7 @@ def to_pil(batch: torch.Tensor) -> list[Image.Image]:
 
 def pil_resize_batch(batch: torch.Tensor, size: int) -> torch.Tensor:
     """Each image resized to size×size with PIL's bicubic filter: N×3×size×size uint8 on the CPU."""
-    out = [np.asarray(im.resize((size, size), Image.BICUBIC)) for im in to_pil(batch)]
+    out = [np.asarray(im.resize((size, size), Image.Resampling.BICUBIC)) for im in to_pil(batch)]
     return torch.from_numpy(np.stack(out).transpose(0, 3, 1, 2).copy())
 
 
@@ -59,7 +59,7 @@ def pil_float_bicubic(batch: torch.Tensor, size: int) -> torch.Tensor:
     out = np.empty((a.shape[0], 3, size, size), dtype=np.float32)
     for i, img in enumerate(a):
         for c in range(3):
-            im = Image.fromarray(img[c].astype(np.float32), mode="F").resize((size, size), Image.BICUBIC)
+            im = Image.fromarray(img[c].astype(np.float32), mode="F").resize((size, size), Image.Resampling.BICUBIC)
             out[i, c] = np.asarray(im).clip(0, 255)
     return torch.from_numpy(out)
 

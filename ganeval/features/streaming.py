@@ -93,7 +93,7 @@ def extract_source(
         if cached is not None:
             info.update(n=len(source), seconds=time.perf_counter() - t0)
             return (cached if rank == 0 else None), info
-        partial.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
+        partial.mkdir(parents=True, exist_ok=True)
     elif hash_content and one_pass(source, ex, num_workers, None):
         hasher = _new_hasher()
     n = len(source)
@@ -128,7 +128,7 @@ def extract_source(
     return feats, info
 
 
-def one_pass(source: ImageSource, ex: Extractor, num_workers: int, cache_dir: str | os.PathLike) -> bool:
+def one_pass(source: ImageSource, ex: Extractor, num_workers: int, cache_dir: str | os.PathLike | None) -> bool:
     """Whether a cached extraction can hash the content on its own decoding pass (no separate pass first): one
     process (no torchrun), the content not yet known (no memo in `cache_dir/sources/`), and the batches seen by the
     main process still the raw uint8 pixels (not an extractor's host stage run in the DataLoader workers, as

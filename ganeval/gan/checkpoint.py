@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -22,7 +22,7 @@ REQUIRED_KEYS = ("format", "version", "arch", "arch_kwargs", "generator", "confi
 
 def capture_rng(noise: torch.Generator) -> dict[str, Any]:
     """All RNG states that training touches: torch (CPU and CUDA), numpy, python, the noise generator."""
-    np_state = np.random.get_state()
+    np_state = cast("tuple[str, np.ndarray, int, int, float]", np.random.get_state())  # legacy=True: the tuple
     py_state = random.getstate()
     state: dict[str, Any] = {
         "torch": torch.get_rng_state(),

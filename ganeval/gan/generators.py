@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 import torch
@@ -23,7 +23,7 @@ from torch import nn
 
 from ganeval.common import resolve_device
 from ganeval.data.images import LAYOUTS, apply_layout, as_uint8_images, to_uint8
-from ganeval.gan.architectures import build_generator
+from ganeval.gan.architectures import _Generator, build_generator
 from ganeval.gan.chunked import Call, plan, rebatch, takes_offset
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.code import from_source, own_modules
@@ -90,14 +90,14 @@ class CheckpointGenerator(_Base):
     def __init__(self, path: str | Path, name: str | None = None, replicas: Sequence[Any] | None = None) -> None:
         super().__init__(name or Path(path).parent.name or Path(path).stem, replicas)
         self.path = Path(path)
-        self._module: nn.Module | None = None
+        self._module: _Generator | None = None
         self._meta: dict[str, Any] = {}
 
     def validate(self) -> None:
         """Load the file (weights_only) and the generator weights into the rebuilt architecture."""
         self._load()
 
-    def _load(self) -> nn.Module:
+    def _load(self) -> _Generator:
         if self._module is not None:
             return self._module
         ckpt = load_checkpoint(self.path, what=self.what)
@@ -118,9 +118,9 @@ class CheckpointGenerator(_Base):
         module = self._load()
         dev = resolve_device(device)
         module.to(dev)
-        z = latent(n, module.latent_shape, seed)  # type: ignore[arg-type]
-        out_range = module.output_range  # type: ignore[assignment]
-        return generate(module, z, output_range=out_range, batch_size=batch_size, device=dev)  # type: ignore[arg-type]
+        z = latent(n, module.latent_shape, seed)
+        out_range = module.output_range
+        return generate(module, z, output_range=out_range, batch_size=batch_size, device=dev)
 
     def sample_batches(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> Iterator[np.ndarray]:
         """`sample(n, seed)`'s rows batch by batch (same values), for extraction without an N-image array."""
@@ -128,8 +128,8 @@ class CheckpointGenerator(_Base):
         module = self._load()
         dev = resolve_device(device)
         module.to(dev)
-        z = latent(n, module.latent_shape, seed)  # type: ignore[arg-type]
-        yield from generate_batches(module, z, output_range=module.output_range,  # type: ignore[arg-type]
+        z = latent(n, module.latent_shape, seed)
+        yield from generate_batches(module, z, output_range=module.output_range,
                                     batch_size=batch_size, device=dev)
 
     def identity(self) -> dict[str, Any]:
@@ -165,7 +165,7 @@ class ModuleGenerator(_Base):
         if type(module).__name__ == "DictConfig":  # from Hydra with _recursive_: false: keep plain data
             from omegaconf import OmegaConf
 
-            module = OmegaConf.to_container(module, resolve=True)  # type: ignore[assignment]
+            module = cast("dict[str, Any]", OmegaConf.to_container(module, resolve=True))
         self.module_spec = module
         self.latent_shape = tuple(int(s) for s in latent_shape)
         self.output_range = None if output_range is None else (float(output_range[0]), float(output_range[1]))

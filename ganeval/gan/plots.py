@@ -101,7 +101,7 @@ def save_points_plot(path: str | Path, points: np.ndarray, real: np.ndarray | No
         cols = [pts[:, i] for i in range(3 if three_d else min(2, pts.shape[1]))]
         if len(cols) == 1:
             cols.append(np.zeros_like(cols[0]))
-        ax.scatter(*cols, s=2, alpha=0.5, label=label, color=color)
+        ax.scatter(*cols, s=2, alpha=0.5, label=label, color=color)  # type: ignore[misc]  # x, y (and z): never s
     ax.set_title(title)
     ax.legend(loc="best", fontsize=8)
     _save_fig(fig, path)

@@ -6,7 +6,7 @@ comes from the run's `noise` generator, so a resumed run draws what the uninterr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -14,13 +14,16 @@ from torch import nn
 
 from ganeval.gan.config import GanConfig
 
+if TYPE_CHECKING:
+    from ganeval.gan.architectures import _Generator
+
 
 def critic_step(
-    gen: nn.Module, critic: nn.Module, opt: torch.optim.Optimizer, cfg: GanConfig, real: torch.Tensor,
+    gen: _Generator, critic: nn.Module, opt: torch.optim.Optimizer, cfg: GanConfig, real: torch.Tensor,
     noise: torch.Generator,
 ) -> torch.Tensor:  # fmt: skip
     """One critic update; returns the detached [loss, D(real)-D(fake), gradient penalty]."""
-    z = torch.randn((len(real), *gen.latent_shape), generator=noise, device=real.device)  # type: ignore[misc]
+    z = torch.randn((len(real), *gen.latent_shape), generator=noise, device=real.device)
     with torch.no_grad():
         fake = gen(z)
     d_real, d_fake = critic(real), critic(fake)
@@ -48,12 +51,12 @@ def critic_step(
 
 
 def generator_step(
-    gen: nn.Module, critic: nn.Module, opt: torch.optim.Optimizer, cfg: GanConfig, batch_size: int,
+    gen: _Generator, critic: nn.Module, opt: torch.optim.Optimizer, cfg: GanConfig, batch_size: int,
     noise: torch.Generator,
 ) -> torch.Tensor:  # fmt: skip
     """One generator update against the current critic; returns the detached generator loss."""
     device = next(gen.parameters()).device
-    z = torch.randn((batch_size, *gen.latent_shape), generator=noise, device=device)  # type: ignore[misc]
+    z = torch.randn((batch_size, *gen.latent_shape), generator=noise, device=device)
     critic.requires_grad_(False)
     try:
         score = critic(gen(z))

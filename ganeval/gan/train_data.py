@@ -7,14 +7,14 @@ checkpoint sees exactly the batches the uninterrupted run would have seen.
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ganeval.gan.architectures import get_architecture, resolve_arch_kwargs
+from ganeval.gan.architectures import _Generator, get_architecture, resolve_arch_kwargs
 
 
 def check_inputs(
@@ -56,7 +56,7 @@ def check_inputs(
     return x, resolve_arch_kwargs(arch, kw)
 
 
-def prepare_data(x: np.ndarray, gen: nn.Module, dev: torch.device) -> torch.Tensor:
+def prepare_data(x: np.ndarray, gen: _Generator, dev: torch.device) -> torch.Tensor:
     """Real data as a tensor: images resized to the generator's resolution (still uint8), points float32.
 
     On CUDA the data lives on the device when it takes under a quarter of the free memory, else
@@ -65,7 +65,7 @@ def prepare_data(x: np.ndarray, gen: nn.Module, dev: torch.device) -> torch.Tens
     if gen.output_range is None:
         t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
     else:
-        t = resize(torch.from_numpy(np.ascontiguousarray(x)), tuple(gen.output_shape[1:]))
+        t = resize(torch.from_numpy(np.ascontiguousarray(x)), cast("tuple[int, int]", tuple(gen.output_shape[1:])))
     if dev.type == "cuda":
         free, _ = torch.cuda.mem_get_info(dev)
         return t.to(dev) if t.numel() * t.element_size() < free // 4 else t.pin_memory()
@@ -88,7 +88,7 @@ def resize(x: torch.Tensor, size: tuple[int, int], chunk: int = 2048) -> torch.T
     return out
 
 
-def to_float(batch: torch.Tensor, gen: nn.Module, dev: torch.device) -> torch.Tensor:
+def to_float(batch: torch.Tensor, gen: _Generator, dev: torch.device) -> torch.Tensor:
     """A data batch on `dev` as float in the generator's output range (points pass through)."""
     batch = batch.to(dev, non_blocking=True)
     if gen.output_range is None:

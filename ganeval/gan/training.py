@@ -21,7 +21,7 @@ from torch import nn
 
 from ganeval.common import atomic_torch_save, atomic_write_text, resolve_device
 from ganeval.gan import plots
-from ganeval.gan.architectures import build
+from ganeval.gan.architectures import _Generator, build
 from ganeval.gan.checkpoint import FORMAT, VERSION, capture_rng, checkpoint_config, load_checkpoint, restore_rng
 from ganeval.gan.config import GanConfig, gan_config
 from ganeval.gan.sampling import generate, latent
@@ -145,7 +145,7 @@ class _Job:
 class _Run:
     """What a training run changes as it goes: models, optimisers, noise, counters and losses (the checkpoint)."""
 
-    gen: nn.Module
+    gen: _Generator
     critic: nn.Module
     opt_g: torch.optim.Optimizer
     opt_d: torch.optim.Optimizer
@@ -343,7 +343,7 @@ def _postfix(history: np.ndarray) -> dict[str, str]:
 class _Outputs:
     """Writes sample grids (or point plots) from fixed latents, and the loss plot."""
 
-    def __init__(self, out_dir: Path, gen: nn.Module, z: torch.Tensor, dev: torch.device,
+    def __init__(self, out_dir: Path, gen: _Generator, z: torch.Tensor, dev: torch.device,
                  real_points: np.ndarray | None, title: str) -> None:  # fmt: skip
         self.out_dir, self.gen, self.z, self.dev, self.title = out_dir, gen, z, dev, title
         self.real_points = real_points

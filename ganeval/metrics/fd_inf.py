@@ -73,7 +73,7 @@ class LineFit:
     ci_high: float
 
 
-def fit(ns: Sequence[int], values: Sequence[float], confidence: float = 0.99) -> LineFit:
+def fit(ns: Sequence[int] | np.ndarray, values: Sequence[float], confidence: float = 0.99) -> LineFit:
     """OLS of values on 1/n (float64) and the intercept's Student-t interval (NaN with only 2 points)."""
     from scipy import stats
 

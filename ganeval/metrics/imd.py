@@ -258,7 +258,7 @@ def imd(
         px = draw_probes(xt.shape[0], nv, rng, rademacher) if px is None else px
         py = draw_probes(yt.shape[0], nv, rng, rademacher) if py is None else py
     knn_seed = int(seed) if isinstance(seed, (int, np.integer)) else 0
-    opts = dict(m=m, nv=nv, normalization=normalization, method=method, rademacher=rademacher,
+    opts: dict[str, Any] = dict(m=m, nv=nv, normalization=normalization, method=method, rademacher=rademacher,
                 variance_reduction=variance_reduction)
 
     def trace(job: tuple[torch.Tensor, ArrayLike | None]) -> np.ndarray:

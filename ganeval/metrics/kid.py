@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 import torch
@@ -195,7 +195,9 @@ def mmd2_work(
 
     def combine(parts: list[torch.Tensor]) -> torch.Tensor:
         sxx, syy = sum(parts[: len(xx)]), sum(parts[len(xx) : len(xx) + len(yy)])
-        return finite_result(mmd2_from_sums(sxx, syy, sum(parts[len(xx) + len(yy) :]), m), "KID")
+        sxy = sum(parts[len(xx) + len(yy) :])
+        return finite_result(mmd2_from_sums(cast(torch.Tensor, sxx), cast(torch.Tensor, syy), cast(torch.Tensor, sxy), m),
+                             "KID")
 
     return xx + yy + xy, combine
 

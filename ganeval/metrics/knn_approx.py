@@ -35,7 +35,7 @@ PARAMS_EXPECTED = ("null (the defaults) or a mapping of pynndescent build parame
 
 
 def _is_int(v: object, low: int) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= low
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and bool(v >= low)
 
 
 def params_valid(params: object) -> bool:
@@ -51,7 +51,7 @@ def params_valid(params: object) -> bool:
         if key == "n_iters":
             ok = v is None or _is_int(v, 1)
         elif key == "delta":
-            ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and 0 <= v < 1
+            ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and bool(0 <= v < 1)
         else:
             ok = _is_int(v, 1)
         if not ok:

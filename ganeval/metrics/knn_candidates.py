@@ -99,7 +99,8 @@ def candidates(x: torch.Tensor, kk: int, height: int | None, gram_hook: GramHook
     device_map(partial(run, bound=kth.amin(dim=1)), range(len(heads), len(parts)), x.device)
     pieces_d, pieces_i = [own_d, head_d.reshape(n, -1)], [own_i, head_i.reshape(n, -1)]
     if extras:
-        extra_d, extra_i = _first_per_row(*(torch.cat(z) for z in zip(*extras)), n, kk)
+        cat_d, cat_rows, cat_i = (torch.cat(z) for z in zip(*extras))
+        extra_d, extra_i = _first_per_row(cat_d, cat_rows, cat_i, n, kk)
         pieces_d.append(extra_d)
         pieces_i.append(extra_i)
     all_d, all_i = torch.cat(pieces_d, dim=1), torch.cat(pieces_i, dim=1)

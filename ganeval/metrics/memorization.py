@@ -92,6 +92,7 @@ def real_balls(x: torch.Tensor, graph: Any = None) -> RealBalls:
     """From an exact k-NN graph with distances (IMD's, reused) or a 1-NN search made here."""
     if graph is None or getattr(graph, "sq_dist", None) is None:
         graph = exact_knn_graph(x, 1)
+    assert graph.sq_dist is not None  # an exact search keeps its distances
     d = graph.sq_dist.to(x.dtype).min(dim=1).values
     return RealBalls(x, (x * x).sum(dim=1), graph.nbrs, d.contiguous())
 

@@ -76,6 +76,7 @@ def balls(x: torch.Tensor, ks: Sequence[int], graph: KnnGraph | None = None,
     top = max(ks)
     if graph is None or graph.sq_dist is None or graph.nbrs.shape[1] < top:
         graph = exact_knn_graph(x, top, gram_hook=gram_hook)
+    assert graph.sq_dist is not None  # an exact search keeps its distances
     d = graph.sq_dist.to(x.dtype).sort(dim=1).values
     return Balls(x, (x * x).sum(dim=1), graph.nbrs, {k: d[:, k - 1].contiguous() for k in sorted(set(ks))})
 
@@ -187,6 +188,7 @@ class Cross:
             if fake_k is not None:
                 radius = self.fake.exact_radii(near, fake_k)
             else:
+                assert real_k is not None  # one of real_k, fake_k is given
                 radius = self.real.exact_radii(rows[i : i + 1], real_k).expand(near.shape[0])
             hit[i] = bool(self._exact_inside(rows[i].expand(near.shape[0]), near, radius).any())
         return hit

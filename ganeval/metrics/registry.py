@@ -16,10 +16,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import torch
+
+if TYPE_CHECKING:
+    from ganeval.metrics.validation import Reach, ReachBounds
 
 GramHook = Callable[[int, torch.Tensor], None]
 Job = Callable[[], Any]
@@ -49,7 +52,7 @@ class Option:
 def integer(low: int) -> tuple[Callable[[Any], bool], str]:
     """A check for integers ≥ `low` (bools and floats are refused, not truncated)."""
     def check(v: Any) -> bool:
-        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= low
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and bool(v >= low)
 
     return check, f"an integer ≥ {low}"
 
@@ -83,7 +86,7 @@ class PairWork:
     """A pair's work as independent jobs (run together with other metrics' jobs, in parallel on CPU),
     and the function that turns their results, in order, into the metric's value."""
 
-    jobs: list[Job]
+    jobs: Sequence[Job]
     finish: Callable[[list[Any]], float]
 
 
@@ -121,8 +124,9 @@ class Metric:
     prepare(x, options, hooks, tap) -> statistics of one subsample x (a float tensor); `hooks` are
     other metrics' Gram taps to call with any Gram strip of x it computes, `tap` its own (or None).
     pair(stats_x, stats_y, options, rng) -> PairWork; draws its random choices from `rng`, its own stream, now.
-    reach(peak, n, d, options) -> (working, wide): the largest numbers it forms on an n×d set whose
-    entries are at most `peak` in magnitude, in the working precision and in float64 (see
+    reach(peak, n, d, options) -> (working, wide) or (working, wide, precise32, precise64): the largest
+    numbers it forms on an n×d set whose entries are at most `peak` in magnitude, in the working precision and
+    in float64, and for metrics that lose precision at small scales whether float32 and float64 keep it (see
     `validation.Reach`); None for no bound beyond finite input.
     With `shares`, both stages also get `context=`: a `Shared` per set (prepare) and per pair (pair), through
     which metrics computed together share one pass (precision/recall/density/coverage one k-NN search).
@@ -135,9 +139,10 @@ class Metric:
 
     name: str
     options: tuple[Option, ...]
-    prepare: Callable[[torch.Tensor, Mapping[str, Any], Sequence[GramHook], GramTap | None], Any]
-    pair: Callable[[Any, Any, Mapping[str, Any], np.random.Generator], PairWork]
-    tap: Callable[[torch.Tensor, Mapping[str, Any]], GramTap | None] | None = None
+    # with `shares`, both stages also take `context=` (below), so their types are not fixed by `shares` alone
+    prepare: Callable[..., Any]
+    pair: Callable[..., PairWork]
+    tap: Callable[[torch.Tensor, Mapping[str, Any]], GramHook | None] | None = None
     check_sample_size: Callable[[int, Mapping[str, Any]], None] | None = None
     label: str = ""
     label_tex: str = ""
@@ -145,7 +150,7 @@ class Metric:
     unscaled_label: str = ""  # the name of a value shown unscaled (raw numbers, normalised curves): KID, not KID×10³
     same_dim: bool = True  # both sets must live in one feature space
     doc: str = ""
-    reach: Callable[[float, int, int, Mapping[str, Any]], tuple[float, float]] | None = None
+    reach: Callable[[float, int, int, Mapping[str, Any]], ReachBounds] | None = None
     shares: bool = False
     input: str = "features"
     higher_is_better: bool = False
@@ -247,8 +252,8 @@ def unscaled_label(name: str) -> str:
     return name if metric is None else metric.unscaled_label
 
 
-def _bound_reach(reach: Callable[..., tuple[float, float]], options: Mapping[str, Any], peak: float, n: int,
-                 d: int) -> tuple[float, float]:
+def _bound_reach(reach: Callable[..., ReachBounds], options: Mapping[str, Any], peak: float, n: int,
+                 d: int) -> ReachBounds:
     return reach(peak, n, d, options)
 
 
@@ -293,7 +298,7 @@ class Metrics(Mapping[str, dict[str, Any]]):
             if metric.check_sample_size is not None:
                 metric.check_sample_size(sample_size, opts)
 
-    def reaches(self) -> list[tuple[str, Callable[[float, int, int], tuple[float, float]]]]:
+    def reaches(self) -> list[tuple[str, Reach]]:
         """(label, reach with the options bound) of each chosen metric that declares its reach, for
         `validation.working_dtype`: the precision one set must be computed in for all of them."""
         return [(m.label, partial(_bound_reach, m.reach, o)) for m, o in self.ordered() if m.reach is not None]

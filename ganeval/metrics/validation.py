@@ -32,8 +32,9 @@ FLOAT64_TINY = float(torch.finfo(torch.float64).tiny)
 
 # (peak, N, D) -> (largest magnitude a metric forms in its working precision, largest it forms in float64)
 # or, for metrics that lose precision at small scales, those two and (whether it keeps its precision if the
-# working precision is float32, whether it keeps it in float64): see `Precise`
-Reach = Callable[[float, int, int], tuple[float, ...]]
+# working precision is float32, whether it keeps it in float64)
+ReachBounds = tuple[float, float] | tuple[float, float, bool, bool]
+Reach = Callable[[float, int, int], ReachBounds]
 
 
 @dataclass(frozen=True)

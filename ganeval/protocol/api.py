@@ -91,9 +91,9 @@ def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
         fakes = []
         for g, f in b.fakes:
             f = as_features(f"generated set {g}", f)
-            if f.shape[1] != real.shape[1]:
+            if f.shape[1] != as_array(real).shape[1]:
                 raise ValueError(
-                    f"generated set {g} has {f.shape[1]} features but the real set has {real.shape[1]}: the sets "
+                    f"generated set {g} has {f.shape[1]} features but the real set has {as_array(real).shape[1]}: the sets "
                     "scored against each other need features of one dimension (inputs of one shape through one "
                     "extractor)"
                 )
@@ -103,7 +103,7 @@ def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
         out.append(Block(real, fakes, dict(b.groups), tuple(int(d) for d in b.draw)))
     settings.check_pools(sizes)
     for b in out:  # before any run: a metric that cannot fit (FID's D×D covariances of wide features) refused
-        check_memory(settings.metrics, settings.sample_size, int(b.real.shape[1]), settings.device, settings.workers)
+        check_memory(settings.metrics, settings.sample_size, int(as_array(b.real).shape[1]), settings.device, settings.workers)
     return out
 
 

@@ -13,12 +13,15 @@ one value covers neither subsampling nor probes (KID also reports its std over s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
 import numpy as np
 
 from ganeval.protocol.settings import Settings
 from ganeval.protocol.task import RowSpec
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 FULL_SET_NOTE = (
     "One value per metric on the full sets (runs=1): no interval. IMD's probes and KID's subsets are drawn "
@@ -115,7 +118,7 @@ class FullSetTask:
         s = self.settings
         out: list[dict[str, Any]] = []
         for groups, fake in self.fakes:
-            values = score_full(self.real, fake, s.metrics, s.seed, s.device)
+            values = score_full(self.real, fake, cast("Metrics", s.metrics), s.seed, s.device)
             for m, v in values.items():
                 out.append({"run": r, **groups, "metric": m, "value": float(v["value"])})
                 self.extras[(str(groups.get("model")), m)] = {k: float(x) for k, x in v.items() if k != "value"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping, Protocol, cast
 
 import numpy as np
 
@@ -99,7 +99,7 @@ class MetricTask:
         from ganeval.metrics.suite import prepare_set, score_pair
 
         s = self.settings
-        rows_of = self._rows = self._rows or DeviceRows(s.device)
+        rows_of = self._rows = self._rows or DeviceRows(cast(str, s.device))  # Settings resolves None to a name
         repeat = r < s.probe_repeats
         probe = {PROBE_DRAW: 0} if s.probe_repeats else {}
         imd = Metrics({"imd": s.metrics["imd"]}) if repeat else None  # type: ignore[index]
@@ -115,7 +115,7 @@ class MetricTask:
             sets = [(rows_of(pool, idx), self._pool_info(pool)) for pool, idx in zip(pools, rows)]
             # every set's statistics stage at once (on a GPU, one CUDA stream each: see `stream_map`), unless
             # a reduced-precision k-NN search would switch TF32 on for the other sets' float32 products too
-            device = torch.device(s.device) if self._float32_products() else torch.device("cpu")
+            device = torch.device(cast(str, s.device)) if self._float32_products() else torch.device("cpu")
             states = stream_map(lambda rows_info: prepare_set(rows_info[0], s.metrics, s.device, rows_info[1]),
                                 sets, device)
             del sets
@@ -134,7 +134,7 @@ class MetricTask:
         """Whether every metric's statistics stage keeps torch's float32 products in float32 (IMD's reduced-
         precision k-NN search turns TF32 on process-wide while it forms its candidates)."""
         metrics = self.settings.metrics
-        return "imd" not in metrics or metrics["imd"].get("knn_precision", "float32") == "float32"  # type: ignore[index, union-attr]
+        return "imd" not in metrics or metrics["imd"].get("knn_precision", "float32") == "float32"  # type: ignore[index]
 
     def _pool_info(self, pool: Any) -> Any:
         """What the checks learn of a pool (one pass, on its device), once per pool: spares each subsample

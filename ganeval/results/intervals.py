@@ -90,7 +90,7 @@ def paired_comparison(
         )
     d = xa - xb
     out = t_interval(d, confidence)
-    n = out["n_runs"]
+    n = int(out["n_runs"])
     if n >= 2 and out["std"] > 0:
         from scipy.stats import t as student_t
 

@@ -15,7 +15,7 @@ from ganeval.results.summary import summary_group_columns
 
 
 
-def _plt():  # type: ignore[no-untyped-def]
+def _plt():
     import matplotlib
 
     matplotlib.use("Agg", force=False)

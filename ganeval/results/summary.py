@@ -30,7 +30,7 @@ def summary_group_columns(summary: pd.DataFrame) -> list[str]:
     return [c for c in summary.columns if c not in skip]
 
 
-def _groupby(rows: pd.DataFrame, keys: Sequence[str]):  # type: ignore[no-untyped-def]
+def _groupby(rows: pd.DataFrame, keys: Sequence[str]):
     return rows.groupby(list(keys), sort=False, dropna=False)
 
 

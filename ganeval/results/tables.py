@@ -72,7 +72,7 @@ def direction_sentence(metrics: Any) -> str:
 
 def _fmt(v: Any) -> str:
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
-        return str(int(v)) if abs(v) < 1e15 else str(v)
+        return str(int(v)) if abs(float(v)) < 1e15 else str(v)
     return str(v)
 
 

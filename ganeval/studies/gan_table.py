@@ -12,7 +12,7 @@ each paired difference, whether the paper's ordering holds (see `ganeval.studies
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -116,7 +116,7 @@ def run(plan: Plan) -> pd.DataFrame:
         sizes[f"the real pool of {name}"] = len(reals[name])
         for model, seed_plans in models.items():
             for i, entry in enumerate(seed_plans):
-                size = int(plan.options.n_generated) if isinstance(entry, dict) else generators.pool_size(plan, entry)
+                size = int(cast(int, plan.options.n_generated)) if isinstance(entry, dict) else generators.pool_size(plan, entry)
                 what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
                 sizes[f"the generated pool of {what} (n_generated)"] = size
     settings.check_pools(sizes)

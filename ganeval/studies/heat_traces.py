@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,9 @@ from ganeval.protocol import RowSpec, Settings, as_array, run_loop, share
 from ganeval.protocol.api import unique_names
 from ganeval.protocol.draws import draw_rows, run_generator
 from ganeval.results import t_interval
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 TRACE_METHODS = ("exact", "slq")
 SCALE = 1e6  # heat_trace returns normalised traces ×1e6
@@ -49,7 +52,7 @@ class HeatTraceTask:
             x = as_array(feats)
             rng = run_generator(s.seed, r)
             sub = np.asarray(x[draw_rows(len(x), s.sample_size, rng)])
-            h = heat_trace(sub, t=self.t, seed=rng, device=s.device, method=self.method, **s.metrics["imd"])
+            h = heat_trace(sub, t=self.t, seed=rng, device=s.device, method=self.method, **cast("Metrics", s.metrics)["imd"])
             rows += [{"run": r, "data": name, "t": float(t), "metric": "heat_trace", "value": float(v)}
                      for t, v in zip(self.t, h)]
         return rows
@@ -131,7 +134,7 @@ def accuracy_check(sets: dict[str, Any], t: np.ndarray, settings: Settings, step
     from ganeval.metrics.imd import knn_graph
     from ganeval.metrics.slq_error import exact_forms, slq_forms, spectrum
 
-    o, s = settings.metrics["imd"], settings
+    o, s = cast("Metrics", settings.metrics)["imd"], settings
     out = []
     for name, feats in sets.items():
         x = as_array(feats)
@@ -294,7 +297,7 @@ def run(plan: Plan) -> pd.DataFrame:
         raise ValueError("heat_traces needs metrics.imd (its k, m, nv, normalization, knn options)")
     ts = t_grid(cfg)
     method = check_trace_method(cfg, settings.sample_size)
-    steps = int(settings.metrics["imd"]["m"])
+    steps = int(cast("Metrics", settings.metrics)["imd"]["m"])
     check_steps = [int(m) for m in (cfg.get("accuracy_steps") or [])]
     if check_steps and settings.sample_size > EXACT_MAX_N:
         raise ValueError(f"accuracy_steps needs the exact spectrum of a {settings.sample_size}-row graph (allowed up to "
@@ -322,8 +325,8 @@ def run(plan: Plan) -> pd.DataFrame:
         write_csv(accuracy, plan.results_dir / "accuracy.csv")
     title = plan.title
     pipeline.write(plan, summary, None, title, tables=False)
-    norm = settings.metrics["imd"]["normalization"]
-    how = "exact eigendecomposition" if method == "exact" else f"SLQ, m = {steps}, nv = {settings.metrics['imd']['nv']}"
+    norm = cast("Metrics", settings.metrics)["imd"]["normalization"]
+    how = "exact eigendecomposition" if method == "exact" else f"SLQ, m = {steps}, nv = {cast('Metrics', settings.metrics)['imd']['nv']}"
     protocol = (f"Heat trace ({norm.upper()} normalisation) ×10⁻⁶ of the CSV's values: mean ± half-width of the "
                 f"{settings.confidence:.0%} Student-t interval over {settings.runs} runs of {settings.sample_size} "
                 f"rows (features: {plan.record.extractor.get('name') if plan.record.extractor else '?'}; trace: {how}).")

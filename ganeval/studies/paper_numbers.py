@@ -9,7 +9,7 @@ environment, so LaTeX numbers it Table 1. Each cell is mean ± half-width of the
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 
 class PaperCell(NamedTuple):
@@ -20,7 +20,7 @@ class PaperCell(NamedTuple):
 
 
 # the protocol the paper's numbers were made under (paper line 827 and the table's caption)
-PAPER_PROTOCOL: Final = {"sample_size": 10000, "runs": 100, "confidence": 0.99, "features": "Inception pool3 (2048-d)"}
+PAPER_PROTOCOL: Final[dict[str, Any]] = {"sample_size": 10000, "runs": 100, "confidence": 0.99, "features": "Inception pool3 (2048-d)"}
 # printed value = our value × scale (the paper prints KID×10³)
 PAPER_SCALE: Final = {"imd": 1.0, "kid": 1e3, "fid": 1.0}
 # our dataset / model keys (configs/experiment/paper_table.yaml) -> the paper's column labels, in the paper's order

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping, cast
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,9 @@ from ganeval.app.plan import Plan
 from ganeval.protocol.draws import draw_rows, run_generator
 from ganeval.results import t_interval
 from ganeval.studies.slq_claims import claim_verdicts, claims, one_row
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "features")  # the config keys it reads inputs from (its plan)
@@ -114,6 +117,8 @@ def bootstrap(x: np.ndarray, y: np.ndarray, t: np.ndarray, n: int, resamples: in
     α = −cov(X, Y')/(t·var(Y')), x with and y without the control variate (X = y, Y' = (x − y)/(t·e^−t) + n = n·vᵀLv)."""
     rng = np.random.default_rng(seed)
     lo, hi = (1 - confidence) / 2, (1 + confidence) / 2
+    ratios: list[float]
+    alphas: list[float]
     ratios, alphas = [], []
     w = t * np.exp(-t)
     lv = (x - y) / w[None, :] + n  # n·vᵀLv per probe (the same for every t, up to rounding)
@@ -136,7 +141,7 @@ def measure(pool: Pool, cfg: Any, confidence: float, seed: int) -> pd.DataFrame:
     nv0, m0 = int(cfg.nv), int(cfg.m)
     rows: list[dict[str, Any]] = []
 
-    def add(figure: str, quantity: str, j: int, m: int | None, nv: int | None, stats: dict[str, float],
+    def add(figure: str, quantity: str, j: int, m: int | None, nv: int | None, stats: Mapping[str, float | None],
             reference: float | None = None) -> None:
         rows.append({"figure": figure, "quantity": quantity, "t": float(t[j]), "m": m, "nv": nv, **stats,
                      "reference": reference})
@@ -364,7 +369,7 @@ def run(plan: Plan) -> pd.DataFrame:
     cfg, settings = plan.params, plan.settings
     if "imd" not in settings.metrics:
         raise ValueError("slq_accuracy needs metrics.imd (its k)")
-    o = settings.metrics["imd"]
+    o = cast("Metrics", settings.metrics)["imd"]
     if o["rademacher"] or o["knn"] != "exact":
         raise ValueError("slq_accuracy measures Gaussian probes on the exact k-NN graph: set metrics.imd.rademacher=false "
                          "and metrics.imd.knn=exact")

@@ -14,7 +14,7 @@ import logging
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -31,6 +31,9 @@ from ganeval.studies.stability_claims import decide
 from ganeval.studies.stability_report import plot_stability, table_markdown, timing_table, verdict, verdict_markdown  # noqa: F401
 from ganeval.studies.stability_report import RECALL_EXACT, VARIANCE_SIMILAR  # noqa: F401  (stability.NAME)
 
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
+
 log = logging.getLogger("ganeval")
 INPUTS = ("data", "other", "features")  # the config keys it reads inputs from (its plan)
 # the files it may write into results_dir (its plan lists them)
@@ -45,7 +48,7 @@ def run(plan: Plan) -> pd.DataFrame:
 
     cfg, settings = plan.params, plan.settings
     sizes = sample_sizes(settings.sample_size, cfg.halvings)
-    methods = knn_methods(cfg.knn_methods, settings.metrics["imd"]["knn"]) if "imd" in settings.metrics else []
+    methods = knn_methods(cfg.knn_methods, cast("Metrics", settings.metrics)["imd"]["knn"]) if "imd" in settings.metrics else []
     if settings.probe_repeats:
         raise ValueError("experiment=stability does not use probe_repeats (its rows are not curves): set probe_repeats=0")
     name = plan.choices.get("data") or "data"
@@ -79,7 +82,7 @@ def run(plan: Plan) -> pd.DataFrame:
                         f"{feats.shape[1]}-d features",
                "machine": f"{cpu_model()}, {os.cpu_count()} cores, 1-min load average {min(loads, default=math.nan):.1f}–"
                           f"{max(loads, default=math.nan):.1f} while the parts ran (knn.csv)"}
-    params = settings.metrics["imd"]["nndescent"] if "imd" in settings.metrics else None
+    params = cast("Metrics", settings.metrics)["imd"]["nndescent"] if "imd" in settings.metrics else None
     if params is not None and "approx" in methods:  # only a non-default setting is named (older records lack it)
         context["nndescent"] = ", ".join(f"{k}={v}" for k, v in params.items())
     write_files(plan, summary, comparison, (claims, decided), context, timing_table(sizes, parts, timings, recall),

@@ -6,13 +6,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 import numpy as np
 import pandas as pd
 
 from ganeval.protocol import Settings
 from ganeval.results import paired_comparison, t_interval
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 PAIRS = ("same", "different")
 KNN_METHODS = ("exact", "approx")
@@ -68,7 +71,7 @@ def knn_methods(value: Any, imd_knn: str) -> list[str]:
 def plan_parts(settings: Settings, sizes: Sequence[int], methods: Sequence[str]) -> list[Part]:
     """The stores of the grid, each with its own validated settings (n as sample size, KID subsets of ≤ n rows).
     metrics.imd.nndescent goes to the approx parts only: the exact parts keep the identity of a run without it."""
-    chosen = settings.metrics.as_dict()  # type: ignore[union-attr]
+    chosen = cast("Metrics", settings.metrics).as_dict()
     parts = []
     for n in sizes:
         if "imd" in chosen:
@@ -143,7 +146,7 @@ def approx_recall(a: np.ndarray, settings: Settings, n: int) -> float:
     from ganeval.protocol.draws import draw_rows, run_generator
 
     x = np.ascontiguousarray(a[draw_rows(len(a), n, run_generator(settings.seed, 0))], dtype=np.float32)
-    k, params = int(settings.metrics["imd"]["k"]), settings.metrics["imd"]["nndescent"]
+    k, params = int(cast("Metrics", settings.metrics)["imd"]["k"]), cast("Metrics", settings.metrics)["imd"]["nndescent"]
     return knn_recall(approx_knn(x, k, params=params), brute_force_knn(x, k))
 
 

@@ -171,7 +171,7 @@ def approx_claims(summary: pd.DataFrame, comparison: pd.DataFrame,
     the rules `verdict` states."""
     claims: list[dict[str, Any]] = []
     ae = comparison[comparison.kind == "approx - exact"] if "kind" in comparison else comparison.iloc[:0]
-    exact_graph = bool(recall) and min(recall.values()) >= RECALL_EXACT
+    exact_graph = recall is not None and bool(recall) and min(recall.values()) >= RECALL_EXACT
     why = (f"the approximate graph is the exact one at these n (recall of the true k-NN "
            f"≥ {RECALL_EXACT} at every n), so no effect of approximation can show; ") if exact_graph else ""
     if len(ae):

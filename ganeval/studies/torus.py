@@ -11,7 +11,7 @@ numbers, not assumed. The default setting was chosen by scripts/torus_search.py 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -360,7 +360,7 @@ def run(plan: Plan) -> pd.DataFrame:
         real = pipeline.load_data(plan, cfg.data, "data").astype(np.float32)
     if real.ndim != 2 or real.shape[1] != 3:
         raise ValueError(f"torus needs N×3 points as data, got shape {real.shape}")
-    n_gen = int(plan.options.n_generated)
+    n_gen = int(cast(int, plan.options.n_generated))  # set for experiments
     plan.settings.check_pools({"the real pool (data.n)": len(real), "the generated pool (n_generated)": n_gen})
     plans = {label: generators.plan_generator(plan, real, spec, f"generators.{label}")
              for label, spec in zip(unique_names(gens, "generators"), gens.values())}

@@ -30,7 +30,7 @@ def seed_sentence(seed_cmp: pd.DataFrame | None, seeds: pd.DataFrame | None, goo
     """The per-training-seed pattern in words (the paper's kind of interval: one trained model per GAN), for the head
     of verdict.md beside the across-seed sentence; [] with one training seed."""
     sep = seed_separation(seed_cmp)
-    if not sep or seeds is None or SEED not in seeds.columns:
+    if not sep or seed_cmp is None or seeds is None or SEED not in seeds.columns:  # sep: seed_cmp holds rows
         return []
     pairs = sorted(seeds[SEED].unique())
     shown = sum(pattern(seeds, good, bad, i) for i in pairs)

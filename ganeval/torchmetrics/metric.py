@@ -72,7 +72,7 @@ class Protocol(Metric):
                 return int(held[0].shape[1])
         return None
 
-    def update(self, x: torch.Tensor, real: bool) -> None:  # type: ignore[override]
+    def update(self, x: torch.Tensor, real: bool) -> None:
         """Add the features of batch `x` to the real (`real=True`) or fake pool; a refused batch changes neither."""
         if not isinstance(real, bool):
             raise ValueError(f"real must be True or False, got {real!r}")
@@ -83,7 +83,7 @@ class Protocol(Metric):
                              "feature space (one image size, one extractor) to a metric")
         (self.real_features if real else self.fake_features).append(rows.to(self.device))
 
-    def forward(self, x: torch.Tensor, real: bool) -> None:  # type: ignore[override]
+    def forward(self, x: torch.Tensor, real: bool) -> None:
         """`metric(x, real=...)` is `update`: one batch alone has no score (compute() scores the pools)."""
         self.update(x, real=real)
 

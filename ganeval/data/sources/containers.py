@@ -14,6 +14,7 @@ import os
 import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from ganeval.data.files import IMAGE_EXTENSIONS, list_images
 
@@ -195,7 +196,7 @@ class TarContainer(Container):
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self._offsets: dict[str, tuple[int, int]] = {}
-        self._file = None
+        self._file: BinaryIO | None = None
         self._pid = -1
         try:
             with tarfile.open(path, mode="r:") as t:  # "r:": uncompressed only (random access by offset)

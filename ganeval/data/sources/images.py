@@ -108,7 +108,7 @@ class DecodedImages(Dataset):
             if im.mode != mode:  # converting to its own mode would only copy it
                 im = im.convert(mode)
             if self.size is not None and im.size != (self.size, self.size):
-                im = im.resize((self.size, self.size), Image.BILINEAR)
+                im = im.resize((self.size, self.size), Image.Resampling.BILINEAR)
             if self.channels == 3 and im.mode != "RGB":
                 im = im.convert("RGB")
             return np.asarray(im, dtype=np.uint8)
@@ -268,7 +268,7 @@ class ImageSource:
                channels_last: bool = False) -> DataLoader:
         """A DataLoader yielding (uint8 batch, error) for the given lists of indices, in that order."""
         return DataLoader(Batches(self.dataset, channels_last, shared=transform is None), sampler=batch_sampler,
-                          batch_size=None, num_workers=num_workers, collate_fn=Finish(transform),
+                          batch_size=None, num_workers=num_workers, collate_fn=Finish(transform),  # type: ignore[arg-type]  # batch_size=None: called per item
                           pin_memory=pin_memory and torch.cuda.is_available(),
                           multiprocessing_context="fork" if num_workers and os.name == "posix" else None,
                           worker_init_fn=partial(init_loader_worker, os.getpid()) if num_workers else None)

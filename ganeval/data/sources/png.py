@@ -57,7 +57,7 @@ def decode(data: bytes) -> np.ndarray | None:
     RuntimeError. One difference from PIL is left: a zlib checksum (Adler-32) that is wrong in a file whose chunk
     CRCs are right (a faulty encoder: corruption after writing breaks a CRC) is not checked."""
     head = header(data) if _spng is not None else None
-    if head is None or not intact(data):
+    if head is None or _spng is None or not intact(data):
         return None
     return _spng.load(data, format=head[0])
 
