@@ -84,12 +84,15 @@ def counts(rows: pd.DataFrame, k: int = K) -> pd.DataFrame:
     trace of a one-component graph of the same n (`normalize_trace` of ones, as h̃ was normalised)."""
     from ganeval.metrics.imd import SCALE, normalize_trace
 
+    def nearest(v: dict[float, float], x: float) -> float:
+        return min(v, key=lambda s: abs(s - x))
+
     out = []
     for (r, c, n), g in rows.groupby(["run", "classes", "n"]):
         v = dict(zip(g["t"], g["value"]))
         for t in LARGE_T:
             lo, hi = t * (1.0 - STEP), t * (1.0 + STEP)
-            a, b = (v[min(v, key=lambda s, x=x: abs(s - x))] for x in (lo, hi))  # noqa: B023
+            a, b = (v[nearest(v, x)] for x in (lo, hi))
             null = normalize_trace(np.ones(2), "er", int(n), k, np.asarray([lo, hi])) * SCALE
             out.append({"run": r, "classes": c, "t": t, "count": (b - a) / (null[1] - null[0])})
     return pd.DataFrame(out)
