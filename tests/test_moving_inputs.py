@@ -1,0 +1,119 @@
+"""Issue #47: content that moves under the reader (files overwritten during an extraction; the digest memo's trust
+rule), inputs spelled another way, outputs inside inputs, and the small ones."""
+
+from __future__ import annotations
+
+import math
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from ganeval.data.sources import ImageSource
+from ganeval.data.sources import file_digests as fd
+from ganeval.features import extract_with_info
+from test_sources import make_images
+
+
+# --------------------------------------------------------------------------- 1. files overwritten during extraction
+def _overwrite_during(monkeypatch: pytest.MonkeyPatch, target: Path, after_batches: int = 1) -> None:
+    """Overwrite `target` (new pixels, a valid PNG) once the extraction has taken `after_batches` batches."""
+    real = ImageSource.batches
+
+    def batches(self: ImageSource, *a: Any, **kw: Any):  # type: ignore[no-untyped-def]
+        for k, b in enumerate(real(self, *a, **kw)):
+            if k == after_batches:
+                shape = np.asarray(Image.open(target)).shape
+                Image.fromarray(np.full(shape, 7, np.uint8)).save(target)
+            yield b
+
+    monkeypatch.setattr(ImageSource, "batches", batches)
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_file_overwritten_during_extraction_is_refused_and_nothing_is_cached_for_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached: bool) -> None:
+    monkeypatch.setenv("GANEVAL_CHUNK_SIZE", "4")
+    data = make_images(tmp_path / "imgs", 12, (6, 6, 3))
+    cache = tmp_path / "cache" if cached else None
+    _overwrite_during(monkeypatch, data / "0010.png")  # in the last chunk, overwritten while chunk 0 is extracted
+    with pytest.raises(ValueError, match=r"0010\.png changed while ganeval was reading .*nothing of it is scored"):
+        extract_with_info(ImageSource(data), "pixels", batch_size=4, cache_dir=cache, progress=False)
+    if cached:
+        assert not list((tmp_path / "cache" / "sources").glob("*.json"))  # no files key -> content memo
+        assert not list((tmp_path / "cache").glob("*.npz"))  # no entry
+        chunks = sorted(p.name for p in (tmp_path / "cache" / "partial").rglob("chunk-*.npz"))
+        assert chunks == ["chunk-000000.npz", "chunk-000001.npz"]  # the chunks of unchanged files only
+
+
+def test_a_file_overwritten_after_its_chunk_cannot_change_the_number(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its old bytes were decoded and checked: the features, the content and the memo are all of the old files."""
+    monkeypatch.setenv("GANEVAL_CHUNK_SIZE", "4")
+    data = make_images(tmp_path / "imgs", 12, (6, 6, 3))
+    clean, _ = extract_with_info(ImageSource(data), "pixels", batch_size=4, progress=False)
+    content = ImageSource(data).content()
+    _overwrite_during(monkeypatch, data / "0001.png", after_batches=2)
+    got, info = extract_with_info(ImageSource(data), "pixels", batch_size=4, cache_dir=tmp_path / "c", progress=False)
+    np.testing.assert_array_equal(got, clean)
+    assert info["content_hash"] == content["stream"]
+
+
+# --------------------------------------------------------------------------- 3. the digest memo's trust rule
+def _written(root: Path, n: int = 3) -> list[str]:
+    root.mkdir()
+    for i in range(n):
+        (root / f"{i}.bin").write_bytes(bytes([i]) * 100)
+    return [f"{i}.bin" for i in range(n)]
+
+
+def _hashed_at(monkeypatch: pytest.MonkeyPatch, seconds_later: float) -> None:
+    """The memo's clock: `seconds_later` after now (the files were written now)."""
+    import time
+
+    now = time.time_ns()
+    monkeypatch.setattr(fd, "time", types.SimpleNamespace(time_ns=lambda: now + int(seconds_later * 1e9)))
+
+
+def _remembered(memo: Path) -> dict[str, Any]:
+    import json
+
+    (f,) = memo.glob("*.json")
+    return json.loads(f.read_text())["files"]
+
+
+def test_the_memo_never_remembers_a_file_changed_within_the_writeback_delay(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write through a shared mmap to a dirty page moves no time until writeback (35 s by default on Linux): a
+    file changed 10 s before it was hashed may still change under an unchanged stat, so it is read again later."""
+    assert fd.RACY_SECONDS > 35  # Linux's default delay (expiry 30 s + interval 5 s), doubled: 70 s
+    names = _written(tmp_path / "d")
+    _hashed_at(monkeypatch, 10)
+    fd.digests(tmp_path / "d", names, tmp_path / "memo")
+    assert _remembered(tmp_path / "memo") == {}
+    if math.isinf(fd.RACY_SECONDS):
+        return  # this machine's periodic writeback is off: nothing is ever remembered
+    _hashed_at(monkeypatch, fd.RACY_SECONDS + 1)  # left alone long enough: written back, a later write moves its times
+    fd.digests(tmp_path / "d", names, tmp_path / "memo")
+    assert sorted(_remembered(tmp_path / "memo")) == names
+
+
+def test_the_writeback_margin_follows_the_kernels_settings(tmp_path: Path) -> None:
+    vm = tmp_path / "vm"
+    vm.mkdir()
+    for expire, every, want in ((3000, 500, 70.0), (100, 0, math.inf), (50, 10, 2.0), (6000, 1000, 140.0)):
+        (vm / "dirty_expire_centisecs").write_text(f"{expire}\n")
+        (vm / "dirty_writeback_centisecs").write_text(f"{every}\n")
+        assert fd.writeback_margin(str(vm)) == want
+    assert fd.writeback_margin(str(tmp_path / "none")) == 70.0  # unknown: Linux's defaults
+
+
+def test_no_digest_is_remembered_when_writeback_is_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fd, "RACY_SECONDS", math.inf)
+    names = _written(tmp_path / "d")
+    _hashed_at(monkeypatch, 10**6)
+    fd.digests(tmp_path / "d", names, tmp_path / "memo")
+    assert _remembered(tmp_path / "memo") == {}
