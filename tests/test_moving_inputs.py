@@ -117,3 +117,75 @@ def test_no_digest_is_remembered_when_writeback_is_off(tmp_path: Path, monkeypat
     _hashed_at(monkeypatch, 10**6)
     fd.digests(tmp_path / "d", names, tmp_path / "memo")
     assert _remembered(tmp_path / "memo") == {}
+
+
+# --------------------------------------------------------------------------- CLI helpers
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from ganeval.app.score import main
+
+    code = main([*args, "--quiet"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _refused(args: list[str], capsys: pytest.CaptureFixture[str], *words: str) -> str:
+    code, _, err = _cli(args, capsys)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, err
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+def _fid(args: list[str], capsys: pytest.CaptureFixture[str]) -> float:
+    import json
+
+    code, out, err = _cli([*args, "--metrics", "fid", "--json"], capsys)
+    assert code == 0, err
+    return float(json.loads(out)["results"][0]["value"])
+
+
+def _feature_sets(tmp_path: Path) -> tuple[Path, Path]:
+    rng = np.random.default_rng(0)
+    d = 6
+    mix = rng.standard_normal((d, d))
+    np.save(tmp_path / "real.npy", (rng.standard_normal((200, d)) @ mix).astype(np.float32))
+    np.save(tmp_path / "fake.npy", (rng.standard_normal((150, d)) @ mix * 0.8 + 0.3).astype(np.float32))
+    return tmp_path / "real.npy", tmp_path / "fake.npy"
+
+
+# --------------------------------------------------------------------------- 4. a sigma-only .npz
+def test_a_sigma_only_npz_as_real_is_refused_not_read_as_rows(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    real, fake = _feature_sets(tmp_path)
+    x = np.load(real).astype(np.float64)
+    np.savez(tmp_path / "sigma.npz", sigma=np.cov(x, rowvar=False))
+    _refused([str(tmp_path / "sigma.npz"), str(fake)], capsys, "sigma.npz holds sigma", "statistics file")
+    np.savez(tmp_path / "mu.npz", mu=x.mean(0))
+    _refused([str(tmp_path / "mu.npz"), str(fake)], capsys, "mu.npz holds mu")
+
+
+# --------------------------------------------------------------------------- 6. the small ones
+def test_mu_sigma_and_a_count_are_read_as_moments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    real, fake = _feature_sets(tmp_path)
+    x = np.load(real).astype(np.float64)
+    mu, sigma = x.mean(0), np.cov(x, rowvar=False)
+    np.savez(tmp_path / "plain.npz", mu=mu, sigma=sigma)
+    np.savez(tmp_path / "counted.npz", mu=mu, sigma=sigma, n=np.array(200))
+    np.savez(tmp_path / "sampled.npz", mu=mu, sigma=sigma, num_samples=np.array(200))
+    want = _fid([str(tmp_path / "plain.npz"), str(fake)], capsys)
+    assert _fid([str(tmp_path / "counted.npz"), str(fake)], capsys) == want
+    assert _fid([str(tmp_path / "sampled.npz"), str(fake)], capsys) == want
+    assert want == pytest.approx(_fid([str(real), str(fake)], capsys), rel=1e-9)
+
+
+def test_save_stats_with_pixels_reads_back_with_pixels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(1)
+    np.save(tmp_path / "real.npy", rng.integers(0, 256, (60, 3, 4, 4), dtype=np.uint8))
+    np.save(tmp_path / "fake.npy", rng.integers(20, 230, (50, 3, 4, 4), dtype=np.uint8))
+    real, fake, stats = (str(tmp_path / n) for n in ("real.npy", "fake.npy", "s.npz"))
+    direct = _fid([real, fake, "--features", "pixels", "--save-stats", stats], capsys)
+    with np.load(stats) as z:
+        assert set(z.files) == {"mu", "sigma", "extractor"} and str(z["extractor"]) == "pixels"
+    assert _fid([stats, fake, "--features", "pixels"], capsys) == pytest.approx(direct, rel=1e-9)
+    _refused([stats, fake, "--features", "inception"], capsys, "pixels")  # not taken for Inception's
