@@ -189,3 +189,42 @@ def test_save_stats_with_pixels_reads_back_with_pixels(tmp_path: Path, capsys: p
         assert set(z.files) == {"mu", "sigma", "extractor"} and str(z["extractor"]) == "pixels"
     assert _fid([stats, fake, "--features", "pixels"], capsys) == pytest.approx(direct, rel=1e-9)
     _refused([stats, fake, "--features", "inception"], capsys, "pixels")  # not taken for Inception's
+
+
+# --------------------------------------------------------------------------- 5. --out inside an input folder
+def _image_folders(tmp_path: Path) -> tuple[Path, Path]:
+    return (make_images(tmp_path / "real", 10, (4, 4, 3), seed=0),
+            make_images(tmp_path / "fake", 10, (4, 4, 3), seed=1))
+
+
+@pytest.mark.parametrize("inside", ["fake/eval", "fake", "real/a/b", "link/eval"])
+def test_out_inside_an_input_folder_is_refused_by_ganeval_score(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch, inside: str) -> None:
+    real, fake = _image_folders(tmp_path)
+    (tmp_path / "link").symlink_to(fake)
+    monkeypatch.chdir(tmp_path)
+    _refused(["real", "fake/", "--features", "pixels", "--out", inside, "--overwrite"], capsys, f"--out={inside} is",
+             "input folder", "outside every input")
+    assert not (tmp_path / "fake" / "eval").exists() and not (tmp_path / "real" / "a").exists()
+    assert sorted(p.name for p in fake.iterdir()) == [f"{i:04d}.png" for i in range(10)]  # nothing written
+
+
+def test_out_inside_an_input_folder_is_refused_by_the_python_api(tmp_path: Path) -> None:
+    import ganeval
+
+    real, fake = _image_folders(tmp_path)
+    with pytest.raises(ValueError, match=r"--out=.*fake/eval is inside the input folder"):
+        ganeval.score(real, fake, features="pixels", out=fake / "eval", progress=False)
+    assert not (fake / "eval").exists()
+
+
+def test_results_dir_inside_an_input_folder_is_refused_by_the_app(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from apphelp import run_inprocess
+
+    real, fake = _image_folders(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"results_dir=fake/eval is inside the input folder fake"):
+        run_inprocess(["experiment=benchmark", "data=folder", "data.path=real", "generator=samples",
+                       "generator.path=fake", "features=pixels", "results_dir=fake/eval", "dry_run=true"])
+    assert not (fake / "eval").exists()
