@@ -228,3 +228,61 @@ def test_results_dir_inside_an_input_folder_is_refused_by_the_app(tmp_path: Path
         run_inprocess(["experiment=benchmark", "data=folder", "data.path=real", "generator=samples",
                        "generator.path=fake", "features=pixels", "results_dir=fake/eval", "dry_run=true"])
     assert not (fake / "eval").exists()
+
+
+# --------------------------------------------------------------------------- 2. the same inputs spelled another way
+def _runs_csv(out: Path) -> bytes:
+    return (out / "runs.csv").read_bytes()
+
+
+def test_score_out_resumes_for_the_same_inputs_spelled_or_placed_otherwise(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import shutil
+
+    make_images(tmp_path / "real", 30, (2, 2, 3), seed=0)
+    make_images(tmp_path / "fake", 30, (2, 2, 3), seed=1)
+    monkeypatch.chdir(tmp_path)
+    common = ["--features", "pixels", "--metrics", "fid", "--runs", "3", "--sample-size", "20", "--no-plots",
+              "--no-samples", "--out", "res"]
+    code, _, err = _cli(["real", "fake", *common], capsys)
+    assert code == 0, err
+    first = _runs_csv(tmp_path / "res")
+    meta = json.loads((tmp_path / "res" / "runs.meta.json").read_text())
+    shutil.move(tmp_path / "real", tmp_path / "moved")  # moved with identical bytes (REAL's name is no row label)
+    (tmp_path / "elsewhere").mkdir()
+    shutil.move(tmp_path / "fake", tmp_path / "elsewhere" / "fake")
+    for spelling in (["moved/", "./elsewhere/fake/"], [str(tmp_path / "moved"), "elsewhere/fake"],
+                     ["./moved", str(tmp_path / "elsewhere" / "fake") + "/"]):
+        code, _, err = _cli([*spelling, *common, "--runs", "3"], capsys)
+        assert code == 0, (spelling, err)  # resumed: not "holds runs made by another config"
+        assert _runs_csv(tmp_path / "res") == first
+    again = json.loads((tmp_path / "res" / "runs.meta.json").read_text())
+    assert again["config_hash"] == meta["config_hash"]  # one hash for every spelling
+    code, _, err = _cli(["moved", "elsewhere/fake", *common[:-2], "--seed", "1", "--out", "res"], capsys)
+    assert code == 2 and "another config" in err and "seed" in err  # what defines the runs still does
+
+
+def test_results_dir_resumes_for_the_same_inputs_spelled_or_placed_otherwise(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import shutil
+
+    from apphelp import run_inprocess
+
+    rng = np.random.default_rng(0)
+    for name, shift, n in (("real", 0.0, 120), ("fake", 0.3, 100)):
+        np.save(tmp_path / f"{name}.npy", (rng.normal(size=(n, 4)) + shift).astype(np.float32))
+    monkeypatch.chdir(tmp_path)
+    fast = ["experiment=benchmark", "data=array", "generator=samples", "features=identity", "metrics.imd.nv=10",
+            "metrics.kid.subsets=5", "metrics.kid.subset_size=50",
+            "progress=false", "plots=false", "sample_size=50", "runs=2", "results_dir=res"]
+    run_inprocess([*fast, "data.path=real.npy", "generator.path=fake.npy"])
+    first = (tmp_path / "res" / "runs.csv").read_bytes()
+    meta = json.loads((tmp_path / "res" / "runs.meta.json").read_text())
+    (tmp_path / "in").mkdir()
+    shutil.move(tmp_path / "fake.npy", tmp_path / "in" / "fake.npy")
+    run_inprocess([*fast, f"data.path={tmp_path / 'real.npy'}", "generator.path=./in/fake.npy"])
+    assert (tmp_path / "res" / "runs.csv").read_bytes() == first
+    assert json.loads((tmp_path / "res" / "runs.meta.json").read_text())["config_hash"] == meta["config_hash"]
