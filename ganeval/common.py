@@ -19,6 +19,13 @@ import torch
 ArrayLike = Any  # numpy array or torch tensor
 
 
+def refuse_meta(a: Any, name: str) -> None:
+    """ValueError (one line) for a tensor on the meta device: it has a shape but no values to score."""
+    if isinstance(a, torch.Tensor) and a.is_meta:
+        raise ValueError(f"{name} is a tensor on the meta device (shape {tuple(a.shape)}, no values): give a tensor "
+                         "that holds its data, on cpu or cuda")
+
+
 def resolve_device(device: str | torch.device | None, *arrays: ArrayLike) -> torch.device:
     """The device to compute on: `device` if given, else the first tensor input's device, else CPU."""
     if device is not None:

@@ -286,3 +286,56 @@ def test_results_dir_resumes_for_the_same_inputs_spelled_or_placed_otherwise(tmp
     run_inprocess([*fast, f"data.path={tmp_path / 'real.npy'}", "generator.path=./in/fake.npy"])
     assert (tmp_path / "res" / "runs.csv").read_bytes() == first
     assert json.loads((tmp_path / "res" / "runs.meta.json").read_text())["config_hash"] == meta["config_hash"]
+
+
+def test_a_meta_device_tensor_is_refused_in_one_line() -> None:
+    import torch
+
+    import ganeval
+    from ganeval.features import extract
+    from ganeval.metrics import fid
+
+    meta, x = torch.empty(20, 4, device="meta"), torch.randn(20, 4)
+    for call in (lambda: ganeval.score(meta, x, metrics="fid", progress=False),
+                 lambda: ganeval.score(x, meta, metrics="fid", progress=False),
+                 lambda: extract(meta, "identity", progress=False), lambda: fid(x, meta)):
+        with pytest.raises(ValueError, match=r"is a tensor on the meta device \(shape \(20, 4\), no values\)"):
+            call()
+
+
+def test_float_images_one_ulp_above_one_show_their_real_range(tmp_path: Path) -> None:
+    import ganeval
+    from ganeval.data.images import check_unit_range
+
+    a = np.full((6, 3, 4, 4), 0.5, np.float32)
+    a[0, 0, 0, 0] = np.nextafter(np.float32(1), np.float32(2))
+    with pytest.raises(ValueError, match=r"values in \[0\.5, 1\.0000001192092896\]"):
+        ganeval.score(a, a, features="pixels", metrics="fid", progress=False)
+    with pytest.raises(ValueError, match=r"got values in \[0\.5, 1\.0000001192092896\]"):
+        check_unit_range(a)
+    a[0, 0, 0, 0] = -1e-30
+    with pytest.raises(ValueError, match=r"got values in \[-1e-30, 0\.5\]"):
+        check_unit_range(a)
+
+
+def test_the_16_bit_grey_note_comes_once_per_run_not_once_per_worker(tmp_path: Path) -> None:
+    import logging
+
+    from ganeval.data import files
+
+    root = tmp_path / "grey16"
+    root.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(8):
+        Image.fromarray(rng.integers(0, 65536, (4, 4), dtype=np.uint16)).save(root / f"{i}.png")
+    log_file = tmp_path / "log.txt"
+    handler = logging.FileHandler(log_file)  # inherited by the forked workers: their notes land here too
+    files.log.addHandler(handler)
+    files._NOTED.clear()
+    try:
+        got = np.concatenate([b.numpy() for b in ImageSource(root).batches(2, num_workers=2)])
+    finally:
+        files.log.removeHandler(handler)
+        handler.close()
+    assert got.shape == (8, 1, 4, 4)
+    assert log_file.read_text().count("(16-bit) image: scaled to 8 bits") == 1

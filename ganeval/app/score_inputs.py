@@ -184,6 +184,9 @@ def in_memory(obj: Any, label: str) -> np.ndarray:
     if isinstance(obj, np.ndarray):
         return obj
     if type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "detach"):
+        from ganeval.common import refuse_meta
+
+        refuse_meta(obj, label)
         return obj.detach().cpu().numpy()
     raise ValueError(f"{label} is a {type(obj).__name__}: give a folder, .zip/.tar, .npy/.npz or reference file path, "
                      "a dataset name, a numpy array, a torch tensor, or a generator fn(n, seed) with n_generated=N")
@@ -229,7 +232,9 @@ def classify(s: InputSet) -> InputSet:
         if lo >= 0.0 and hi <= 1.0:
             s.images = True
             return s
-        raise ValueError(f"{s.arg} is a float array of shape {a.shape} with values in [{lo:.4g}, {hi:.4g}]: neither "
+        from ganeval.data.images import unit_range_text
+
+        raise ValueError(f"{s.arg} is a float array of shape {a.shape} with values in {unit_range_text(lo, hi)}: neither "
                          "images (floats must lie in [0, 1]; convert with ganeval.data.to_uint8(images, value_range=...)) "
                          "nor N×D features (reshape them to N×D)")
     raise ValueError(f"{s.arg} is an array of shape {a.shape} and dtype {a.dtype}: neither N×D features nor images "

@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset
 
+from ganeval.common import refuse_meta
+
 
 def item_to_array(item: Any) -> np.ndarray | torch.Tensor:
     """One dataset item as an array: the first element of a tuple/list, a PIL image as H×W(×C)."""
@@ -79,6 +81,7 @@ def make_source(images: Any, batch_size: int, num_workers: int = 0, pin_memory: 
         images = from_numpy(images)
     if isinstance(images, torch.Tensor):
         t = images
+        refuse_meta(t, "images")
         if t.ndim < 1:
             raise ValueError("images must have a leading sample axis, got a scalar")
 

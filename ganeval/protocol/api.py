@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ganeval.common import refuse_meta
 from ganeval.metrics.memory import check_memory
 from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
@@ -22,6 +23,7 @@ def as_features(name: str, a: Any) -> np.ndarray | torch.Tensor:
     """`a` as an N×D feature array, ValueError otherwise: a numpy array (a memory map stays mapped) or a tensor
     left on its device (detached); integers become float32."""
     if isinstance(a, torch.Tensor):
+        refuse_meta(a, name)
         t = a.detach()
         if t.ndim != 2:
             raise ValueError(f"{name} must be an N×D feature array, got shape {tuple(t.shape)}; extract features first")
