@@ -339,3 +339,48 @@ def test_the_16_bit_grey_note_comes_once_per_run_not_once_per_worker(tmp_path: P
         handler.close()
     assert got.shape == (8, 1, 4, 4)
     assert log_file.read_text().count("(16-bit) image: scaled to 8 bits") == 1
+
+
+def test_fid_of_a_set_against_itself_is_never_negative(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The round-off of tr Σ + tr Σ − 2 tr √(ΣΣ) (~1e-15 of it, either sign) is reported as 0 when below 0."""
+    import torch
+
+    from ganeval.metrics.fid import ROUNDING_RTOL, FidStatistics, fid, fid_from_statistics
+
+    rng = np.random.default_rng(0)
+    negative = 0
+    for seed in range(12):
+        x = (rng.standard_normal((500, 64)) @ rng.standard_normal((64, 64)) * rng.uniform(0.01, 100)).astype(np.float32)
+        v = fid(x, x)
+        assert v >= 0.0 and v < 1e-12 * 2 * float(np.trace(np.cov(x.astype(np.float64), rowvar=False)))
+        negative += v == 0.0
+    assert negative  # some came out below 0 before: those are 0 now
+    np.save(tmp_path / "x.npy", x)
+    assert _fid([str(tmp_path / "x.npy"), str(tmp_path / "x.npy")], capsys) >= 0.0
+    # a value below the round-off bound is not hidden: √(Σ₁Σ₂)'s trace made 1e-9 of the total too large
+    import importlib
+
+    fid_module = importlib.import_module("ganeval.metrics.fid")  # the module (the package exports the function)
+
+    sigma = torch.eye(3, dtype=torch.float64)
+    stats = FidStatistics(torch.zeros(3, dtype=torch.float64), sigma)
+    for excess, want in ((1e-14, 0.0), (1e-9, -6e-9)):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(fid_module, "trace_sqrt_product", lambda a, b, f, e=excess: torch.tensor(3.0 * (1 + e), dtype=torch.float64))
+            assert fid_from_statistics(stats, stats) == pytest.approx(want, abs=1e-20, rel=1e-6)
+
+
+def test_numpy_masked_arrays_are_refused_not_scored_with_their_masked_values() -> None:
+    import ganeval
+    from ganeval.features import extract
+    from ganeval.metrics import fid
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((30, 4))
+    masked = np.ma.masked_array(x, mask=np.zeros_like(x, bool))
+    masked.mask[:5] = True
+    for call in (lambda: ganeval.score(masked, x, metrics="fid", progress=False),
+                 lambda: ganeval.score(x, masked, metrics="fid", progress=False),
+                 lambda: extract(masked, "identity", progress=False), lambda: fid(masked, x)):
+        with pytest.raises(ValueError, match="is a numpy masked array: ganeval would score its masked values"):
+            call()

@@ -181,12 +181,12 @@ def fake_inputs(fakes: Any) -> tuple[list[str | None], list[Any]]:
 
 def in_memory(obj: Any, label: str) -> np.ndarray:
     """A numpy array, or a torch tensor copied to the host; ValueError naming what an input may be otherwise."""
+    from ganeval.common import check_plain
+
+    check_plain(obj, label)
     if isinstance(obj, np.ndarray):
         return obj
     if type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "detach"):
-        from ganeval.common import refuse_meta
-
-        refuse_meta(obj, label)
         return obj.detach().cpu().numpy()
     raise ValueError(f"{label} is a {type(obj).__name__}: give a folder, .zip/.tar, .npy/.npz or reference file path, "
                      "a dataset name, a numpy array, a torch tensor, or a generator fn(n, seed) with n_generated=N")

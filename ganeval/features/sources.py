@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset
 
-from ganeval.common import refuse_meta
+from ganeval.common import check_plain
 
 
 def item_to_array(item: Any) -> np.ndarray | torch.Tensor:
@@ -75,13 +75,13 @@ class Source:
 
 def make_source(images: Any, batch_size: int, num_workers: int = 0, pin_memory: bool = False) -> Source:
     """A `Source` for an array/tensor, a torch Dataset or an iterable of batches."""
+    check_plain(images, "images")
     if isinstance(images, np.ndarray):
         if images.dtype == object:
             raise ValueError("images is an object array; pass a numeric uint8/float array")
         images = from_numpy(images)
     if isinstance(images, torch.Tensor):
         t = images
-        refuse_meta(t, "images")
         if t.ndim < 1:
             raise ValueError("images must have a leading sample axis, got a scalar")
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ganeval.common import refuse_meta
+from ganeval.common import check_plain
 from ganeval.metrics.memory import check_memory
 from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
@@ -22,8 +22,8 @@ from ganeval.protocol.task import Block, MetricTask, SharedArray, as_array
 def as_features(name: str, a: Any) -> np.ndarray | torch.Tensor:
     """`a` as an N×D feature array, ValueError otherwise: a numpy array (a memory map stays mapped) or a tensor
     left on its device (detached); integers become float32."""
+    check_plain(a, name)
     if isinstance(a, torch.Tensor):
-        refuse_meta(a, name)
         t = a.detach()
         if t.ndim != 2:
             raise ValueError(f"{name} must be an N×D feature array, got shape {tuple(t.shape)}; extract features first")
