@@ -19,6 +19,17 @@ import torch
 ArrayLike = Any  # numpy array or torch tensor
 
 
+def check_plain(a: Any, name: str) -> None:
+    """ValueError (one line) for an input whose values ganeval cannot read as they are meant: a tensor on the meta
+    device (a shape, no values) or a numpy masked array (its mask would be ignored: the masked values scored)."""
+    if isinstance(a, torch.Tensor) and a.is_meta:
+        raise ValueError(f"{name} is a tensor on the meta device (shape {tuple(a.shape)}, no values): give a tensor "
+                         "that holds its data, on cpu or cuda")
+    if isinstance(a, np.ma.MaskedArray):
+        raise ValueError(f"{name} is a numpy masked array: ganeval would score its masked values too; drop the masked "
+                         "rows (a[~a.mask.any(axis=1)]) or pass a.filled(...) / a.data, as you mean it")
+
+
 def resolve_device(device: str | torch.device | None, *arrays: ArrayLike) -> torch.device:
     """The device to compute on: `device` if given, else the first tensor input's device, else CPU."""
     if device is not None:

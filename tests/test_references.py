@@ -284,7 +284,7 @@ def test_save_reference_api_records_the_extractor(tmp_path: Path) -> None:
     r = read_reference(tmp_path / "r.npz")
     assert r.layout == "ganeval" and r.meta["extractor"]["name"] == "pixels" and r.meta["n"] == 20
     assert r.features.shape == (20, 48)
-    np.testing.assert_array_equal(read_reference(tmp_path / "s.npz").moments["inception"].mu, mom.mu)
+    np.testing.assert_array_equal(read_reference(tmp_path / "s.npz").moments["pixels"].mu, mom.mu)  # named (#47)
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ import pytest
 
 from apphelp import run_inprocess
 from ganeval.hashing import stable_hash
-from ganeval.protocol.store import identity_hash
+from ganeval.protocol.store import defining, identity_hash
 
 FAST = ["metrics.imd.nv=10", "metrics.kid.subsets=5", "metrics.kid.subset_size=50", "progress=false", "plots=false",
         "sample_size=100", "runs=2", "features=identity"]
@@ -51,8 +51,10 @@ def test_one_config_hash_in_log_refusal_and_both_files(arrays, monkeypatch, capl
     record = json.loads((out / "summary.json").read_text())
     logged = re.findall(r"config hash ([0-9a-f]{16}) \(", caplog.text)
     assert logged == [meta["config_hash"]] == [record["config_hash"]]  # logged once, when first known
-    assert meta["config_hash"] == identity_hash(meta["identity"]) == stable_hash(meta["identity"])
-    assert meta["identity"]["data"]["config"]["generator"]["path"] == "fake.npy"  # what it hashes, readable
+    # what it hashes, readable: the identity without the inputs' paths, which it keeps as provenance (#47)
+    assert meta["config_hash"] == identity_hash(meta["identity"]) == stable_hash(defining(meta["identity"]))
+    assert meta["identity"]["data"]["config"]["generator"]["path"] == "fake.npy"
+    assert "path" not in defining(meta["identity"])["data"]["config"]["generator"]
     caplog.clear()
     with pytest.raises(ValueError) as err:
         run_inprocess(_bench("fake.npy", f"results_dir={out}", "seed=1"))

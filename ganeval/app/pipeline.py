@@ -137,7 +137,7 @@ def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 
     """' (what differs: key: stored -> now; ...)' between the identity stored in results_dir and `identity`, or ''."""
     import json
 
-    from ganeval.protocol.store import META_FILE
+    from ganeval.protocol.store import META_FILE, defining
 
     def leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
         if not isinstance(obj, dict) or not obj:
@@ -145,11 +145,12 @@ def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 
         return {k: v for key, value in obj.items()
                 for k, v in leaves(value, f"{prefix}.{key}" if prefix else str(key)).items()}
 
-    try:
-        old = leaves(json.loads((results_dir / META_FILE).read_text())["identity"])
+    now = json.loads(json.dumps(identity, default=str))
+    try:  # what defines the runs only (input paths are provenance: never the difference)
+        old = leaves(defining(json.loads((results_dir / META_FILE).read_text())["identity"], now))
     except (OSError, ValueError, KeyError, TypeError):
         return ""  # no readable identity stored: the store's message says enough
-    new = leaves(json.loads(json.dumps(identity, default=str)))
+    new = leaves(defining(now))
     keys = [k for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
     if not keys:
         return ""

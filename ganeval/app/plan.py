@@ -21,7 +21,7 @@ from ganeval.metrics.registry import integer
 from ganeval.protocol import Settings
 from ganeval.protocol.api import unique_names
 from ganeval.protocol.settings import check_value
-from ganeval.protocol.store import identity_hash
+from ganeval.protocol.store import PROVENANCE_KEY, identity_hash
 from ganeval.results import RunRecord
 
 if TYPE_CHECKING:
@@ -113,8 +113,11 @@ class Plan:
 
     def identity(self) -> dict[str, Any]:
         """What the numbers depend on besides the protocol settings: the resolved config without the keys that
-        change no number (`numeric_config`) and the content hashes of every input."""
-        return {"config": numeric_config(self.config), "content": self.content}
+        change no number (`numeric_config`) and the content hashes of every input; the inputs' paths declared as
+        provenance (`input_provenance`: kept, but neither hashed nor compared)."""
+        ident: dict[str, Any] = {"config": numeric_config(self.config), "content": self.content}
+        where = input_provenance(ident["config"], self.content)
+        return {**ident, PROVENANCE_KEY: where} if where else ident
 
     @property
     def config_hash(self) -> str:
@@ -233,6 +236,36 @@ def numeric_config(config: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(generator, dict) and "replicas" in generator and generator["replicas"] is None:
         kept["generator"] = {k: v for k, v in generator.items() if k != "replicas"}
     return kept
+
+
+def input_provenance(config: Mapping[str, Any], content: Mapping[str, Any]) -> list[list[str]]:
+    """The key paths (under "config" and "content") of an identity whose values are input paths, each standing
+    beside a content hash of what was read from it: ganeval-score's REAL and FAKEs (content.data.real,
+    content.generators[name]); the app's data.path (its array hashed into content.data) and the paths of generators
+    identified by their files' SHA-256. What defines a run is the content; a path is provenance."""
+    data, gens = content.get("data") or {}, content.get("generators") or {}
+    out: list[list[str]] = []
+    if isinstance(config.get("real"), str) and "real" in data:
+        out.append(["config", "real"])
+    fakes = config.get("fakes")
+    for name, arg in (fakes.items() if isinstance(fakes, Mapping) else ()):
+        if isinstance(arg, str) and name in gens:
+            out.append(["config", "fakes", str(name)])
+    node = config.get("data")
+    if isinstance(node, Mapping) and isinstance(node.get("path"), str) and data:
+        out.append(["config", "data", "path"])
+    for key, g in gens.items():
+        if isinstance(g, Mapping) and isinstance(g.get("path"), str) and g.get("sha256"):
+            out.append(["content", "generators", str(key), "path"])
+    if gens and all(isinstance(g, Mapping) and g.get("sha256") for g in gens.values()):  # every generator a file
+        others = config.get("generators")
+        nodes = [(["config", "generator"], config.get("generator")),
+                 *((["config", "generators", str(n)], v) for n, v in (others.items() if isinstance(others, Mapping)
+                                                                     else ()))]
+        for where, g in nodes:
+            if isinstance(g, Mapping):
+                out += [[*where, k] for k in ("path", "replicas") if g.get(k) is not None]
+    return out
 
 
 def strict_bool(params: Any, key: str) -> bool:

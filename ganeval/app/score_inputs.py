@@ -181,6 +181,9 @@ def fake_inputs(fakes: Any) -> tuple[list[str | None], list[Any]]:
 
 def in_memory(obj: Any, label: str) -> np.ndarray:
     """A numpy array, or a torch tensor copied to the host; ValueError naming what an input may be otherwise."""
+    from ganeval.common import check_plain
+
+    check_plain(obj, label)
     if isinstance(obj, np.ndarray):
         return obj
     if type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "detach"):
@@ -230,7 +233,9 @@ def classify(s: InputSet) -> InputSet:
         if lo >= 0.0 and hi <= 1.0:
             s.images = True
             return s
-        raise ValueError(f"{s.arg} is a float array of shape {a.shape} with values in [{lo:.4g}, {hi:.4g}]: neither "
+        from ganeval.data.images import unit_range_text
+
+        raise ValueError(f"{s.arg} is a float array of shape {a.shape} with values in {unit_range_text(lo, hi)}: neither "
                          "images (floats must lie in [0, 1]; convert with ganeval.data.to_uint8(images, value_range=...)) "
                          "nor N×D features (reshape them to N×D)")
     raise ValueError(f"{s.arg} is an array of shape {a.shape} and dtype {a.dtype}: neither N×D features nor images "

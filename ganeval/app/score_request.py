@@ -135,6 +135,14 @@ def input_files(request: ScoreRequest) -> list[Path]:
     return out
 
 
+def check_out_not_input(request: ScoreRequest) -> None:
+    """Refuse --out naming an input folder or a folder inside one, whatever the flags (--overwrite too)."""
+    if request.out is not None:
+        from ganeval.app.paths import check_not_inside_inputs
+
+        check_not_inside_inputs(request.out, input_files(request), "--out")
+
+
 def check_outputs_not_inputs(request: ScoreRequest) -> None:
     """Refuse --save-ref/--save-stats naming (or resolving to, through links) an input, whatever the flags."""
     inputs = input_files(request)

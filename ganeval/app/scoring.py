@@ -26,7 +26,8 @@ from ganeval.app.score_inputs import (
     refuse_fake_references,
 )
 from ganeval.app.score_request import (
-    ScoreRequest, check_inputs, check_outputs_not_inputs, check_inputs_fakes, make_extractor, make_settings,
+    ScoreRequest, check_inputs, check_out_not_input, check_outputs_not_inputs, check_inputs_fakes, make_extractor,
+    make_settings,
 )
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
@@ -438,6 +439,7 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet], 
 
 def check_paths(request: ScoreRequest) -> None:
     """--out, --cache-dir and the --save-ref/--save-stats files checked before any work."""
+    check_out_not_input(request)
     if request.out is not None:
         from ganeval.results.outputs import check_foreign
 

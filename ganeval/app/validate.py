@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, cast
 
 from ganeval.app import generators, pipeline
-from ganeval.app.paths import check_writable
+from ganeval.app.paths import check_not_inside_inputs, check_writable, config_input_paths
 from ganeval.app.plan import (TYPED_KEYS, Input, Plan, check_keys, check_missing, check_train_seeds, import_plugins,
                               options_from_config, settings_from_config)
 
@@ -228,6 +228,7 @@ def build_plan(cfg: Any) -> Plan:
     options = options_from_config(cfg)
     train_seeds = check_train_seeds(cfg.train_seeds)
     check_writable(results_dir, "results_dir")
+    check_not_inside_inputs(results_dir, config_input_paths(OmegaConf.to_container(cfg, resolve=True)), "results_dir")
     begin_run(results_dir, options.overwrite)  # a folder of someone else's files is refused (it writes nothing)
     if options.cache_dir:
         check_writable(Path(options.cache_dir), "cache_dir")

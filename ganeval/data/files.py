@@ -6,6 +6,7 @@ import logging
 import os
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,13 +32,44 @@ def list_images(path: str | os.PathLike) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
-_NOTED: set[str] = set()  # the conversions said once per process (16-bit scaled, alpha dropped)
+class _Noted:
+    """The conversions said so far (16-bit scaled, alpha dropped), in an anonymous shared page with a lock, both made
+    at import, before any DataLoader worker forks: a folder decoded by several workers says each once, not once per
+    worker. `clear()` forgets them (tests)."""
+
+    KINDS = ("16bit", "alpha")
+
+    def __init__(self) -> None:
+        import mmap
+        import multiprocessing
+        import threading
+
+        self._flags = mmap.mmap(-1, len(self.KINDS))  # MAP_SHARED | MAP_ANONYMOUS: seen by forked children
+        try:
+            self._lock: Any = multiprocessing.get_context("fork").Lock() if os.name == "posix" else threading.Lock()
+        except (OSError, ImportError, ValueError):  # no POSIX semaphores here: a note may then come once per worker
+            self._lock = threading.Lock()
+
+    def claim(self, kind: str) -> bool:
+        """True the first time `kind` is claimed in this process or any process forked from it."""
+        i = self.KINDS.index(kind)
+        with self._lock:
+            if self._flags[i]:
+                return False
+            self._flags[i] = 1
+            return True
+
+    def clear(self) -> None:
+        with self._lock:
+            self._flags[:] = bytes(len(self.KINDS))
+
+
+_NOTED = _Noted()
 
 
 def _note_once(kind: str, message: str, *args: object) -> None:
     """Log `message` the first time a conversion of `kind` happens, so a folder of them says it once."""
-    if kind not in _NOTED:
-        _NOTED.add(kind)
+    if _NOTED.claim(kind):
         log.warning(message, *args)
 
 

@@ -100,9 +100,19 @@ def check_unit_range(images: np.ndarray | torch.Tensor, what: str | None = None,
     else:
         lo, hi = float(images.min()), float(images.max())
     if not (lo >= -atol and hi <= 1 + atol):  # False for NaN too: min and max propagate it
-        raise ValueError(
-            f"{_prefix(what)}float images must lie in [0, 1], got values in [{lo:.4g}, {hi:.4g}]; {CONVERT_HINT}"
-        )
+        raise ValueError(f"{_prefix(what)}float images must lie in [0, 1], got values in {unit_range_text(lo, hi, atol)}; "
+                         f"{CONVERT_HINT}")
+
+
+def unit_range_text(lo: float, hi: float, atol: float = 0.0) -> str:
+    """'[lo, hi]' in 4 digits each, or in full where 4 digits would round a value outside [0, 1] (within `atol`) into
+    it: 1 + 1 ulp is shown as 1.0000001192092896, not 1."""
+    def shown(v: float) -> str:
+        short = f"{v:.4g}"
+        inside = -atol <= v <= 1 + atol
+        return short if inside or not -atol <= float(short) <= 1 + atol else repr(v)
+
+    return f"[{shown(lo)}, {shown(hi)}]"
 
 
 def to_nchw(images: ImageArray, what: str | None = None) -> ImageArray:

@@ -1,11 +1,12 @@
 """Reference statistics files, read and written: ganeval's own `.npz` and the field's layouts.
 
-Each layout is recognised by its keys, never by guess (`read_reference` returns None for any other file):
+Each layout is recognised by its keys, never by guess (`read_reference` returns None for any other file, and refuses
+one that holds moments only in part, such as `sigma` alone: never feature rows):
 
 | layout | keys | gives |
 |---|---|---|
 | ganeval (`write_reference`) | `features`, `mu`, `sigma`, `meta` (JSON, `"format": "ganeval-reference"`) | features + moments + provenance |
-| pytorch-fid / TTUR / EDM `.npz`, clean-fid `{name}_{mode}[_{model}]_{split}_{res}.npz` | exactly `mu`, `sigma` | Inception moments only |
+| pytorch-fid / TTUR / EDM `.npz`, clean-fid `{name}_{mode}[_{model}]_{split}_{res}.npz` | `mu`, `sigma` (beside them at most scalars such as `n`, `mu_s`/`sigma_s`, and `extractor`: the name `--save-stats` writes for features other than Inception's) | moments only (Inception's unless `extractor` names others) |
 | clean-fid `..._kid.npz` | exactly `feats` | Inception features |
 | ADM reference batch (openai/guided-diffusion evaluations) | `arr_0` (N×H×W×3 uint8), `mu`, `sigma` (+ `mu_s`, `sigma_s`) | the real images |
 | EDM2 `.pkl` | a dict `{fid: {mu, sigma}, fd_dinov2: {mu, sigma}}` | Inception and DINOv2 moments only |
@@ -38,6 +39,7 @@ from ganeval.common import atomic_np_save
 GANEVAL_FORMAT = "ganeval-reference"
 GANEVAL_VERSION = 1
 MOMENT_KEYS = ("mu", "sigma", "mu_s", "sigma_s")  # never feature rows: `FILE:mu` is refused
+STATS_SPACE_KEY = "extractor"  # a statistics file's feature space, when not Inception's (`write_stats`)
 EDM2_SPACES = {"fid": "inception", "fd_dinov2": "dinov2"}  # EDM2's key -> ganeval's extractor name
 CLEAN_FID_NAME = re.compile(
     r"^(?P<name>.+?)_(?P<mode>legacy_pytorch|legacy_tensorflow|clean)(?P<model>_[a-z0-9_]+?)?_(?P<split>[a-z0-9]+)"
@@ -271,11 +273,12 @@ def _from_npz(p: Path, z: dict[str, np.ndarray]) -> Reference | None:
             space = (meta.get("extractor") or {}).get("name")
             return Reference(what, "ganeval", {space or "features": mom}, feats, None, space,
                              meta.get("resize_mode"), meta)
-    if keys == {"mu", "sigma"}:
+    if {"mu", "sigma"} <= keys and all(k in MOMENT_KEYS or z[k].ndim == 0 for k in keys):  # scalars beside: n, ...
         m = CLEAN_FID_NAME.match(p.name.lower())
         layout, mode = ("clean-fid", m["mode"]) if m and not m["kid"] else ("pytorch-fid", None)
         meta = {k: v for k, v in m.groupdict().items() if v} if m and layout == "clean-fid" else {}
-        return Reference(what, layout, {"inception": check_moments(z["mu"], z["sigma"], what)}, space="inception",
+        space = stats_space(z, what)
+        return Reference(what, layout, {space: check_moments(z["mu"], z["sigma"], what)}, space=space,
                          mode=mode, meta=meta)
     if keys == {"feats"}:
         m = CLEAN_FID_NAME.match(p.name.lower())
@@ -289,7 +292,22 @@ def _from_npz(p: Path, z: dict[str, np.ndarray]) -> Reference | None:
         mom = {"inception": check_moments(z["mu"], z["sigma"], what)}
         return Reference(what, "adm", mom, images=imgs, space="inception", mode="legacy_tensorflow",
                          meta={"spatial_moments": "mu_s" in keys})
+    if keys & set(MOMENT_KEYS) and all(k in MOMENT_KEYS or z[k].ndim == 0 for k in keys):
+        raise ReferenceError(f"{what} holds {', '.join(sorted(keys))}: part of a statistics file (no feature rows, "
+                             "and not both mu and sigma, which FID needs); give the file with both mu and sigma")
     return None
+
+
+def stats_space(z: dict[str, np.ndarray], what: str) -> str:
+    """The feature space of a statistics file's moments: its `extractor` string (`write_stats` writes it for features
+    other than Inception's), else Inception's (pytorch-fid's layout says nothing: its files are Inception's)."""
+    if STATS_SPACE_KEY not in z:
+        return "inception"
+    name = z[STATS_SPACE_KEY]
+    if name.dtype.kind != "U" or name.ndim != 0 or not str(name):
+        raise ReferenceError(f"{what}: its {STATS_SPACE_KEY!r} must be the extractor's name (a string), got "
+                             f"{name.dtype} of shape {name.shape}; write the file again")
+    return str(name)
 
 
 def _from_pickle(p: Path) -> Reference:
@@ -380,11 +398,13 @@ def write_reference(path: str | os.PathLike, features: np.ndarray, meta: dict[st
     return mom
 
 
-def write_stats(path: str | os.PathLike, mom: Moments, overwrite: bool = False) -> None:
+def write_stats(path: str | os.PathLike, mom: Moments, overwrite: bool = False, space: str | None = None) -> None:
     """A pytorch-fid statistics `.npz` {mu, sigma} (atomically), which `pytorch_fid` reads as its own; an existing
-    file replaced only with `overwrite`."""
+    file replaced only with `overwrite`. `space`: the extractor's name, stored beside them (`extractor`, a string
+    pytorch-fid does not read) unless the moments are Inception's (pytorch-fid's own) or unnamed features'."""
+    named = {STATS_SPACE_KEY: np.array(space)} if space not in (None, "inception", "identity") else {}
     with _not_replaced():
-        atomic_np_save(path, overwrite, mu=mom.mu, sigma=mom.sigma)
+        atomic_np_save(path, overwrite, mu=mom.mu, sigma=mom.sigma, **named)
 
 
 @contextlib.contextmanager

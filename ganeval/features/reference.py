@@ -32,7 +32,7 @@ def write_outputs(features: np.ndarray, meta: dict[str, Any], path: str | os.Pat
     if path is not None:
         write_reference(Path(path).expanduser(), features, meta, overwrite)
     if stats is not None:
-        write_stats(Path(stats).expanduser(), mom, overwrite)
+        write_stats(Path(stats).expanduser(), mom, overwrite, (meta.get("extractor") or {}).get("name"))
     return mom
 
 

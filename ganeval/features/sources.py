@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset
 
+from ganeval.common import check_plain
+
 
 def item_to_array(item: Any) -> np.ndarray | torch.Tensor:
     """One dataset item as an array: the first element of a tuple/list, a PIL image as H×W(×C)."""
@@ -73,6 +75,7 @@ class Source:
 
 def make_source(images: Any, batch_size: int, num_workers: int = 0, pin_memory: bool = False) -> Source:
     """A `Source` for an array/tensor, a torch Dataset or an iterable of batches."""
+    check_plain(images, "images")
     if isinstance(images, np.ndarray):
         if images.dtype == object:
             raise ValueError("images is an object array; pass a numeric uint8/float array")

@@ -86,6 +86,7 @@ def extract_source(
     ex.check_input(source.shape, np.uint8)
     info: dict[str, Any] = {"extractor": ex.identity(), "cache_hit": False, "cache_file": None}
     t0 = time.perf_counter()
+    source.snapshot()  # each chunk is checked against it once decoded (`ImageSource.check_unchanged`)
     partial = hasher = None
     if cache_dir is not None and ex.cacheable:
         partial, hasher, cached = _cache_plan(source, ex, batch_size, num_workers, chunk_size, cache_dir,
@@ -272,6 +273,7 @@ def _extract_chunks(source: ImageSource, ex: Extractor, device: torch.device, to
             else:
                 feats = np.ascontiguousarray(np.concatenate(parts).astype(np.float32, copy=False))
             parts.clear()
+            source.check_unchanged(*bounds[i])  # its files as when the run began: else nothing of them is kept
             done[i] = feats
             if partial is not None:
                 fcache.save_cached(_chunk_file(partial, i), feats, _chunk_meta(partial, i, bounds))

@@ -119,12 +119,21 @@ def fid_statistics(x: torch.Tensor, product_dtype: torch.dtype = torch.float64) 
     return FidStatistics(*moments(x, x.device, product_dtype=product_dtype, keep_centred=n <= d))
 
 
+ROUNDING_RTOL = 1e-12  # a negative FID above −this·(‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂) is round-off: reported as 0
+
+
 def fid_from_statistics(a: FidStatistics, b: FidStatistics) -> float:
-    """The value stage: ‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂), in float64."""
+    """The value stage: ‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂), in float64. FID is never negative; the
+    difference of those sums is, by round-off, down to ~1e-15 of them (a set against itself: −8.5e-14), so a value
+    within ROUNDING_RTOL of their total below 0 is reported as 0, and a lower one as it comes (it cannot come from
+    covariances)."""
     diff = a.mu - b.mu
     root = trace_sqrt_product(a.sigma, b.sigma, a.factor())
-    value = diff @ diff + torch.trace(a.sigma) + torch.trace(b.sigma) - 2 * root
-    return finite_result(float(value), "FID")
+    total = diff @ diff + torch.trace(a.sigma) + torch.trace(b.sigma)
+    value = float(total - 2 * root)
+    if -ROUNDING_RTOL * float(total) <= value < 0:
+        value = 0.0
+    return finite_result(value, "FID")
 
 
 def frechet_distance(

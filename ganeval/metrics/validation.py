@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from ganeval.common import ArrayLike, as_tensor
+from ganeval.common import ArrayLike, as_tensor, check_plain
 
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 FLOAT64_MAX = float(torch.finfo(torch.float64).max)
@@ -53,6 +53,7 @@ def shape_of(a: ArrayLike, name: str) -> tuple[int, ...]:
     """The shape of an array-like input, or a ValueError if it is not an array or tensor."""
     if not isinstance(a, (np.ndarray, torch.Tensor)):
         raise ValueError(f"{name} must be a numpy array or torch tensor of shape N×D, got {type(a).__name__}")
+    check_plain(a, name)
     return tuple(a.shape)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ganeval.common import check_plain
 from ganeval.metrics.memory import check_memory
 from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
@@ -21,6 +22,7 @@ from ganeval.protocol.task import Block, MetricTask, SharedArray, as_array
 def as_features(name: str, a: Any) -> np.ndarray | torch.Tensor:
     """`a` as an N×D feature array, ValueError otherwise: a numpy array (a memory map stays mapped) or a tensor
     left on its device (detached); integers become float32."""
+    check_plain(a, name)
     if isinstance(a, torch.Tensor):
         t = a.detach()
         if t.ndim != 2:

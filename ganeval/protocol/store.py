@@ -144,11 +144,44 @@ class Layout:
         return runs
 
 
+PROVENANCE_KEY = "_provenance"  # in an identity (at any level): a list of key paths (lists of keys) below it whose
+# values say where an input was read from (a path as typed), beside a content hash of what was read: not part of
+# what defines the runs, so neither hashed nor compared
+
+
+def _provenance(obj: Any, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """The full key paths `obj`'s PROVENANCE_KEY lists declare."""
+    found: set[tuple[str, ...]] = set()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == PROVENANCE_KEY and isinstance(v, (list, tuple)):
+                found |= {prefix + tuple(str(x) for x in p) for p in v if isinstance(p, (list, tuple))}
+            else:
+                found |= _provenance(v, prefix + (str(k),))
+    return found
+
+
+def _defining(obj: Any, skip: set[tuple[str, ...]], prefix: tuple[str, ...] = ()) -> Any:
+    """`obj` without the values at `skip` and without the provenance declarations themselves."""
+    if isinstance(obj, dict):
+        return {k: _defining(v, skip, prefix + (str(k),)) for k, v in obj.items()
+                if prefix + (str(k),) not in skip and not (k == PROVENANCE_KEY and isinstance(v, (list, tuple)))}
+    if isinstance(obj, list):
+        return [_defining(v, skip, prefix) for v in obj]
+    return obj
+
+
+def defining(identity: Any, declared_by: Any = None) -> Any:
+    """What of `identity` defines its runs: without the provenance that `declared_by` (default: itself) declares."""
+    return _defining(identity, _provenance(identity if declared_by is None else declared_by))
+
+
 def identity_hash(identity: Any) -> str:
     """The config hash of a results directory: the hash of the identity its runs are keyed by (for the `ganeval` app:
-    the resolved config without number-neutral keys, the protocol settings and the inputs' content hashes). It is
-    the one hash runs.meta.json, summary.json, the log and a refusal show."""
-    return stable_hash(identity)
+    the resolved config without number-neutral keys, the protocol settings and the inputs' content hashes), without
+    its provenance (where the inputs were read from: `PROVENANCE_KEY`), so that the same inputs spelled or placed
+    otherwise give the same hash. It is the one hash runs.meta.json, summary.json, the log and a refusal show."""
+    return stable_hash(defining(identity))
 
 
 EXTRACTOR_KEYS = ("extractor", "features")  # where an identity holds the feature extractor's (whose "weights" is a hash)
@@ -178,8 +211,11 @@ def _same(stored: Any, now: Any, key: str = "", parent: str = "") -> bool:
 def same_identity(stored: Any, now: Any) -> bool:
     """Whether a results folder's stored identity is `now`'s, allowing the content hashes older ganeval versions
     stored cut short (8 or 16 hex digits under a key ending in "sha256", or an extractor identity's "weights" under
-    "extractor"/"features"): such a one must be a prefix of the full SHA-256, everything else equal."""
-    return _same(stored, _plain(now))
+    "extractor"/"features"): such a one must be a prefix of the full SHA-256, everything else equal. The provenance
+    `now` declares (input paths) is left out of both: a folder stored with other spellings of the same inputs (or
+    by a version that declared none) is the same identity."""
+    plain = _plain(now)
+    return _same(defining(stored, plain), defining(plain))
 
 
 def _migrate(d: Path, meta: dict[str, Any], config_hash: str, identity: dict[str, Any] | None) -> dict[str, Any]:

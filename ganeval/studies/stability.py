@@ -20,7 +20,6 @@ import pandas as pd
 
 from ganeval.app import pipeline
 from ganeval.app.plan import Plan, strict_bool
-from ganeval.hashing import stable_hash
 from ganeval.protocol import Block
 from ganeval.results import write_csv, write_results
 from ganeval.results.seeds import split_probe_draws
@@ -94,12 +93,12 @@ def open_parts(plan: Plan, parts: list[Any]) -> None:
     """Refuse, before extraction, a part's store holding another config's or other content's runs; with
     overwrite=true discard the stores of parts this grid no longer has, so results_dir holds one experiment."""
     from ganeval.protocol.api import store_identity
-    from ganeval.protocol.store import check_store
+    from ganeval.protocol.store import check_store, identity_hash
 
     overwrite = plan.options.overwrite
     for part in parts:
         identity = store_identity(part.settings, plan.identity())
-        check_store(part.directory(plan.results_dir), stable_hash(identity), overwrite, identity)
+        check_store(part.directory(plan.results_dir), identity_hash(identity), overwrite, identity)
     if overwrite:
         import shutil
 

@@ -13,6 +13,7 @@ import hashlib
 import os
 import tarfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
@@ -58,6 +59,22 @@ class Container:
         return digests(self.path.parent, [self.path.name], memo_dir, kind=f"{self.kind}-members",
                        compute=lambda _: bytes.fromhex(self._members_hash()))[0].hex()
 
+    def stats(self) -> list[list[int]]:
+        """The stat keys (`file_digests.stat_key`) of the files the members are read from (here: the archive's)."""
+        from ganeval.data.sources.file_digests import stat_key
+
+        return [stat_key(self.path)]
+
+    def changed(self, stats: list[list[int]], names: Sequence[str]) -> str | None:
+        """The first of `names` whose file's stat is no longer in `stats` (as `stats()` gave it), else None."""
+        from ganeval.data.sources.file_digests import stat_key
+
+        try:
+            same = stat_key(self.path) == stats[0]
+        except OSError:
+            same = False
+        return names[0] if names and not same else None
+
     def _members_hash(self) -> str:
         from ganeval.hashing import FilesHasher
 
@@ -75,6 +92,7 @@ class FolderContainer(Container):
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self.names = [p.relative_to(path).as_posix() for p in list_images(path)]
+        self._index: dict[str, int] | None = None  # name -> position in `names` (made when first needed)
 
     def describe(self, name: str) -> str:
         return str(self.path / name)
@@ -86,6 +104,26 @@ class FolderContainer(Container):
     def head(self, name: str, n: int) -> bytes:
         with open(os.path.join(self.path, name), "rb") as f:
             return f.read(n)
+
+    def stats(self) -> list[list[int]]:
+        """Each member file's stat key, in `names` order."""
+        from ganeval.data.sources.file_digests import stat_key
+
+        return [stat_key(os.path.join(self.path, n)) for n in self.names]
+
+    def changed(self, stats: list[list[int]], names: Sequence[str]) -> str | None:
+        from ganeval.data.sources.file_digests import stat_key
+
+        if self._index is None:
+            self._index = {n: i for i, n in enumerate(self.names)}
+        where = self._index
+        for n in names:
+            try:
+                if stat_key(os.path.join(self.path, n)) != stats[where[n]]:
+                    return n
+            except OSError:
+                return n
+        return None
 
     def file_hash(self, memo_dir: str | os.PathLike | None = None) -> str:
         """`ganeval.hashing.sha256_folder` of the files; with `memo_dir`, each file's digest remembered by its stat

@@ -4,14 +4,23 @@ The identity of a folder of images is a digest over every file's bytes (`ganeval
 a 50k folder's 7 GB for it costs about as much as extracting its features on a GPU. Threads read and hash the files
 at once (file reads and hashlib release the GIL). With a memo folder (`--cache-dir`'s `files/`), each file's digest is
 kept with its stat — size, mtime and ctime in nanoseconds, inode and device — and used again while that stat is
-unchanged, as git's index does: any write to a file moves its ctime, which no tool can set back. An entry whose
-ctime is within `RACY_SECONDS` of the moment it was hashed is never used again (the file could have been written
-again in the same clock tick), so such a file is read once more.
+unchanged, as git's index does.
+
+What the memo trusts: that a file whose stat is unchanged holds the bytes it held when hashed, *provided its last
+change (ctime and mtime) was at least `RACY_SECONDS` before it was hashed*. A write(2) moves the ctime at once, and
+no tool can set a ctime back; but a write through a shared `mmap` to a page that is already dirty moves neither time
+until the kernel writes that page back (Linux: within `vm.dirty_expire_centisecs` + `vm.dirty_writeback_centisecs`,
+35 s by default), and two writes in one clock tick leave one time. So a digest is remembered only for a file whose
+last change is older than twice that writeback delay (70 s by default; at least 2 s; never when periodic writeback
+is off): its mmap'd pages were written back by then, and a later write through them moves its times again. A file
+changed more recently is read again on every run until it has been left alone that long. Not covered: writeback
+held back longer than that (a stalled device), and a file system whose times do not move on writes.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -20,7 +29,23 @@ from pathlib import Path
 from ganeval.hashing import file_digests, file_sha256, stable_hash
 
 MEMO_FORMAT = 1
-RACY_SECONDS = 2.0  # an entry hashed less than this after the file's last change is not trusted later
+
+
+def writeback_margin(vm: str = "/proc/sys/vm") -> float:
+    """Seconds a file must have been left alone before its digest is remembered: twice the kernel's longest delay
+    before a dirty page is written back (expiry + writeback interval, `vm`'s centiseconds; 70 s where unknown), at
+    least 2 s (one coarse clock tick); infinite when periodic writeback is off (dirty pages may stay unwritten)."""
+    try:
+        expire, every = (int(Path(vm, f).read_text()) for f in ("dirty_expire_centisecs",
+                                                                   "dirty_writeback_centisecs"))
+    except (OSError, ValueError):
+        expire, every = 3000, 500
+    if every <= 0:
+        return math.inf
+    return max(2.0, 2 * (expire + every) / 100)
+
+
+RACY_SECONDS = writeback_margin()  # an entry hashed less than this after the file's last change is not trusted later
 
 
 def stat_key(path: str | os.PathLike) -> list[int]:
@@ -70,9 +95,9 @@ def digests(root: str | os.PathLike, names: Sequence[str], memo_dir: str | os.Pa
     for i, d in zip(todo, file_digests([paths[i] for i in todo], compute or file_sha256)):
         out[i] = d
     if memo is not None and todo:
-        racy = started - int(RACY_SECONDS * 1e9)
+        racy = started - int(RACY_SECONDS * 1e9) if math.isfinite(RACY_SECONDS) else -1
         keep = {n: [*st, d.hex()] for n, st, d in zip(names, stats, out) if st is not None and d is not None
-                and st[2] < racy}
+                and max(st[1], st[2]) < racy}  # left alone long enough (see the module doc): else read again
         memo.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(memo, json.dumps({"format": MEMO_FORMAT, "root": str(base.resolve()), "kind": kind,
                                             "files": keep}))

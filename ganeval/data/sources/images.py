@@ -231,6 +231,7 @@ class ImageSource:
         self.dataset = DecodedImages(self.container, self.channels, size, (h, w))
         self._content: dict[str, Any] | None = None
         self._files_key: dict[str, Any] | None = None
+        self._stats: list[list[int]] | None = None  # the files' stats when first read (`snapshot`)
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -305,12 +306,32 @@ class ImageSource:
         if self._files_key is None:
             import PIL
 
+            self.snapshot()  # before the files are read: a later change moves their stat away from it
             memo_dir = Path(cache_dir) / "files" if cache_dir is not None else None
             self._files_key = {"files": self.container.file_hash(memo_dir), "kind": self.container.kind,
                                "size": self.size,
                                "resize": RESIZE if self.size is not None else None, "pillow": PIL.__version__,
                                "pyspng": png.version(), "format": IDENTITY_FORMAT}
         return self._files_key
+
+    def snapshot(self) -> None:
+        """Take the files' stats once, before ganeval first reads their bytes (for `files_key` or an extraction):
+        what `check_unchanged` compares with."""
+        if self._stats is None:
+            self._stats = self.container.stats()
+
+    def check_unchanged(self, start: int = 0, end: int | None = None) -> None:
+        """Refuse (`ValueError`, one line) when a file of members `start:end` no longer has the stat `snapshot` took:
+        it was written while (or since) ganeval read it, so what was decoded may mix its old and new bytes. Called
+        once members were decoded, before anything made from them is kept (a chunk, the content memo)."""
+        self.snapshot()
+        assert self._stats is not None
+        name = self.container.changed(self._stats, self.container.names[start:end])
+        if name is not None:
+            raise ValueError(f"{self.container.describe(name)} changed while ganeval was reading {self.path} (its "
+                             "size or times are not those it had when the run began): features or a hash made now "
+                             "could mix old and new bytes, so nothing of it is scored or cached; rerun once the files "
+                             "no longer change")
 
     def _memo(self, cache_dir: str | os.PathLike) -> Path:
         from ganeval.hashing import stable_hash
@@ -357,9 +378,11 @@ class ImageSource:
         hasher = ContentHasher()
         with tqdm(total=len(self), unit="img", unit_scale=True, desc=f"hashing {self.path.name}",
                   disable=not progress) as bar:
+            self.snapshot()
             for b in self.batches(batch_size, num_workers):
                 hasher.update(b)
                 bar.update(len(b))
+        self.check_unchanged()
         return self.remember(hasher.content(self.shape), cache_dir)
 
     def array_identity(self, length: int | None = 16, **kw: Any) -> dict[str, Any]:
