@@ -161,3 +161,11 @@ def test_report_shows_the_escaped_markdown_labels_as_themselves() -> None:
     md = table_markdown(summarize_runs(rows, 0.99, 500), compare_runs(rows, 0.99))
     html = markdown_table(md)
     assert "<th>mnist / ours$^{x}</th><th>mnist / a|b</th>" in html and "\\" not in html
+
+
+def test_terminal_reads_table_md_without_escapes_but_keeps_its_columns() -> None:
+    from ganeval.results.tables import md_escape, md_unescape
+
+    for text in ("ours$^{x}", "wgan_gp", "a\\b*c~d&e#f`g[h]<i>"):
+        assert md_unescape(md_escape(text)) == text and md_unescape(md_escape(text), keep="") == text
+    assert md_unescape(md_escape("a|b")) == "a\\|b" and md_unescape(md_escape("a|b"), keep="") == "a|b"

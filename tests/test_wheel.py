@@ -38,6 +38,7 @@ def test_wheel_installed_in_a_fresh_venv_runs_ganeval(tmp_path: Path) -> None:
     shipped = set(zipfile.ZipFile(wheel).namelist())
     configs = {str(p.relative_to(ROOT)) for p in (ROOT / "ganeval" / "configs").rglob("*.yaml")}
     assert "ganeval/configs/config.yaml" in configs and configs <= shipped
+    assert {"ganeval/results/templates/report.html.j2", "ganeval/results/templates/report.css"} <= shipped
     # the MIT licence text ships in the wheel (PEP 639: .dist-info/licenses/), and the metadata names it
     (licence,) = [n for n in shipped if n.endswith(".dist-info/licenses/LICENSE")]
     with zipfile.ZipFile(wheel) as z:

@@ -307,6 +307,12 @@ TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#
 MD_SPECIAL = "\\`*_{}[]<>#|$^~&"
 
 
+def md_unescape(s: str, keep: str = "|") -> str:
+    """`md_escape` undone for reading as plain text (the terminal), except the characters in `keep` (a table row's
+    `\\|` stays, so that the row keeps its columns)."""
+    return re.sub("\\\\([" + re.escape(MD_SPECIAL) + "])", lambda m: m.group() if m.group(1) in keep else m.group(1), s)
+
+
 def tex_escape(s: str) -> str:
     """`s` as LaTeX text that prints as `s`: every special character of LaTeX escaped (labels such as `ours$^{x}`)."""
     return re.sub("[" + re.escape("".join(TEX_SPECIAL)) + "]", lambda m: TEX_SPECIAL[m.group()], str(s))
