@@ -1,6 +1,8 @@
-"""`python -m ganeval`: the `ganeval` command (see `ganeval.app.main`)."""
+"""`python -m ganeval`: the `ganeval` command (see `ganeval.app.main`; `ganeval.app.entry` without Hydra)."""
 
-from ganeval.app.main import main
+import sys
+
+from ganeval.app.entry import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,10 +1,14 @@
 """Render a report.html in headless Chromium and save the whole page as a PNG, to look at it as a person would.
 
-    python scripts/screenshot_report.py results/quickstart/report.html results/reference/quickstart/report.png
+    python scripts/screenshot_report.py results/quickstart/report.html results/reference/quickstart/screenshots/report-1280.png --width 1280
+
+    python scripts/screenshot_report.py REPORT OUT.png --width 390    # a phone's width
 
 Needs Debian's `chromium` (apt-get install -y chromium) or another Chromium/Chrome on PATH (--chromium to name
 it). The page height is measured first (a copy of the page with a one-line script, read back with --dump-dom),
-so the screenshot holds the whole page, not one window.
+so the screenshot holds the whole page, not one window. Headless Chromium's window is at least 500 px wide, so a
+narrower width renders the page in an iframe of that width (its own viewport: media queries see that width) in a
+500-px window, and the screenshot is cut to the iframe.
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ from pathlib import Path
 MEASURE = ("<script>window.addEventListener('load', () => document.body.setAttribute('data-height', "
            "String(Math.ceil(document.documentElement.scrollHeight))));</script>")
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+MIN_WINDOW = 500  # headless Chromium's narrowest window
+FRAME = ('<!DOCTYPE html><html><head><style>body {{ margin: 0; }} iframe {{ border: 0; display: block; }}</style></head>'
+         '<body><iframe src="{src}" style="width: {width}px; height: {height}px" scrolling="no"></iframe>{script}</body></html>')
+FRAME_MEASURE = ("<script>document.querySelector('iframe').addEventListener('load', e => document.body.setAttribute("
+                 "'data-height', String(Math.ceil(e.target.contentDocument.documentElement.scrollHeight))));</script>")
 
 
 def find_chromium(name: str | None) -> str:
@@ -34,15 +43,22 @@ def find_chromium(name: str | None) -> str:
 def chromium(exe: str, args: list[str], profile: str, timeout: float) -> subprocess.CompletedProcess[str]:
     """Run headless Chromium with a throw-away profile (no sandbox: containers often run as root)."""
     base = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-            "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--virtual-time-budget=5000"]
+            "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--virtual-time-budget=5000",
+            "--allow-file-access-from-files"]  # a narrow width's frame reads its page's height
     return subprocess.run(base + args, capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def page_height(exe: str, report: Path, width: int, profile: str, timeout: float) -> int:
     """The rendered page's height in CSS pixels at `width`, from a copy of the page with MEASURE added."""
     with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "measure.html"
-        copy.write_text(report.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>", 1), encoding="utf-8")
+        if width < MIN_WINDOW:
+            copy = Path(tmp) / "frame.html"
+            copy.write_text(FRAME.format(src=report.as_uri(), width=width, height=800, script=FRAME_MEASURE))
+            width = MIN_WINDOW
+        else:
+            copy = Path(tmp) / "measure.html"
+            copy.write_text(report.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>", 1),
+                            encoding="utf-8")
         done = chromium(exe, [f"--window-size={width},800", "--dump-dom", copy.as_uri()], profile, timeout)
     found = re.search(r'data-height="(\d+)"', done.stdout)
     if not found:
@@ -68,10 +84,20 @@ def main(argv: list[str] | None = None) -> int:
         out = args.out.resolve()
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_png = out.with_name(out.name + ".tmp.png")
-        done = chromium(exe, [f"--window-size={args.width},{height}", f"--screenshot={tmp_png}", report.as_uri()],
-                        profile, args.timeout)
+        page = report.as_uri()
+        if args.width < MIN_WINDOW:  # the page in a frame of that width, the shot cut to it
+            frame = Path(profile) / "frame.html"
+            frame.write_text(FRAME.format(src=report.as_uri(), width=args.width, height=height, script=""))
+            page = frame.as_uri()
+        done = chromium(exe, [f"--window-size={max(args.width, MIN_WINDOW)},{height}", f"--screenshot={tmp_png}",
+                              page], profile, args.timeout)
         if not tmp_png.is_file():
             raise SystemExit(f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-500:]}")
+        if args.width < MIN_WINDOW:
+            from PIL import Image
+
+            with Image.open(tmp_png) as im:
+                im.crop((0, 0, args.width, height)).save(tmp_png)
         tmp_png.replace(out)  # atomic: a reader never sees half a PNG
     print(f"{out}: {args.width}×{height} px of {report}")
     return 0

@@ -23,7 +23,7 @@ def test_pytest_is_a_dev_dependency_only() -> None:
 def test_readme_names_the_cpu_only_install_and_keeps_the_two_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "--index-url https://download.pytorch.org/whl/cpu" in readme
-    assert "pip install torch==2.14.1 torchvision==0.29.1 -e . && ganeval" in readme
+    assert "pip install torch==2.14.1 torchvision==0.29.1 -e \".[app]\" && ganeval" in readme  # the app: Hydra
     assert "pip install torch==2.14.1 torchvision==0.29.1 -e \".[dev]\" && python -m pytest" in readme
 
 

@@ -87,7 +87,12 @@ def check_report(out: Path) -> Page:
     with open(out / "summary.csv", newline="") as f:
         assert page.tables["summary"] == list(csv.reader(f))  # every cell, as written (full precision)
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert sorted(img["alt"] for img in page.images) == pngs and pngs
+    # summary.png and differences.png drawn again as inline SVG panels (one per metric), the other PNGs embedded
+    drawn = sorted(a["data-source"] for tag, a in page.tags if tag == "div" and "data-source" in a)
+    assert sorted(img["alt"] for img in page.images) == [p for p in pngs if p not in drawn] and pngs
+    assert drawn == [p for p in ("differences.png", "summary.png") if p in pngs]
+    if "summary.png" in drawn:  # a panel per metric at least
+        assert sum(tag == "svg" for tag, _ in page.tags) >= pd.read_csv(out / "summary.csv").metric.nunique()
     for img in page.images:
         head, _, data = img["src"].partition(",")
         assert head == "data:image/png;base64"
@@ -104,7 +109,7 @@ def check_report(out: Path) -> Page:
     assert json.dumps(shown_extractor(record["extractor"]), sort_keys=True) in text  # extractor and weights identity
     for tag, attrs in page.tags:  # self-contained: no external stylesheet, script, image or frame
         assert tag not in ("script", "link", "iframe")
-        for key in ("src", "href"):
+        for key in ("src", "href", "xlink:href"):
             assert not attrs.get(key) or attrs[key].startswith("data:") or attrs[key].startswith("#")
     return page
 

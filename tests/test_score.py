@@ -143,7 +143,9 @@ def test_plain_output_one_line_per_fake_and_metric(sets, capsys) -> None:  # typ
     doc = score_json(args, capsys)
     assert main(args) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [ln.split()[:2] for ln in lines] == [[m, label] for m in ("fake", "other") for label in ("IMD", "FID", "KID")]
+    # feature arrays: FID on features of unknown origin, named as every file names it
+    assert [ln.split()[:2] for ln in lines] == [[m, label] for m in ("fake", "other")
+                                                for label in ("IMD", "FD_features", "KID")]
     for line, r in zip(lines, doc["results"]):
         if r["metric"] == "imd":  # to the decimal of its probe noise's first significant digit
             decimals = significant_decimals(r["probe_std"], r["value"])
@@ -273,3 +275,24 @@ def test_console_script_is_declared() -> None:
 
     doc = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     assert doc["project"]["scripts"]["ganeval-score"] == "ganeval.app.score:main"
+
+
+def test_pixels_fid_has_one_name_in_terminal_result_and_files(tmp_path: Path) -> None:
+    """FID on pixels is FD_pixels wherever it is shown: the printed lines, print(result), the comparison sentences,
+    table.md and report.html (never "FID", which names Inception's features)."""
+    import re
+
+    import ganeval
+    from ganeval.data import digits
+
+    d = digits(size=8)
+    out = tmp_path / "out"
+    r = ganeval.score(d[:600], {"a": d[600:900], "b": d[900:1200]}, features="pixels", metrics=["fid"], runs=3,
+                      sample_size=200, out=out, plots=False, samples=False, progress=False)
+    assert r is not None
+    shown = {"lines": "\n".join(r.lines), "print": str(r), "table.md": (out / "table.md").read_text(),
+             "report.html": (out / "report.html").read_text()}
+    assert [ln.split()[1] for ln in r.lines] == ["FD_pixels", "FD_pixels"]
+    for where, text in shown.items():
+        assert "FD_pixels" in text or "FD\\_pixels" in text, where
+        assert not re.search(r"\bFID\b", text.replace("FID Inception", "")), (where, text[:2000])

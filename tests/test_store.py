@@ -307,3 +307,23 @@ def test_lock_file_removed_on_clean_exit_kept_and_explained_after_a_crash(tmp_pa
     assert not (d / LOCK_FILE).exists()
     ev = evaluate_detailed(*_sets(), runs=2, sample_size=60, metrics=("fid",), progress=False, results_dir=d)
     assert len(ev.runs) and not (d / LOCK_FILE).exists()
+
+
+def test_the_run_lock_is_filelocks_primitive(tmp_path: Path) -> None:
+    """The results directory's lock is taken with filelock's primitive (flock here, LockFileEx on Windows: never a
+    silent no-lock), so a filelock.FileLock on the same file and the run lock exclude each other, in both orders."""
+    import filelock
+
+    from ganeval.protocol.store import LOCK_FILE, locked
+
+    d = tmp_path / "res"
+    with locked(d):
+        with pytest.raises(filelock.Timeout):
+            filelock.FileLock(d / LOCK_FILE, timeout=0).acquire()
+    d.mkdir(exist_ok=True)
+    other = filelock.FileLock(d / LOCK_FILE, timeout=0, thread_local=False, is_singleton=False)
+    with other:
+        assert not store.try_lock(os.open(d / LOCK_FILE, os.O_RDWR))
+        with pytest.raises(ResultsDirBusyError, match=f"results_dir {d} is being written by process"):
+            with locked(d):
+                pass

@@ -26,7 +26,7 @@ def test_table_layout_and_best_marked() -> None:
     s = summarize_runs(_rows(), 0.99, 500)
     md = table_markdown(s, compare_runs(_rows(), 0.99))
     lines = [ln for ln in md.splitlines() if ln.startswith("|")]
-    assert lines[0] == "| metric | mnist / wgan | mnist / wgan_gp | cifar10 / wgan | cifar10 / wgan_gp |"
+    assert lines[0] == r"| metric | mnist / wgan | mnist / wgan\_gp | cifar10 / wgan | cifar10 / wgan\_gp |"
     assert [ln.split("|")[1].strip() for ln in lines[2:]] == ["IMD", "KID×10³", "FID"]
     kid = lines[3].split("|")
     # KID is scaled by 1e3 in the table only: 0.01 * 1 -> 10.00
@@ -64,7 +64,7 @@ def test_mixed_protocols_refused() -> None:
 def test_fid_is_named_by_its_feature_space(extractor: str | None, label: str, tex: str | None) -> None:
     s = summarize_runs(_rows(), 0.99, 500)
     rows = [ln.split("|")[1].strip() for ln in table_markdown(s, extractor=extractor).splitlines()[2:5]]
-    assert rows == ["IMD", "KID×10³", label]
+    assert rows == ["IMD", "KID×10³", label.replace("_", "\\_")]  # table.md escapes Markdown's `_`
     if tex is not None:
         assert tex + " & " in table_latex(s, extractor=extractor)
 
@@ -74,3 +74,98 @@ def test_direction_sentence_follows_the_metrics() -> None:
 
     assert direction_sentence(["imd", "kid", "fid"]) == "Lower is better"
     assert direction_sentence(["fid", "precision", "recall"]) == "Higher is better for Precision, Recall, lower for FID"
+
+
+# every character with a meaning in LaTeX text, and what it must print as
+TEX_EXPECTED = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+                "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "|": r"\textbar{}"}
+
+
+@pytest.mark.parametrize("char", sorted(TEX_EXPECTED))
+def test_tex_escape_each_special_character(char: str) -> None:
+    from ganeval.results.tables import tex_escape
+
+    assert tex_escape(f"a{char}b") == f"a{TEX_EXPECTED[char]}b"
+    assert tex_escape(char * 2) == TEX_EXPECTED[char] * 2  # one pass: a replacement is never escaped again
+
+
+@pytest.mark.parametrize("char", list("$^~{}|_&%#\\`*[]<>"))  # `%` means nothing in Markdown: left as it is
+def test_md_escape_each_special_character_renders_as_itself(char: str) -> None:
+    from ganeval.results.tables import md_escape
+
+    for text in (f"a{char}b", f"{char}x{char}", char * 3, f"~~{char}~~ *{char}*"):
+        html = _gfm("| h |\n|---|\n| " + md_escape(text) + " |")
+        assert _texts(html, "td") == [text], (text, html)
+
+
+def _gfm(text: str) -> str:
+    """Markdown as GitHub renders it (CommonMark with tables and strikethrough), by markdown-it-py."""
+    markdown_it = pytest.importorskip("markdown_it")
+    return markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(text)
+
+
+def _texts(html: str, tag: str) -> list[str]:
+    """The text of each <tag> element, with no markup left inside it (an escaped character is text, not markup)."""
+    import html as h
+    import re
+
+    cells = re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.S)
+    assert all("<" not in c for c in cells), cells  # no <em>, <s>, <code>, ... made of a label's characters
+    return [h.unescape(c) for c in cells]
+
+
+def _unescaped(tex: str, char: str) -> int:
+    """How many times `char` occurs in `tex` not preceded by a backslash (LaTeX meaning, not text)."""
+    import re
+
+    return len(re.findall(r"(?<!\\)" + re.escape(char), tex))
+
+
+def _labelled_rows() -> pd.DataFrame:
+    rows = _rows()
+    rows["model"] = rows["model"].map({"wgan": "ours$^{x}", "wgan_gp": "a|b"})
+    return rows
+
+
+def test_model_labels_with_special_characters_make_valid_tables() -> None:
+    import re
+
+    rows = _labelled_rows()
+    s, c = summarize_runs(rows, 0.99, 500), compare_runs(rows, 0.99)
+    md = table_markdown(s, c, title="ours_{1} & 50% #1")
+    page = _gfm(md)
+    assert _texts(page, "th") == ["metric", "mnist / ours$^{x}", "mnist / a|b", "cifar10 / ours$^{x}", "cifar10 / a|b"]
+    for row in re.findall(r"<tr>(.*?)</tr>", page, flags=re.S)[1:]:  # no extra column from `a|b`
+        assert row.count("<td") == 5, row
+    assert _texts(page, "h3") == ["ours_{1} & 50% #1"]
+    # the comparison lines name the models as they are
+    assert any(item.startswith("mnist, IMD: ours$^{x} − a|b = ") for item in _texts(page, "li"))
+
+    tex = table_latex(s, c, caption="ours_{1} & 50% #1")
+    assert r"\textbf{Metric} & ours\$\textasciicircum{}\{x\} & a\textbar{}b & ours\$\textasciicircum{}\{x\} & a\textbar{}b \\" in tex
+    assert r"\caption{ours\_\{1\} \& 50\% \#1}" in tex
+    body = tex[tex.index(r"\toprule"):tex.index(r"\bottomrule")]
+    for line in body.splitlines():
+        if line.endswith(r"\\") and r"\multicolumn" not in line:  # each row: 5 cells, so 4 column separators
+            assert _unescaped(line, "&") == 4, line
+    # braces balance, and `$` opens and closes math only in the value cells (pairs per line)
+    assert _unescaped(tex, "{") == _unescaped(tex, "}")
+    assert all(_unescaped(ln, "$") % 2 == 0 for ln in tex.splitlines())
+    assert _unescaped(tex, "%") == 0 and _unescaped(tex, "#") == 0 and _unescaped(tex, "_") == 0
+
+
+def test_report_shows_the_escaped_markdown_labels_as_themselves() -> None:
+    from ganeval.results.report_tables import markdown_table
+
+    rows = _labelled_rows()
+    md = table_markdown(summarize_runs(rows, 0.99, 500), compare_runs(rows, 0.99))
+    html = markdown_table(md)
+    assert "<th>mnist / ours$^{x}</th><th>mnist / a|b</th>" in html and "\\" not in html
+
+
+def test_terminal_reads_table_md_without_escapes_but_keeps_its_columns() -> None:
+    from ganeval.results.tables import md_escape, md_unescape
+
+    for text in ("ours$^{x}", "wgan_gp", "a\\b*c~d&e#f`g[h]<i>"):
+        assert md_unescape(md_escape(text)) == text and md_unescape(md_escape(text), keep="") == text
+    assert md_unescape(md_escape("a|b")) == "a\\|b" and md_unescape(md_escape("a|b"), keep="") == "a|b"

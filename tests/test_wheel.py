@@ -1,4 +1,4 @@
-"""The built wheel carries its configs: installed (not editable) in a fresh venv, `ganeval` runs from any directory."""
+"""The built wheel carries its configs, its licence and its metadata: installed (not editable) in a fresh venv, `ganeval` runs from any directory."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_wheel_installed_in_a_fresh_venv_runs_ganeval(tmp_path: Path) -> None:
     # build from a copy of the sources, so no stale build/ of the checkout can slip files into the wheel
     src = tmp_path / "src"
     shutil.copytree(ROOT / "ganeval", src / "ganeval", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "README_PACKAGE.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
           "-w", tmp_path / "dist", src], tmp_path, env)
@@ -38,6 +38,16 @@ def test_wheel_installed_in_a_fresh_venv_runs_ganeval(tmp_path: Path) -> None:
     shipped = set(zipfile.ZipFile(wheel).namelist())
     configs = {str(p.relative_to(ROOT)) for p in (ROOT / "ganeval" / "configs").rglob("*.yaml")}
     assert "ganeval/configs/config.yaml" in configs and configs <= shipped
+    assert {"ganeval/results/templates/report.html.j2", "ganeval/results/templates/report.css"} <= shipped
+    # the MIT licence text ships in the wheel (PEP 639: .dist-info/licenses/), and the metadata names it
+    (licence,) = [n for n in shipped if n.endswith(".dist-info/licenses/LICENSE")]
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read(licence).decode() == (ROOT / "LICENSE").read_text()
+        (meta_name,) = [n for n in shipped if n.endswith(".dist-info/METADATA")]
+        meta = z.read(meta_name).decode()
+    assert "License-Expression: MIT" in meta and "License-File: LICENSE" in meta
+    assert "Author: ganeval developers" in meta and "Classifier: Intended Audience :: Science/Research" in meta
+    assert meta.split("\n\n", 1)[1].strip() == (ROOT / "README_PACKAGE.md").read_text().strip()  # the index page
 
     # a fresh venv that sees this environment's packages (torch, hydra, ...) through a path line in a .pth,
     # which does not run that directory's own .pth files: an editable ganeval there stays invisible

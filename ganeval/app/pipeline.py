@@ -206,7 +206,7 @@ def write(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None, ti
     write_verdict(plan.results_dir, comparison, plan.record.extractor or None)
     if plan.options.plots and tables:
         plots.plot_summary(summary, plan.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=plan.record.extractor or None)
+                           extractor=plan.record.extractor or None, runs=plots.stored_runs(plan.results_dir))
         if comparison is not None and len(comparison) and {"a", "b", "diff_mean"} <= set(comparison.columns):
             from ganeval.results.plots import plot_paired
 

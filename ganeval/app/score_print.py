@@ -76,19 +76,20 @@ def plain_lines(result: Any) -> list[str]:
     from ganeval.results.verdict import decimals_for
 
     full = result.record.config["full_sets"]
-    ident = result.record.extractor or {}
-    network = ident if ident.get("name") in ("inception", "dinov2") else None  # FID (clean), FD_DINOv2; arrays: FID
+    extractor = result.record.extractor or None  # named as every file names it: FID, FID (clean), FD_pixels, ...
     width = max(len(f.name) for f in result.fakes)
+    labels = {m: metric_label(m, extractor)[0].split("×")[0] for m in map(str, result.summary["metric"])}  # raw KID
+    column = max([4, *map(len, labels.values())])
     lines = []
     for _, r in result.summary.iterrows():
-        label = metric_label(str(r["metric"]), network)[0].split("×")[0]  # raw, not KID×10³
+        label = labels[str(r["metric"])]
         if full:
             text = single_value_text(result, r)
         else:
             d = decimals_for(float(r["half_width"]))  # the mean to its interval's precision, as report.html does
             text = (f"{r['mean']:.{d}f} ± {r['half_width']:.{d}f}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} "
                     f"runs of {int(r['sample_size'])})")
-        lines.append(f"{str(r['model']):<{width}}  {label:<4} {text}")
+        lines.append(f"{str(r['model']):<{width}}  {label:<{column}} {text}")
         if pd_notna(r.get("fid_full")):  # --protocol: the number its papers report, beside ours
             lines.append(f"{str(r['model']):<{width}}  {label}, full sets {r['fid_full']:.6g}  (one value: all "
                          f"rows of each set, the number protocol {result.record.full_set['protocol']} reports)")

@@ -180,7 +180,11 @@ def approx_knn(
     n = x.shape[0]
     n_neighbors = min(n - 1, max(int(p["n_neighbors_min"]), int(p["n_neighbors_factor"]) * k))  # type: ignore[call-overload]
 
-    from pynndescent import NNDescent  # heavy (numba); imported only when approx kNN is asked for
+    try:  # heavy (numba); imported only when approx kNN is asked for
+        from pynndescent import NNDescent
+    except ImportError as e:
+        raise ImportError("knn='approx' needs pynndescent, an optional dependency: pip install 'ganeval[approx]' "
+                          "(or knn='exact')") from e
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Failed to correctly find n_neighbors")

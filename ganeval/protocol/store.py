@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pandas as pd
+from filelock import lock_descriptor
 
 from ganeval.common import atomic_write_text
 from ganeval.safety import open_own_file
@@ -29,11 +30,6 @@ from ganeval.hashing import cut_short_form, stable_hash
 from ganeval.protocol.draws import DRAWS_KEY
 from ganeval.protocol.task import RowSpec
 from ganeval.results.outputs import clear_outputs
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: no locking
-    fcntl = None  # type: ignore[assignment]
 
 RUNS_FILE = "runs.csv"
 META_FILE = "runs.meta.json"
@@ -355,14 +351,9 @@ def check_store(results_dir: str | Path, config_hash: str, overwrite: bool = Fal
 
 
 def try_lock(fd: int) -> bool:
-    """Take an exclusive flock on `fd` without waiting: False if another open file holds it (True without fcntl)."""
-    if fcntl is None:  # pragma: no cover
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
+    """Take an exclusive lock on `fd` without waiting: False if another open file holds it. filelock's primitive:
+    flock on POSIX, LockFileEx on Windows (never a silent no-lock); the file stays ours (opened by `open_own_file`)."""
+    return lock_descriptor(fd, blocking=False)
 
 
 def lock_holder(fd: int) -> str | None:
@@ -394,7 +385,11 @@ def locked(results_dir: str | Path) -> Iterator[None]:
     for _ in range(20):  # a lock file removed by its clean holder between our open and flock: open the new one
         fd = open_own_file(path, "results_dir's lock file")
         if not try_lock(fd):
-            pid, _, since = os.read(fd, 200).decode(errors="replace").strip().partition(" ")
+            try:
+                text = os.read(fd, 200).decode(errors="replace")
+            except OSError:  # Windows: the holder's locked byte cannot be read
+                text = ""
+            pid, _, since = text.strip().partition(" ")
             holder = lock_holder(fd)
             os.close(fd)
             if holder is not None and holder != pid:  # the file names a writer, the kernel another: trust the kernel

@@ -1,8 +1,10 @@
-"""PNG figures of experiment results (matplotlib, headless): metric bars, the blur figure, heat traces, torus samples."""
+"""Figures of experiment results (matplotlib, headless): metric bars, the blur figure, heat traces, torus samples, as
+PNG files; and any figure as SVG text (`svg_text`), which report.html inlines so that its figures scale."""
 
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -32,6 +34,20 @@ def _save(fig: Any, path: str | Path) -> Path:
     return Path(path)
 
 
+def svg_text(fig: Any) -> str:
+    """The figure as an SVG element to inline in HTML (closed afterwards): text kept as text (readable and searchable
+    at any zoom), no date or random ids (the same figure gives the same text), no XML prolog or DOCTYPE (which would
+    name an outside DTD), and a size that CSS may shrink (`max-width: 100%`) with the drawing's aspect ratio."""
+    plt = _plt()
+    buf = io.StringIO()
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ganeval"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight",  # no metadata block (it names outside vocabularies)
+                    metadata={k: None for k in ("Date", "Creator", "Format", "Type")})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):].strip()
+
+
 def _seed_means(seeds: pd.DataFrame, columns: list[str], group: tuple, metric: str) -> np.ndarray:
     """The per-seed means of one group (its values of `columns`) and metric."""
     mask = seeds["metric"] == metric
@@ -40,10 +56,30 @@ def _seed_means(seeds: pd.DataFrame, columns: list[str], group: tuple, metric: s
     return seeds.loc[mask, "mean"].to_numpy(float)
 
 
+def stored_runs(out_dir: str | Path) -> pd.DataFrame | None:
+    """The per-run values of a results directory (runs.csv) without the repeated probe draws (no runs of their own);
+    None where there is no runs.csv."""
+    runs = Path(out_dir) / "runs.csv"
+    frame = pd.read_csv(runs) if runs.is_file() else None
+    if frame is not None and "probe_draw" in frame.columns:
+        frame = frame[frame["probe_draw"].fillna(0).astype(int) == 0]
+    return frame
+
+
+def _run_values(runs: pd.DataFrame, columns: list[str], group: tuple, metric: str) -> np.ndarray:
+    """The per-run values of one group (its values of `columns`; every training seed's runs) and metric."""
+    mask = runs["metric"] == metric
+    for c, v in zip(columns, group):
+        if c in runs.columns:
+            mask &= runs[c].astype(str) == str(v)
+    return runs.loc[mask, "value"].to_numpy(float)
+
+
 def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame | None = None,
-                   extractor: str | Mapping[str, Any] | None = None) -> Any:
+                   extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None) -> Any:
     """The figure of `plot_summary`: one panel per metric, in the table's units (the registry's label and scale,
-    e.g. KID×10³), panels laid out so that no label reaches into a neighbour (constrained layout)."""
+    e.g. KID×10³), panels laid out so that no label reaches into a neighbour (constrained layout); with `runs`
+    (runs.csv's rows) the per-run values behind each interval as faint points."""
     from ganeval.metrics.registry import REGISTRY
     from ganeval.results.tables import metric_label
 
@@ -57,16 +93,22 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
         groups = list(s[cols].itertuples(index=False, name=None))
         labels = [" / ".join(str(v) for v in r) for r in groups] if cols else ["value"]
         x = np.arange(len(s))
-        ax.errorbar(x, s["mean"] * scale, yerr=s["half_width"].fillna(0) * scale, fmt="o", capsize=4,
-                    label="model: mean, CI" if seeds is not None else None)
+        if runs is not None:  # the values the interval summarises, behind it
+            for i, g in enumerate(groups):
+                y = _run_values(runs, cols, g, m) * scale
+                ax.plot(x[i] - 0.2 + np.linspace(-0.07, 0.07, len(y)), y, ".", color="#8c959f", ms=3, alpha=0.6,
+                        zorder=1, label="runs" if i == 0 else None)
+        ax.errorbar(x, s["mean"] * scale, yerr=s["half_width"].fillna(0) * scale, fmt="o", capsize=4, zorder=3,
+                    label="mean, CI" if seeds is not None or runs is not None else None)
         if seeds is not None:
             for i, g in enumerate(groups):
                 y = _seed_means(seeds, cols, g, m) * scale
                 ax.plot(x[i] + 0.2 + np.linspace(-0.05, 0.05, len(y)), y, ".", color="C1", ms=5,
                         label="training seeds" if i == 0 else None)
+        if seeds is not None or runs is not None:
             ax.legend(fontsize=7)
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
-        ax.set_xlim(-0.5, len(s) - 0.5 + (0.3 if seeds is not None else 0))
+        ax.set_xlim(-0.5 - (0.3 if runs is not None else 0), len(s) - 0.5 + (0.3 if seeds is not None else 0))
         better = "higher" if getattr(REGISTRY.get(m), "higher_is_better", False) else "lower"
         ax.set_title(f"{label} ({better} is better)", fontsize=10)
         ax.set_ylabel(label)
@@ -77,13 +119,13 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
 
 
 def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None,
-                 extractor: str | Mapping[str, Any] | None = None) -> Path:
+                 extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None) -> Path:
     """One panel per metric: each group's mean with its confidence interval as an error bar, in the table's units.
 
     With `seeds` (the per-(model, seed) summary) each training seed's mean is a small point beside its model's
-    pooled interval.
+    pooled interval; with `runs` (runs.csv's rows, see `stored_runs`) each run's value a faint point behind it.
     """
-    return _save(summary_figure(summary, title, seeds, extractor), path)
+    return _save(summary_figure(summary, title, seeds, extractor, runs), path)
 
 
 def plot_blur(summary: pd.DataFrame, path: str | Path, value: str = "normalized") -> Path:
@@ -247,14 +289,14 @@ def plot_paired(out_dir: str | Path, comparison: pd.DataFrame, seeds: pd.DataFra
     """Write out_dir/differences.png, the paired differences behind comparison.csv: with several training seeds
     their per-seed differences (each seed joined across the models), else the per-run differences of runs.csv (runs
     share their real subsample)."""
-    out = Path(out_dir)
-    if seeds is not None and "train_seed" in seeds.columns:
-        frame, pair_by, value = seeds, "train_seed", "mean"
-    else:
-        runs = out / "runs.csv"
-        frame = pd.read_csv(runs) if runs.is_file() else None
-        if frame is not None and "probe_draw" in frame.columns:  # a repeated probe draw is no run of its own
-            frame = frame[frame["probe_draw"].fillna(0).astype(int) == 0]
-        pair_by, value = "run", "value"
-    return plot_differences(comparison, out / DIFFERENCES_FILE, frame, pair_by, value, extractor,
+    frame, pair_by, value = paired_frame(out_dir, seeds)
+    return plot_differences(comparison, Path(out_dir) / DIFFERENCES_FILE, frame, pair_by, value, extractor,
                             f"{title}: paired differences" if title else "")
+
+
+def paired_frame(out_dir: str | Path, seeds: pd.DataFrame | None) -> tuple[pd.DataFrame | None, str, str]:
+    """(frame, pair_by, value) of the pairs behind comparison.csv: the per-seed summary by training seed with several
+    seeds, else runs.csv by run."""
+    if seeds is not None and "train_seed" in seeds.columns:
+        return seeds, "train_seed", "mean"
+    return stored_runs(out_dir), "run", "value"

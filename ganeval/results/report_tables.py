@@ -55,7 +55,8 @@ def csv_table(path: Path, css_id: str) -> str:
 
 def _inline(text: str) -> str:
     """Markdown inline markup of the tables and notes (**bold**, *emphasis*, `code`) to HTML, everything else
-    escaped."""
+    escaped; a backslash-escaped character (`md_escape`) shows as itself, never as markup."""
+    text = re.sub(r"\\([!-/:-@\[-`{-~])", lambda m: chr(_HELD + ord(m.group(1))), text)  # held apart from the markup
     parts = re.split(r"(\*\*[^*]+\*\*|\*[^*\s][^*]*\*|`[^`]+`)", text)
     out = []
     for p in parts:
@@ -67,7 +68,15 @@ def _inline(text: str) -> str:
             out.append(f"<code>{esc(p[1:-1])}</code>")
         else:
             out.append(esc(p))
-    return "".join(out)
+    return re.sub(f"[{chr(_HELD + 33)}-{chr(_HELD + 126)}]", lambda m: esc(chr(ord(m.group()) - _HELD)), "".join(out))
+
+
+_HELD = 0xE000  # a Private Use Area offset: an escaped character waits there while the markup is read
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row `| a | b\\|c |`: split at each `|` that is not backslash-escaped."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip()[1:-1])]
 
 
 def markdown_table(text: str, skip: Iterable[str] = (), headings: bool = False) -> str:
@@ -91,7 +100,7 @@ def markdown_table(text: str, skip: Iterable[str] = (), headings: bool = False) 
     for line in text.splitlines():
         s = line.strip()
         if s.startswith("|") and s.endswith("|"):
-            table.append([c.strip() for c in s[1:-1].split("|")])
+            table.append(_cells(s))
             continue
         flush()
         if s.startswith("#"):

@@ -7,6 +7,7 @@ dataset: the paired comparison (by run, or by training seed) against every other
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -48,12 +49,12 @@ def metric_label(name: str, extractor: str | Mapping[str, Any] | None = None) ->
         return f"{label}, full sets", scale, f"{tex}, full sets"
     space = fd_name(extractor) if name == "fid" else None
     mode = preprocess_mode(extractor) if name == "fid" else None
-    tail, tail_tex = (f" ({mode})", f" ({_tex_escape(mode)})") if mode else ("", "")
+    tail, tail_tex = (f" ({mode})", f" ({tex_escape(mode)})") if mode else ("", "")
     if space is not None:
-        return f"FD_{space}{tail}", 1.0, rf"FD$_\text{{{_tex_escape(space)}}}${tail_tex}"
+        return f"FD_{space}{tail}", 1.0, rf"FD$_\text{{{tex_escape(space)}}}${tail_tex}"
     m = REGISTRY.get(name)
     if m is None:
-        return name, 1.0, _tex_escape(name)
+        return name, 1.0, tex_escape(name)
     return m.label + tail, m.scale, m.label_tex + tail_tex
 
 
@@ -291,20 +292,41 @@ def table_markdown(
 ) -> str:
     """The paper-style table in Markdown (see `paper_table`)."""
     t = paper_table(summary, comparison, title, digits, extractor)
-    lines = [f"### {t.title}", ""] if t.title else []
-    lines += ["| " + " | ".join(t.header) + " |", "|" + "---|" * len(t.header)]
-    lines += ["| " + " | ".join(f"**{text}**" if bold else text for text, bold in row) + " |" for row in t.rows]
-    lines += ["", t.columns_note]
-    if t.comparison_intro:
-        lines += ["", t.comparison_intro, "", *(f"- {item}" for item in t.comparisons)]
-    lines += ["", t.coverage, ""]
+    e = md_escape
+    lines = [f"### {e(t.title)}", ""] if t.title else []
+    lines += ["| " + " | ".join(e(h) for h in t.header) + " |", "|" + "---|" * len(t.header)]
+    lines += ["| " + " | ".join(f"**{e(text)}**" if bold else e(text) for text, bold in row) + " |" for row in t.rows]
+    lines += ["", e(t.columns_note)]
+    if t.comparison_intro:  # its `*term*` emphasis is markup, the rest generated text without labels
+        lines += ["", t.comparison_intro, "", *(f"- {e(item)}" for item in t.comparisons)]
+    lines += ["", e(t.coverage), ""]
     return "\n".join(lines)
 
 
-def _tex_escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"), ("#", r"\#")):
-        s = s.replace(a, b)
-    return s
+# the characters with a meaning in LaTeX text, each replaced in one pass (a replacement is never re-escaped)
+TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+               "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "|": r"\textbar{}",
+               "<": r"\textless{}", ">": r"\textgreater{}"}
+# the ASCII punctuation with a meaning in (GitHub-flavoured) Markdown, its math and tables, or an HTML entity (`&`);
+# CommonMark renders `\c` as c. `%` has none, so a note's "99%" stays as written.
+MD_SPECIAL = "\\`*_{}[]<>#|$^~&"
+
+
+def md_unescape(s: str, keep: str = "|") -> str:
+    """`md_escape` undone for reading as plain text (the terminal), except the characters in `keep` (a table row's
+    `\\|` stays, so that the row keeps its columns)."""
+    return re.sub("\\\\([" + re.escape(MD_SPECIAL) + "])", lambda m: m.group() if m.group(1) in keep else m.group(1), s)
+
+
+def tex_escape(s: str) -> str:
+    """`s` as LaTeX text that prints as `s`: every special character of LaTeX escaped (labels such as `ours$^{x}`)."""
+    return re.sub("[" + re.escape("".join(TEX_SPECIAL)) + "]", lambda m: TEX_SPECIAL[m.group()], str(s))
+
+
+def md_escape(s: str) -> str:
+    """`s` as Markdown text that shows as `s` (a table cell included: `|` does not split it): each punctuation
+    character with a meaning in Markdown backslash-escaped."""
+    return re.sub("[" + re.escape(MD_SPECIAL) + "]", lambda m: "\\" + m.group(), str(s))
 
 
 def table_latex(
@@ -317,7 +339,7 @@ def table_latex(
     ncol = len(groups)
     lines = [r"\begin{table}[t]", r"\centering", r"\small"]
     if caption:
-        lines.append(rf"\caption{{{_tex_escape(caption)}}}")
+        lines.append(rf"\caption{{{tex_escape(caption)}}}")
     lines += [rf"\begin{{tabular}}{{l{'c' * ncol}}}", r"\toprule"]
     if groups and len(groups[0]) >= 2:
         spans: list[tuple[Any, int]] = []
@@ -326,16 +348,16 @@ def table_latex(
                 spans[-1] = (g[0], spans[-1][1] + 1)
             else:
                 spans.append((g[0], 1))
-        head = [rf"\multicolumn{{{n}}}{{c}}{{\textbf{{{_tex_escape(_fmt(v))}}}}}" for v, n in spans]
+        head = [rf"\multicolumn{{{n}}}{{c}}{{\textbf{{{tex_escape(_fmt(v))}}}}}" for v, n in spans]
         lines.append(" & " + " & ".join(head) + r" \\")
         start, rules = 2, []
         for _, n in spans:
             rules.append(rf"\cmidrule(lr){{{start}-{start + n - 1}}}")
             start += n
         lines.append("".join(rules))
-        sub = [_tex_escape(" / ".join(_fmt(v) for v in g[1:])) for g in groups]
+        sub = [tex_escape(" / ".join(_fmt(v) for v in g[1:])) for g in groups]
     else:
-        sub = [_tex_escape(" / ".join(_fmt(v) for v in g) or "value") for g in groups]
+        sub = [tex_escape(" / ".join(_fmt(v) for v in g) or "value") for g in groups]
     lines.append(r"\textbf{Metric} & " + " & ".join(sub) + r" \\")
     lines.append(r"\midrule")
     for m in t.index:

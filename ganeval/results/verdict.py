@@ -210,7 +210,9 @@ def terminal_summary(out_dir: str | Path) -> str:
     lines: list[str] = []
     table = out / "table.md"
     if ours(table):
-        lines += [ln for ln in table.read_text().splitlines() if ln.startswith("|") or ln.startswith("#")]
+        from ganeval.results.tables import md_unescape
+
+        lines += [md_unescape(ln) for ln in table.read_text().splitlines() if ln.startswith("|") or ln.startswith("#")]
     sentences = result_sentences(out, ours)
     if sentences:
         lines += ["", *sentences]

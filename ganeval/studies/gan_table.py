@@ -169,7 +169,7 @@ def write_beside_paper(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFra
         from ganeval.results import plots
 
         plots.plot_summary(summary, plan.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=plan.record.extractor or None)
+                           extractor=plan.record.extractor or None, runs=plots.stored_runs(plan.results_dir))
 
 
 def regenerate(src: Any, out: Any, scratch: str | None = None) -> None:

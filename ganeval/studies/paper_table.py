@@ -31,7 +31,7 @@ from ganeval.studies.paper_numbers import (
     paper_better,
 )
 from ganeval.results.seeds import coverage_note
-from ganeval.results.tables import metric_label, table_cells
+from ganeval.results.tables import metric_label, table_cells, tex_escape
 
 from ganeval.results.power import paired_t_mde_effect  # noqa: E402
 from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, STAND_IN, holm_adjust  # noqa: E402
@@ -252,10 +252,7 @@ def table_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, title
     return "\n".join(lines)
 
 
-def _tex(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"), ("#", r"\#")):
-        s = s.replace(a, b)
-    return s
+_tex = tex_escape  # the one LaTeX escaping of the results layer
 
 
 def _tex_cell(text: str, bold: bool = False) -> str:

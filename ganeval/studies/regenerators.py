@@ -13,7 +13,7 @@ from ganeval.studies.stored import read_record, read_runs, summarize_stored
 
 def quickstart(src: Path, out: Path) -> None:
     """The quickstart's derived files as `ganeval` writes them (gan_table's generic path): summaries, comparison,
-    tables, verdict.md and report.html, the report naming the run's own results directory (results/quickstart)."""
+    tables, verdict.md, the summary and differences figures and report.html, the report naming the run's own results directory (results/quickstart)."""
     from ganeval.common import atomic_write_text, forget_written
     from ganeval.results import write_results
     from ganeval.results.report import REPORT_FILE, render_report
@@ -27,6 +27,12 @@ def quickstart(src: Path, out: Path) -> None:
     title = str(record.config.get("title") or "")
     write_results(out, summary, comparison, record, title=title, seeds=seeds)
     write_verdict(out, comparison, record.extractor or None)
+    from ganeval.results import plots
+
+    # the figures as the run draws them now (the per-run values behind each interval, the paired differences)
+    plots.plot_summary(summary, out / "summary.png", title, seeds=seeds, extractor=record.extractor or None,
+                       runs=plots.stored_runs(src))
+    plots.plot_paired(out, comparison, seeds, record.extractor or None, title)
     forget_written(out)  # the report shows every file of the folder (the run's figures too), as the run's did
     shown = record.config.get("results_dir") or f"results/{record.experiment}"  # the default results_dir
     table = paper_table(summary, comparison, title, extractor=record.extractor or None)
