@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 
-def main() -> int | None:
+def main() -> int:
     """Run `ganeval` (`ganeval.app.main.main`) where Hydra is installed; else say how to install it, exit 1."""
     try:
         import hydra  # noqa: F401
@@ -19,4 +19,5 @@ def main() -> int | None:
         return 1
     from ganeval.app.main import main as app
 
-    return app()
+    app()
+    return 0

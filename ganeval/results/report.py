@@ -229,7 +229,7 @@ def result_files(out: Path, record: RunRecord, ours: Any) -> dict[str, Any]:
     files = [{"name": p.name, "raw": _safe(csv_table(p, p.stem)),
               "rounded": _safe(rounded_table(p, f"{p.stem}-rounded", extractor)) if p.name in ROUNDED_CSV else ""}
              for p in csvs]
-    extras = []
+    extras: list[dict[str, Any]] = []
     for extra in ("verdict", "variance_shares", "hole_fraction"):
         value = getattr(record, extra, None)
         if value and isinstance(value, list) and all(isinstance(r, dict) for r in value):
