@@ -17,6 +17,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from ganeval.studies.manifold_pairs import shown_command
+
 INPUTS: tuple[str, ...] = ()  # the vector files are named by `languages`, read here
 OUTPUTS = ("runs.csv", "summary.csv", "summary.json", "verdict.md", "language_manifolds.png", "report.html")
 RECOVERED = 0.8  # practical threshold: an adjusted Rand index above this recovers the families
@@ -154,8 +156,8 @@ def run(plan: Any) -> pd.DataFrame:
     from ganeval.results import write_csv
 
     cfg, s = plan.params, plan.settings
-    languages = {str(k): str(v) for k, v in (OmegaConf.to_container(cfg.languages) or {}).items()}
-    families = {str(k): str(v) for k, v in (OmegaConf.to_container(cfg.families) or {}).items()}
+    languages = {str(k): str(v) for k, v in (OmegaConf.to_container(cfg.languages) if cfg.get("languages") else {}).items()}
+    families = {str(k): str(v) for k, v in (OmegaConf.to_container(cfg.families) if cfg.get("families") else {}).items()}
     check(languages, families, int(cfg.vocab), s.sample_size)
     if len(languages) == 1:
         raise ValueError("languages names one file: pairwise distances need at least two")
@@ -172,7 +174,7 @@ def run(plan: Any) -> pd.DataFrame:
     config = {"languages": {n: Path(p).name for n, p in languages.items()}, "families": families,
               "vocab": int(cfg.vocab), "runs": s.runs, "sample_size": s.sample_size, "seed": s.seed,
               "confidence": s.confidence, "kid_subset": int(cfg.kid_subset),
-              "imd": {k: imd_options[k] for k in ("k", "m", "nv", "normalization")}, "command": plan.record.command}
+              "imd": {k: imd_options[k] for k in ("k", "m", "nv", "normalization")}, "command": shown_command(plan)}
     write(plan.results_dir, rows, config)
     if rows is not None and plan.options.plots:
         from ganeval.studies.manifold_pairs import matrices, plot_heatmaps

@@ -11,6 +11,12 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+def shown_command(plan: Any) -> str:
+    """The run's command as summary.json records it: `ganeval` and its overrides, without results_dir (a folder of
+    the machine that made it, not an input)."""
+    return " ".join(["ganeval", *(o for o in plan.record.overrides if not o.startswith("results_dir="))])
+
+
 PairMetric = Callable[[np.ndarray, np.ndarray, np.random.Generator], float]
 
 

@@ -18,6 +18,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ganeval.studies.manifold_pairs import shown_command
+
 INPUTS: tuple[str, ...] = ()  # no data node: the corpus is gensim's
 OUTPUTS = ("runs.csv", "summary.csv", "summary.json", "verdict.md", "wordvec_dims.png", "report.html")
 CORPUS = "lee_background.cor"
@@ -254,7 +256,7 @@ def run(plan: Any) -> pd.DataFrame:
     config = {"dims": dims, "corpus_name": Path(corpus).name, "vocabulary": len(words), "epochs": int(cfg.epochs),
               "min_count": int(cfg.min_count), "runs": s.runs, "sample_size": s.sample_size, "seed": s.seed,
               "confidence": s.confidence, "imd": {k: imd_options[k] for k in ("k", "m", "nv", "normalization")},
-              "command": plan.record.command}
+              "command": shown_command(plan)}
     write(plan.results_dir, rows, config)
     if plan.options.plots:
         plot(rows, dims, plan.results_dir / "wordvec_dims.png")
