@@ -222,3 +222,64 @@ def test_language_manifolds_offline_is_not_testable(tmp_path: Path) -> None:
     claim = json.loads((out / "summary.json").read_text())["claims"][0]
     assert claim["verdict"] == NOT_TESTABLE and "16 Wikipedias" in claim["detectable"]
     assert not (out / "runs.csv").exists()
+
+
+# ------------------------------------------------------------------------------------- c = 2 and scalability
+
+
+def test_er_spectrum_and_linear_trace_against_closed_forms() -> None:
+    from ganeval.metrics.imd import ER_EPSILON, normalize_trace
+    from ganeval.studies import er_normalisation as er
+
+    n = 12  # the complete graph: normalised Laplacian eigenvalues 0 and n/(n−1) (n − 1 times)
+    lam = er.spectrum(np.ones((n, n)) - np.eye(n))
+    np.testing.assert_allclose(lam, [0.0] + [n / (n - 1)] * (n - 1), atol=1e-12)
+    t = np.asarray(er.T_GRID)
+    ones = np.ones_like(t)  # normalize_trace divides by the c = 2 linear trace: the same numbers
+    np.testing.assert_allclose(1 / normalize_trace(ones, "er", 500, 5, t), er.linear_trace(500, 5, t) + ER_EPSILON,
+                               rtol=1e-12)
+    a = er.er_graph(300, 5, np.random.default_rng(0))
+    assert (a == a.T).all() and a.sum(1).min() >= 1 and 250 < len(a) <= 300  # the giant component, connected
+
+
+def er_rows(c: float, graphs: int = 6, noise: float = 0.01) -> pd.DataFrame:
+    """runs.csv rows whose edges sit at 1 ± c/√d̄ and whose trace is the c-linear trace, with a little noise."""
+    from ganeval.studies import er_normalisation as er
+
+    rng = np.random.default_rng(1)
+    t = np.asarray(er.T_GRID)
+    out = []
+    for d in (5.0, 10.0):
+        for g in range(graphs):
+            tr = er.linear_trace(400, d, t, c) * (1 + rng.normal(0, noise, t.size))
+            e = c / np.sqrt(d) * (1 + rng.normal(0, noise))
+            out += [{"n": 400, "degree": d, "graph": g, "core": 400, "lambda2": 1 - e, "lambda_max": 1 + e, "t": tv,
+                     "trace": v} for tv, v in zip(t, tr)]
+    return pd.DataFrame(out)
+
+
+def test_er_rules_reach_each_verdict() -> None:
+    from ganeval.studies import er_normalisation as er
+
+    tight, edge = er.decide(er_rows(2.0), 0.99)[0]
+    assert tight.verdict == HOLDS and edge.verdict == HOLDS and "best c 2" in tight.evidence
+    tight, edge = er.decide(er_rows(1.5), 0.99)[0]  # the graphs' c is 1.5: c = 2 is far off on both counts
+    assert tight.verdict == CONTRADICTED and edge.verdict == CONTRADICTED and "best c 1.5" in tight.evidence
+
+
+def timing_rows(power: dict[str, float], repeats: int = 4) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame([{"metric": m, "n": n, "repeat": r, "seconds": 1e-6 * n ** p * np.exp(rng.normal(0, 0.02))}
+                         for r in range(repeats) for n in (1000, 2000, 4000, 8000) for m, p in power.items()])
+
+
+def test_scalability_rules_reach_each_verdict() -> None:
+    from ganeval.studies import scalability as sc
+
+    by = lambda claims: {c.name: c.verdict for c in claims}  # noqa: E731
+    ok = by(sc.decide(timing_rows({"fid": 0.0, "imd_approx": 1.1, "kid_full": 2.0}), 0.99)[0])
+    assert set(ok.values()) == {HOLDS}, ok
+    bad = by(sc.decide(timing_rows({"fid": 1.0, "imd_approx": 2.0, "kid_full": 1.0}), 0.99)[0])
+    assert set(bad.values()) == {CONTRADICTED}, bad  # KID linear, IMD quadratic, FID linear, IMD above KID
+    slopes = sc.slopes(timing_rows({"kid_full": 2.0}))
+    np.testing.assert_allclose(slopes.slope, 2.0, atol=0.05)

@@ -18,8 +18,7 @@ import pandas as pd
 
 QUADRATIC = 1.8  # a slope at or above this is quadratic
 SUBQUADRATIC = 1.5  # a slope below this breaks the quadratic cost
-CONSTANT = 0.3  # a slope below this is "constant"; above LINEARISH it is not
-LINEARISH = 0.5
+CONSTANT = 0.3  # a slope below this is "constant"
 
 
 def slopes(rows: pd.DataFrame) -> pd.DataFrame:
