@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 
-def timers(d: int) -> dict:
+def timers() -> dict:
     from ganeval.metrics import fid, imd, kid
 
     return {"imd_exact": lambda x, y: imd(x, y, seed=0),
@@ -49,7 +49,7 @@ if __name__ == "__main__":
 
     from ganeval.studies.scalability import plot, write
 
-    fns = timers(a.d)
+    fns = timers()
     rng = np.random.default_rng(0)
     data = {n: (rng.standard_normal((n, a.d)).astype(np.float32), (rng.standard_normal((n, a.d)) + 0.1).astype(np.float32))
             for n in a.sizes}
