@@ -36,7 +36,8 @@ def _options(group: str) -> list[str]:
 
 def test_every_group_has_its_options() -> None:
     assert set(_options("experiment")) == {"quickstart", "paper_table", "blur_sweep", "torus", "heat_traces", "benchmark",
-                                         "stability", "slq_accuracy"}
+                                         "stability", "slq_accuracy", "nn_internals", "wordvec_dims",
+                                         "language_manifolds"}
     assert {"default", "imd", "approx"} <= set(_options("metrics"))
     assert set(_options("hydra/launcher")) == set(LAUNCHER_PLUGINS)
     assert {"pixels", "identity", "inception"} <= set(_options("features"))

@@ -9,4 +9,7 @@ instantiates it and calls it with the run's plan (`ganeval.app.plan.Plan`).
 - blur_sweep: a dataset blurred at several σ against itself, normalised by an unlike reference pair.
 - torus: two vanilla GANs on a 3-D torus, the fraction of samples in the hole, and the metrics.
 - heat_traces: normalised heat-trace curves of several datasets with bands over runs.
+- nn_internals, wordvec_dims, language_manifolds: IMD between representations that share no coordinates (CNN layers
+  and training, word vectors of several dimensions, languages' word vectors); manifold_pairs: their pairwise IMD.
+- er_normalisation, scalability: the Erdős–Rényi constant c = 2 and the cost statements (made by scripts/).
 """

@@ -7,7 +7,8 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
-from ganeval.studies import blur_sweep, gan_table, heat_clusters, heat_traces, slq_accuracy, stability, torus
+from ganeval.studies import (blur_sweep, er_normalisation, gan_table, heat_clusters, heat_traces, language_manifolds,
+                             nn_internals, scalability, slq_accuracy, stability, torus, wordvec_dims)
 from ganeval.studies.stored import read_record, read_runs, summarize_stored
 
 
@@ -48,4 +49,6 @@ REGENERATORS: dict[str, Callable[[Path, Path], None]] = {
     "blur_sweep": blur_sweep.regenerate, "slq_accuracy": partial(slq_accuracy.regenerate, scratch="/tmp/heat"),
     "stability": stability.regenerate, "stability_lowrecall": stability.regenerate,
     "heat_traces": partial(heat_traces.regenerate, scratch="/tmp/heat"), "quickstart": quickstart,
-    "heat_clusters": heat_clusters.regenerate}
+    "heat_clusters": heat_clusters.regenerate, "wordvec_dims": wordvec_dims.regenerate,
+    "nn_internals": nn_internals.regenerate, "language_manifolds": language_manifolds.regenerate,
+    "er_normalisation": er_normalisation.regenerate, "scalability": scalability.regenerate}
