@@ -148,6 +148,13 @@ def write(out: str | Path, rows: pd.DataFrame | None, config: Mapping[str, Any])
     return claims
 
 
+def mapping(value: Any) -> dict[Any, Any]:
+    """A config node given as a mapping (languages, families); anything else refused in one line."""
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping name -> value, got {value!r}")
+    return value
+
+
 def run(plan: Any) -> pd.DataFrame:
     """Check the files, read them, score every pair of languages over runs, write runs.csv, the derived files, the
     heatmaps; with no files, the verdict naming what is missing."""
@@ -156,8 +163,9 @@ def run(plan: Any) -> pd.DataFrame:
     from ganeval.results import write_csv
 
     cfg, s = plan.params, plan.settings
-    languages = {str(k): str(v) for k, v in (OmegaConf.to_container(cfg.languages) if cfg.get("languages") else {}).items()}
-    families = {str(k): str(v) for k, v in (OmegaConf.to_container(cfg.families) if cfg.get("families") else {}).items()}
+    given = {key: mapping(OmegaConf.to_container(cfg[key]) if cfg.get(key) else {}) for key in ("languages", "families")}
+    languages = {str(k): str(v) for k, v in given["languages"].items()}
+    families = {str(k): str(v) for k, v in given["families"].items()}
     check(languages, families, int(cfg.vocab), s.sample_size)
     if len(languages) == 1:
         raise ValueError("languages names one file: pairwise distances need at least two")
