@@ -247,6 +247,25 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
     check_memory(settings.metrics, rows, widest, settings.device, settings.workers, memory_way_out(extractor))
 
 
+def two_spaces(request: ScoreRequest, real_extractor: Any, extractor: Any) -> str | None:
+    """REAL and the FAKEs through two extractors (--real-features) are two feature spaces: metrics needing one are
+    refused when chosen and left out of the default metrics (the note saying so is returned)."""
+    from ganeval.metrics.registry import REGISTRY
+
+    need = [n for n in request.metrics if REGISTRY[n].same_dim]
+    if not need:
+        return None
+    labels = ", ".join(REGISTRY[n].unscaled_label for n in need)
+    where = (f"REAL goes through {real_extractor.name} and FAKE through {extractor.name} (--real-features): two "
+             "feature spaces")
+    if not request.default_metrics or len(need) == len(request.metrics):
+        raise ValueError(f"{labels} need{'s' if len(need) == 1 else ''} one feature space, but {where}; choose only "
+                         f"dimension-free metrics ({free_labels()})")
+    request.metrics = {k: v for k, v in request.metrics.items() if k not in need}
+    return (f"note: {where}: {labels} need{'s' if len(need) == 1 else ''} one and {'is' if len(need) == 1 else 'are'} "
+            f"left out; scoring {', '.join(REGISTRY[n].unscaled_label for n in request.metrics)}")
+
+
 def free_labels() -> str:
     """The dimension-free metrics' labels, for messages ("IMD, Vendi")."""
     from ganeval.metrics.dims import dimension_free

@@ -27,7 +27,7 @@ from ganeval.app.score_inputs import (
 )
 from ganeval.app.score_request import (
     ScoreRequest, check_inputs, check_outputs_not_inputs, check_inputs_fakes, default_metrics_for_dims, make_extractor,
-    make_settings, set_dims,
+    make_settings, set_dims, two_spaces,
 )
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
@@ -332,7 +332,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     own = request.real_features not in (None, request.features)  # REAL through an extractor of its own
     extractor = make_extractor(request, fakes if precomputed(real) or own else [real, *fakes])
     real_ex = real_extractor(request, real, extractor)
-    narrowed = default_metrics_for_dims(request, set_dims(real, fakes, extractor, real_ex))
+    narrowed = (two_spaces(request, real_ex, extractor) if own
+                else default_metrics_for_dims(request, set_dims(real, fakes, extractor, real_ex)))
     if narrowed is not None:  # default metrics, sets of different dimension: the dimension-free ones scored
         notes = [narrowed]
         settings = make_settings(request, real, fakes, notes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -14,6 +14,7 @@ import torch
 
 from ganeval.metrics.dims import fit_metrics
 from ganeval.metrics.memory import check_memory
+from ganeval.metrics.registry import Metrics
 from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
 from ganeval.hashing import array_identity
@@ -168,22 +169,21 @@ def evaluate_detailed(
     """`evaluate`, returning the per-run rows and the paired comparison of models too."""
     from ganeval.results import compare_runs, summarize_runs
 
-    settings = Settings(runs, sample_size, metrics, seed, confidence, device, workers, progress)
     fakes = fake if isinstance(fake, Mapping) else {"fake": fake}
     if not fakes:
         raise ValueError("fake is an empty dict: give at least one generated set")
     labels = unique_names(fakes, "fake has the models")
-    block = Block(real, [({"model": label}, arr) for label, arr in zip(labels, fakes.values())])
     dims = {"real": _width(real), **{label: _width(arr) for label, arr in zip(labels, fakes.values())}}
     notes = []
     if metrics is DEFAULT_METRICS and None not in dims.values():  # default metrics: those needing one space left out
-        fitted, note = fit_metrics(settings.metrics, {f"the {'real' if i == 0 else 'generated'} set" +
-                                                      ("" if i == 0 else f" {k}"): v
-                                                      for i, (k, v) in enumerate(dims.items())}, chosen=False)
+        named = {"the real set" if i == 0 else f"the generated set {k}": v for i, (k, v) in enumerate(dims.items())}
+        fitted, note = fit_metrics(Metrics(metrics), named, chosen=False)  # type: ignore[arg-type]
         if note:
-            settings = replace(settings, metrics=fitted)
+            metrics = fitted
             log.warning("%s", note)
             notes.append(note)
+    settings = Settings(runs, sample_size, metrics, seed, confidence, device, workers, progress)
+    block = Block(real, [({"model": label}, arr) for label, arr in zip(labels, fakes.values())])
     t0 = time.perf_counter()
     rows = run_blocks([block], settings, results_dir, None, overwrite)
     summary = summarize_runs(rows, settings.confidence, settings.sample_size)
