@@ -197,3 +197,23 @@ def test_score_real_through_an_extractor_of_its_own(tmp_path: Path, capsys: pyte
     assert err.endswith("FID needs one feature space, but REAL goes through pixels and FAKE through "
                         "half_pixels_test (--real-features): two feature spaces; choose only dimension-free metrics "
                         "(IMD, Vendi)")
+
+
+# --------------------------------------------------------------------------- ganeval.torchmetrics
+def test_torchmetrics_pools_of_their_own_widths_give_evaluates_numbers() -> None:
+    from ganeval.torchmetrics import IMD, Protocol
+
+    x, y = _pair(260, 240, 8, 20)
+    real, fake = torch.from_numpy(x), torch.from_numpy(y)
+    metric = IMD(feature="identity", runs=3, sample_size=200, options={"nv": 20})
+    both = Protocol({"imd": {"nv": 20}, "vendi": {}}, feature="identity", runs=3, sample_size=200)
+    for m in (metric, both):
+        for i in range(0, 260, 64):
+            m.update(real[i : i + 64], real=True)
+        for i in range(0, 240, 64):
+            m.update(fake[i : i + 64], real=False)
+    want = ganeval.evaluate(x, y, runs=3, sample_size=200, metrics={"imd": {"nv": 20}, "vendi": {}}, progress=False)
+    want = want.set_index("metric")
+    got = metric.compute()
+    assert got["imd"].item() == want.loc["imd", "mean"] and got["imd_ci_low"].item() == want.loc["imd", "ci_low"]
+    assert both.compute()["vendi"].item() == want.loc["vendi", "mean"]
