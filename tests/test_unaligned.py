@@ -217,3 +217,27 @@ def test_torchmetrics_pools_of_their_own_widths_give_evaluates_numbers() -> None
     got = metric.compute()
     assert got["imd"].item() == want.loc["imd", "mean"] and got["imd_ci_low"].item() == want.loc["imd", "ci_low"]
     assert both.compute()["vendi"].item() == want.loc["vendi", "mean"]
+
+
+# --------------------------------------------------------------------------- the Hydra app
+def test_app_benchmark_of_sets_of_different_dimension(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from apphelp import run_inprocess
+
+    x, y = _pair(260, 240, 16, 40)
+    np.save(tmp_path / "real.npy", x)
+    np.save(tmp_path / "fake.npy", y)
+    out = tmp_path / "res"
+    args = ["experiment=benchmark", "data=array", f"data.path={tmp_path / 'real.npy'}", "generator=samples",
+            f"generator.path={tmp_path / 'fake.npy'}", "features=identity", "sample_size=200", "runs=2",
+            "metrics.imd.nv=20", "metrics.kid.subset_size=100", "progress=false"]
+    with caplog.at_level(logging.WARNING):  # the default metrics: IMD scored, FID and KID left out with a note
+        s = run_inprocess([*args, f"results_dir={out}"])
+    assert list(s.metric) == ["imd"] and "FID, KID need one dimension and are left out; scoring IMD" in caplog.text
+    record = json.loads((out / "summary.json").read_text())
+    assert record["dims"] == {"array (real)": 16, "array/fake": 40}
+    alone = evaluate_detailed(x, y, runs=2, sample_size=200, metrics={"imd": {"nv": 20}}, progress=False)
+    np.testing.assert_allclose(s["mean"].iloc[0], alone.summary["mean"].iloc[0], rtol=1e-12)
+    with pytest.raises(ValueError, match=r"^FID needs features of one dimension, but .* 40-d features and its real "
+                                         r"data 16-d \(choose only dimension-free metrics, e\.g\. metrics=imd"):
+        run_inprocess([*args[:-2], "metrics=imd", "+metrics.fid={}", f"results_dir={tmp_path / 'r2'}"])
+    assert not (tmp_path / "r2").exists()
