@@ -241,3 +241,41 @@ def test_app_benchmark_of_sets_of_different_dimension(tmp_path: Path, caplog: py
                                          r"data 16-d \(choose only dimension-free metrics, e\.g\. metrics=imd"):
         run_inprocess([*args[:-2], "metrics=imd", "+metrics.fid={}", f"results_dir={tmp_path / 'r2'}"])
     assert not (tmp_path / "r2").exists()
+
+
+# --------------------------------------------------------------------------- the docs' example, verbatim
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _section_blocks(page: str) -> list[tuple[str, str]]:
+    """(language, code) of each fenced block in the "Comparing unaligned data" section of docs/`page`."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    section = text.split("## Comparing unaligned data", 1)[1].split("\n## ", 1)[0]
+    parts = section.split("```")
+    return [(p.split("\n", 1)[0].strip(), p.split("\n", 1)[1]) for p in parts[1::2]]
+
+
+@pytest.mark.parametrize("page", ["metrics.md", "scoring.md"])
+def test_docs_unaligned_example_runs_verbatim(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    blocks = _section_blocks(page)
+    assert blocks and blocks[0][0] == "python"
+    commands = 0
+    for lang, code in blocks:
+        if lang == "python":
+            exec(compile(code, f"docs/{page}", "exec"), {})
+        else:
+            assert lang == "bash"
+            for line in code.splitlines():
+                args = shlex.split(line, comments=True)
+                assert args[0] == "ganeval-score"
+                assert main([*args[1:], "--quiet"]) == 0, capsys.readouterr().err
+                commands += 1
+    out = capsys.readouterr().out
+    if page == "metrics.md":
+        assert "{'real': 16, 'fake': 40}" in out and "vendi" in out
+    else:
+        assert commands == 3 and out.count("IMD") >= 3 and "Vendi" in out
