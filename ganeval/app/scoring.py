@@ -187,7 +187,7 @@ def real_extractor(request: ScoreRequest, real: InputSet, extractor: Any) -> Any
     from the FAKEs' in space and maybe dimension, which only dimension-free metrics compare)."""
     import dataclasses
 
-    if request.real_features is None or request.real_features == request.features:
+    if request.real_features in (None, request.features or ("inception" if real.images else "identity")):
         return extractor
     if precomputed(real):
         raise ValueError(f"--real-features extracts REAL's features, but REAL {real.arg} already holds features "
@@ -329,9 +329,9 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     label_sets(fakes)
     notes: list[str] = []
     settings = make_settings(request, real, fakes, notes)
-    own = request.real_features not in (None, request.features)  # REAL through an extractor of its own
+    own = request.real_features not in (None, request.features or ("inception" if real.images else "identity"))
     extractor = make_extractor(request, fakes if precomputed(real) or own else [real, *fakes])
-    real_ex = real_extractor(request, real, extractor)
+    real_ex = real_extractor(request, real, extractor)  # REAL's own extractor when `own`
     narrowed = (two_spaces(request, real_ex, extractor) if own
                 else default_metrics_for_dims(request, set_dims(real, fakes, extractor, real_ex)))
     if narrowed is not None:  # default metrics, sets of different dimension: the dimension-free ones scored
