@@ -289,8 +289,8 @@ def default_metrics_for_dims(request: ScoreRequest, dims: Mapping[str, int | Non
 
     if not request.default_metrics or None in dims.values():
         return None
-    kept, note = fit_metrics(Metrics({k: dict(v or {}) for k, v in request.metrics.items()}), dims,  # type: ignore[arg-type]
-                             chosen=False)
+    chosen = Metrics({k: dict(v or {}) for k, v in request.metrics.items()})
+    kept, note = fit_metrics(chosen, dims, chosen=False)  # type: ignore[arg-type]
     if note is not None:
         request.metrics = {k: v for k, v in request.metrics.items() if k in kept}
     return note

@@ -116,9 +116,9 @@ def score(real: Any, fakes: Any = (), *,
     command line, a numpy array or torch tensor (images or N×D features), or a generator `fn(n, seed)` (or an object
     with `sample(n, seed)`) drawn once for `n_generated` rows with `seed`. `metrics`: names ("imd,fid" or a list) or
     a mapping name -> options, as `ganeval.evaluate` takes them (the default, None: imd,fid,kid, where the sets differ
-    in dimension IMD alone, with a note). `real_features` extracts REAL through an extractor of its own (dimension-free
-    metrics only); `vocab` reads the most frequent words of word-vector files. The other arguments are the command's options
-    (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
+    in dimension IMD alone, with a note). `real_features` extracts REAL through an extractor of its own
+    (dimension-free metrics only); `vocab` reads the most frequent words of word-vector files. The other arguments
+    are the command's options (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
     `.table()` the summary, `.sentences` the comparisons in words); None on a torchrun rank other than 0. Bad input
     raises a one-line ValueError before any feature is extracted.
     """

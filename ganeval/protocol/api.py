@@ -22,6 +22,7 @@ from ganeval.protocol.task import Block, MetricTask, SharedArray, as_array
 
 log = logging.getLogger(__name__)
 
+
 def as_features(name: str, a: Any) -> np.ndarray | torch.Tensor:
     """`a` as an N×D feature array, ValueError otherwise: a numpy array (a memory map stays mapped) or a tensor
     left on its device (detached); integers become float32."""
@@ -96,7 +97,7 @@ def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
         fakes = []
         for g, f in b.fakes:
             f = as_features(f"generated set {g}", f)
-            name = f"the generated set {', '.join(map(str, g.values()))}" if isinstance(g, Mapping) else "the generated set"
+            name = "the generated set" + (f" {', '.join(map(str, g.values()))}" if isinstance(g, Mapping) else "")
             fit_metrics(settings.metrics, {"the real set": real.shape[1], name: f.shape[1]}, chosen=True)
             check_finite(f"the generated pool {g or ''}".strip(), f)
             sizes[f"the generated pool {g or ''}".strip()] = len(f)
