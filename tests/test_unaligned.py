@@ -243,6 +243,20 @@ def test_app_benchmark_of_sets_of_different_dimension(tmp_path: Path, caplog: py
     assert not (tmp_path / "r2").exists()
 
 
+def test_app_word_vectors_as_data(tmp_path: Path) -> None:
+    from apphelp import run_inprocess
+
+    x, y = _pair(300, 240, 12, 40)
+    _vec(tmp_path / "en.vec", [f"w{i}" for i in range(300)], x)
+    np.save(tmp_path / "fake.npy", y)
+    s = run_inprocess(["experiment=benchmark", "data=wordvectors", f"data.path={tmp_path / 'en.vec'}", "data.vocab=250",
+                       "generator=samples", f"generator.path={tmp_path / 'fake.npy'}", "features=identity",
+                       "metrics=imd", "metrics.imd.nv=20", "sample_size=200", "runs=2", "progress=false",
+                       f"results_dir={tmp_path / 'res'}"])
+    alone = evaluate_detailed(x[:250], y, runs=2, sample_size=200, metrics={"imd": {"nv": 20}}, progress=False)
+    np.testing.assert_allclose(s["mean"].iloc[0], alone.summary["mean"].iloc[0], rtol=1e-12)
+
+
 # --------------------------------------------------------------------------- the docs' example, verbatim
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -29,7 +29,7 @@ from ganeval.hashing import cut_short_form, shown_extractor
 from ganeval.protocol.api import check_finite
 
 
-NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
+NOT_NAMES = ("array", "folder", "wordvectors")  # data configs that need a path: given as paths instead
 
 
 @dataclass
