@@ -49,7 +49,7 @@ examples:
   ganeval-score real.zip fakes.zip --features dinov2 --num-workers 8 --cache-dir ~/.cache/ganeval
   torchrun --nproc_per_node 4 -m ganeval.app.score real/ fakes/ --cache-dir cache   # one GPU per rank
   ganeval-score real.npy fake.npy --runs 10 --sample-size 1000 --out results/mine   # + report.html
-  ganeval-score wiki.en.vec wiki.fr.vec --vocab 20000 --metrics imd   # unaligned sets: 300-d vs 300-d, or any D
+  ganeval-score en.vec fr.vec --vocab 20000 --metrics imd     # two languages' word vectors, of any dimensions
   ganeval-score real/ fake/ --real-features inception --features dinov2 --metrics imd   # two feature spaces
   ganeval-score --save-ref cifar10_ref.npz --save-stats cifar10_stats.npz real_images/   # write references
   ganeval-score fid_stats_cifar10_train.npz fakes/ --resize legacy_tensorflow   # FID vs published moments
