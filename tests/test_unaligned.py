@@ -237,8 +237,9 @@ def test_app_benchmark_of_sets_of_different_dimension(tmp_path: Path, caplog: py
     assert record["dims"] == {"array (real)": 16, "array/fake": 40}
     alone = evaluate_detailed(x, y, runs=2, sample_size=200, metrics={"imd": {"nv": 20}}, progress=False)
     np.testing.assert_allclose(s["mean"].iloc[0], alone.summary["mean"].iloc[0], rtol=1e-12)
-    with pytest.raises(ValueError, match=r"^FID needs features of one dimension, but .* 40-d features and its real "
-                                         r"data 16-d \(choose only dimension-free metrics, e\.g\. metrics=imd"):
+    with pytest.raises(ValueError, match=r"^FID needs features of one dimension \(to compare sets of two dimensions "
+                                         r"as they are, choose only dimension-free metrics, e\.g\. metrics=imd\): "
+                                         r"array/fake has 40-d features but its real data 16-d"):
         run_inprocess([*args[:-2], "metrics=imd", "+metrics.fid={}", f"results_dir={tmp_path / 'r2'}"])
     assert not (tmp_path / "r2").exists()
 

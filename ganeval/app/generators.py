@@ -293,9 +293,9 @@ def check_dims(real_f: np.ndarray, real: np.ndarray, fake_f: np.ndarray, pool: A
         return  # dimension-free metrics only (IMD, Vendi): sets of different dimension are what they compare
     shape = tuple(getattr(pool, "shape", pool))
     raise ValueError(
-        f"{', '.join(need)} need{'s' if len(need) == 1 else ''} features of one dimension, but "
-        f"{what} has {fake_f.shape[1]}-d features and its real data {real_f.shape[1]}-d (choose only dimension-free "
-        "metrics, e.g. metrics=imd, to compare them as they are), through the same extractor: "
+        f"{', '.join(need)} need{'s' if len(need) == 1 else ''} features of one dimension (to compare sets of two "
+        f"dimensions as they are, choose only dimension-free metrics, e.g. metrics=imd): {what} has "
+        f"{fake_f.shape[1]}-d features but its real data {real_f.shape[1]}-d, through the same extractor: "
         f"the inputs differ (real: {describe(real.shape)}, shape {real.shape}; generated: {describe(shape)}, "
         f"shape {shape}). Give both one shape: images of one size and channel count (features=pixels can "
         "resize with features.size=... and features.channels=...), features of one dimension"
