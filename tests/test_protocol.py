@@ -141,7 +141,8 @@ def test_bad_input_is_refused_before_work(kw, match) -> None:  # type: ignore[no
 
 def test_feature_shape_checks() -> None:
     real, a, _ = _sets()
-    with pytest.raises(ValueError, match="has 4 features but the real set has 6"):
+    with pytest.raises(ValueError, match="need features of one dimension, but the real set has 6 features and the "
+                                         "generated set fake has 4"):
         _call(real, a[:, :4])
     with pytest.raises(ValueError, match="N×D feature array"):
         _call(real[0], a)

@@ -203,7 +203,8 @@ def _error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.mark.parametrize("make, extra, match", [
     (None, ["nosuch/dir"], "nosuch/dir does not exist"),
     (None, ["nosuchname"], "not a dataset name; .* digits"),
-    (("w.npy", lambda: np.zeros((300, 16), np.float32)), [], "need features of one dimension.*8.*16"),
+    (("w.npy", lambda: np.zeros((300, 16), np.float32)), ["--metrics", "imd,fid,kid"],
+     "need features of one dimension.*8.*16"),
     (("s.npy", lambda: np.ones((50, 8), np.float32)), [], "FAKE .*s.npy has 50 rows, fewer than KID's subset_size=100"),
     (None, ["--runs", "3"], "--sample-size"),
     (None, ["--runs", "3", "--sample-size", "260"], "--sample-size 260 is larger than FAKE .*fake.npy"),

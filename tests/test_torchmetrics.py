@@ -156,7 +156,9 @@ def test_bad_updates_are_refused_and_nothing_is_kept() -> None:
     refused(m, r"^x has NaN or inf", torch.tensor([[0.0] * 7 + [float("nan")]] * 3))
     refused(m, r"^x has NaN or inf", torch.tensor([[0.0] * 7 + [float("inf")]] * 3), real=False)
     refused(m, r"^x: features have values up to .* beyond float32", torch.full((3, 8), 1e300, dtype=torch.float64))
-    refused(m, r"^x gives 9 features per sample but earlier updates gave 8", torch.randn(4, 9), real=False)
+    refused(m, r"^x gives 9 features per sample but earlier real updates gave 8", torch.randn(4, 9))
+    refused(m, r"^FID needs features of one dimension, but the real pool has 8 features and the fake pool has 9",
+            torch.randn(4, 9), real=False)  # FID chosen: pools of two dimensions refused at the first such batch
     refused(m, r"^real must be True or False", torch.randn(4, 8), real=1)
     images = Protocol(["fid"], feature="pixels")  # an image extractor: its checks of images
     refused(images, r"^x: images must be N×H×W, N×C×H×W or N×H×W×C", torch.zeros(2, 5, 8, 8))

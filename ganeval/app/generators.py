@@ -243,16 +243,59 @@ def generator_identity(gen: Any) -> dict[str, Any]:
     return dict(gen.identity()) if hasattr(gen, "identity") else {"type": type(gen).__name__}
 
 
-def check_dims(real_f: np.ndarray, real: np.ndarray, fake_f: np.ndarray, pool: Any, what: str) -> None:
-    """Refuse generated features of another dimension than the real ones, saying how the inputs differ (`pool`:
-    the generated array or its shape)."""
+def planned_dims(plan: Plan, real: np.ndarray, models: Mapping[str, list[Any]], extractor: Any,
+                 data: str) -> dict[str, int | None]:
+    """Each set's feature dimension known before extraction (the real data's, then each stored array of samples'):
+    None where it is known only after (trained or callable generators, image folders through some extractors)."""
+    from ganeval.gan.stored_samples import SampleGenerator
+
+    def dim(shape: tuple[int, ...] | None) -> int | None:
+        if shape is None or not callable(getattr(extractor, "feature_dim", None)):
+            return None
+        return extractor.feature_dim(tuple(shape))
+
+    dims: dict[str, int | None] = {f"the real data of {data}": dim(tuple(real.shape))}
+    for model, entries in models.items():
+        for i, gen in enumerate(entries):
+            stored = isinstance(gen, SampleGenerator) and gen.path.is_file()
+            dims[f"the generated set {seed_key(f'{data}/{model}', i, len(entries))}"] = (
+                dim(tuple(gen._array(mmap=True).shape)) if stored else None)
+    return dims
+
+
+def narrow_default_metrics(plan: Plan, dims: Mapping[str, int | None]) -> None:
+    """With the default metrics (metrics=default) and sets of different dimension, leave out those needing one
+    dimension before the results directory is opened (logged as a note); chosen ones are refused (`check_dims`)."""
+    from dataclasses import replace
+
+    from ganeval.metrics.dims import fit_metrics
+
+    known = {k: v for k, v in dims.items() if v is not None}
+    if plan.choices.get("metrics", "default") != "default" or len(known) < 2:
+        return
+    metrics, note = fit_metrics(plan.settings.metrics, known, chosen=False)  # type: ignore[arg-type]
+    if note is not None:
+        plan.settings = replace(plan.settings, metrics=metrics)
+        log.warning("%s", note)
+
+
+def check_dims(real_f: np.ndarray, real: np.ndarray, fake_f: np.ndarray, pool: Any, what: str,
+               metrics: Any = None) -> None:
+    """Refuse generated features of another dimension than the real ones when a metric of `metrics` needs one
+    dimension (all of them when None), saying which and how the inputs differ (`pool`: the generated array or its
+    shape)."""
     from ganeval.data.images import describe
 
     if fake_f.shape[1] == real_f.shape[1]:
         return
+    need = [m.unscaled_label for m, _ in metrics.ordered() if m.same_dim] if metrics is not None else ["metrics"]
+    if not need:
+        return  # dimension-free metrics only (IMD, Vendi): sets of different dimension are what they compare
     shape = tuple(getattr(pool, "shape", pool))
     raise ValueError(
-        f"{what} has {fake_f.shape[1]}-d features but its real data {real_f.shape[1]}-d, through the same extractor: "
+        f"{', '.join(need)} need{'s' if len(need) == 1 else ''} features of one dimension (to compare sets of two "
+        f"dimensions as they are, choose only dimension-free metrics, e.g. metrics=imd): {what} has "
+        f"{fake_f.shape[1]}-d features but its real data {real_f.shape[1]}-d, through the same extractor: "
         f"the inputs differ (real: {describe(real.shape)}, shape {real.shape}; generated: {describe(shape)}, "
         f"shape {shape}). Give both one shape: images of one size and channel count (features=pixels can "
         "resize with features.size=... and features.channels=...), features of one dimension"

@@ -23,6 +23,8 @@ inputs (REAL, FAKE), resolved in this order:
                             batch {{arr_0, mu, sigma}} (its images), ganeval's --save-ref file (features); FILE:mu and
                             FILE:sigma are refused (moments are not feature rows)
   an existing .npy/.npz     an array; FILE.npz:KEY picks one of several arrays in a .npz
+  a word-vector file        fastText/word2vec .vec (or .vec.gz) or word2vec .bin: its words' vectors as features,
+                            the --vocab N most frequent (the file's first N rows)
   a dataset name            a data config of ganeval/configs/data/ with its defaults, as `ganeval data=NAME`
                             loads it: {names}
   An array is features when it is 2-D (N×D) and images when it is 3-D/4-D in an image layout
@@ -47,6 +49,8 @@ examples:
   ganeval-score real.zip fakes.zip --features dinov2 --num-workers 8 --cache-dir ~/.cache/ganeval
   torchrun --nproc_per_node 4 -m ganeval.app.score real/ fakes/ --cache-dir cache   # one GPU per rank
   ganeval-score real.npy fake.npy --runs 10 --sample-size 1000 --out results/mine   # + report.html
+  ganeval-score en.vec fr.vec --vocab 20000 --metrics imd     # two languages' word vectors, of any dimensions
+  ganeval-score real/ fake/ --real-features inception --features dinov2 --metrics imd   # two feature spaces
   ganeval-score --save-ref cifar10_ref.npz --save-stats cifar10_stats.npz real_images/   # write references
   ganeval-score fid_stats_cifar10_train.npz fakes/ --resize legacy_tensorflow   # FID vs published moments
   ganeval-score cifar10 fakes/ --protocol cifar10_train_50k --runs 10 --sample-size 10000   # + the full-set FID
@@ -107,12 +111,18 @@ def parser() -> argparse.ArgumentParser:
         prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Score generated sets (FAKE) against a real set (REAL) with IMD, FID and KID.",
         epilog=EPILOG.format(names=", ".join(data_names())))
-    p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file or dataset name")
+    p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file, word vectors (.vec, .bin) or "
+                   "dataset name")
     p.add_argument("fakes", metavar="FAKE", nargs="*", help="generated set(s), each scored against REAL")
     p.add_argument("--features", choices=list(REGISTRY), default=None,
                    help="feature extractor (default: inception for images, identity for feature arrays): "
                    + "; ".join(f"{n}: {e.help}" if e.help else n for n, e in REGISTRY.items()))
     modes = list(dict.fromkeys(m for e in REGISTRY.values() for m in e.resize))  # every extractor's, in order
+    p.add_argument("--real-features", choices=list(REGISTRY), default=None, metavar="NAME",
+                   help="REAL's own extractor (default: --features), e.g. --real-features inception --features dinov2: "
+                   "sets in two feature spaces, which only dimension-free metrics compare (imd, vendi)")
+    p.add_argument("--vocab", type=int, default=None, metavar="N", help="word-vector inputs (.vec, .vec.gz, .bin): "
+                   "read their N most frequent words (default: every word)")
     p.add_argument("--resize", default=None, choices=modes,
                    help="preprocessing mode, the first one the default: " + "; ".join(
                        f"{n} {' | '.join(e.resize)}" for n, e in REGISTRY.items() if e.resize and not e.options))
@@ -215,11 +225,13 @@ def run(argv: Sequence[str] | None = None) -> int:
     terminate_as_interrupt()  # SIGTERM ends the command as Ctrl-C does: one line, what is kept
     try:
         from ganeval.app.score_protocol import apply_protocol, given_options
-        from ganeval.app.score_request import default_metrics, parse_metrics
+        from ganeval.app.score_request import DefaultMetrics, default_metrics, parse_metrics
         from ganeval.app.scoring import score
 
         apply_protocol(args, given_options(parser(), argv))  # --protocol: its values set, departures refused
         metrics = parse_metrics(args.metrics or default_metrics(args.real))
+        if args.metrics is None:
+            metrics = DefaultMetrics(metrics)
         for text in args.option:
             parse_option(text, metrics)
         result = score(
@@ -230,7 +242,8 @@ def run(argv: Sequence[str] | None = None) -> int:
             pixels_size=args.pixels_size,
             resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats, out=args.out,
             overwrite=args.overwrite, plots=not args.no_plots, samples=not args.no_samples, progress=not args.quiet,
-            command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol)
+            command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol, vocab=args.vocab,
+            real_features=args.real_features)
     except user_errors() as e:
         from ganeval.app.score_print import refusal
 

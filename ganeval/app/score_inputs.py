@@ -29,7 +29,7 @@ from ganeval.hashing import cut_short_form, shown_extractor
 from ganeval.protocol.api import check_finite
 
 
-NOT_NAMES = ("array", "folder")  # data configs that need a path: given as paths instead
+NOT_NAMES = ("array", "folder", "wordvectors")  # data configs that need a path: given as paths instead
 
 
 @dataclass
@@ -78,8 +78,10 @@ def unread_file(arg: str, file: Path) -> None:
     image file: the folder that holds it)."""
     from ganeval.data.files import IMAGE_EXTENSIONS
 
+    from ganeval.data.wordvectors import is_word_vector_file
+
     suffix = file.suffix.lower()
-    if suffix in (".npy", ".npz"):
+    if suffix in (".npy", ".npz") or is_word_vector_file(file):
         return
     if suffix in IMAGE_EXTENSIONS:
         raise ValueError(f"{arg} is one image file: give the folder that holds the images, e.g. {file.parent}")
@@ -93,14 +95,18 @@ def size_refusal(arg: str) -> ValueError:
                       "before saving them, or drop --size")
 
 
-def load_input(arg: str, size: int | None = None, layout: str = "auto") -> InputSet:
+def load_input(arg: str, size: int | None = None, layout: str = "auto", vocab: int | None = None) -> InputSet:
     """An input argument resolved (see the module doc for the order): image files are checked from their headers and
     streamed later, arrays loaded (4-D ones read in `layout`, see `ganeval.data.images.apply_layout`); `size` resizes
-    images of files to size×size. ValueError when it is none."""
+    images of files to size×size; `vocab` reads the most frequent words of a word-vector file (.vec, .vec.gz, .bin).
+    ValueError when it is none."""
     from ganeval.data.files import load_array
     from ganeval.data.images import apply_layout
     from ganeval.data.sources import ImageSource, is_streamable
+    from ganeval.data.wordvectors import is_word_vector_file
 
+    if vocab is not None and not is_word_vector_file(arg):
+        raise vocab_refusal(arg)
     path = Path(arg).expanduser()
     file, _, key = arg.rpartition(":") if ":" in arg and not path.exists() else (arg, "", "")
     if is_streamable(arg):
@@ -114,6 +120,9 @@ def load_input(arg: str, size: int | None = None, layout: str = "auto") -> Input
             if Path(file).suffix.lower() in IMAGE_EXTENSIONS:
                 unread_file(arg, Path(file).expanduser())
             raise size_refusal(arg)
+        words = word_vector_input(arg, vocab)
+        if words is not None:
+            return words
         ref = reference_input(arg, file, key)
         if ref is not None:
             return ref
@@ -145,14 +154,35 @@ def load_input(arg: str, size: int | None = None, layout: str = "auto") -> Input
                      f"for one array of several) or one of: {', '.join(names)}")
 
 
+def word_vector_input(arg: str, vocab: int | None) -> InputSet | None:
+    """A word-vector file (.vec, .vec.gz, .bin; `ganeval.data.wordvectors`) as an N×D feature set of its `vocab` most
+    frequent words (all of them when None); None for another file."""
+    from ganeval.data.wordvectors import is_word_vector_file, read_word_vectors
+
+    if not is_word_vector_file(arg):
+        return None
+    wv = read_word_vectors(arg, vocab)
+    name = Path(arg).name
+    name = name[: -len(next(s for s in (".vec.gz", ".bin.gz", ".vec", ".bin") if name.lower().endswith(s)))]
+    return InputSet(arg, name, "word vectors", wv.vectors, False)
+
+
+def vocab_refusal(arg: str) -> ValueError:
+    """--vocab given with an input that is not a word-vector file."""
+    return ValueError(f"--vocab reads the most frequent words of a word-vector file (.vec, .vec.gz, .bin), but {arg} "
+                      "is not one: drop --vocab")
+
+
 def given_input(obj: Any, label: str, size: int | None = None, layout: str = "auto", n_generated: int | None = None,
-                seed: int = 0) -> InputSet:
+                seed: int = 0, vocab: int | None = None) -> InputSet:
     """An input given from Python (`ganeval.score`): a path or dataset name as on the command line (`load_input`), a
     numpy array or torch tensor (images or N×D features, classified as a loaded array is), or a generator (a
     callable `fn(n, seed)` as the app's `generator=callable` calls it, or an object with `sample(n, seed)`), drawn
     once for `n_generated` rows with `seed`; `label` names it in messages and results."""
     if isinstance(obj, (str, os.PathLike)):
-        return load_input(os.fspath(obj), size, layout)
+        return load_input(os.fspath(obj), size, layout, vocab)
+    if vocab is not None:
+        raise vocab_refusal(label)
     if size is not None:
         raise ValueError(f"--size resizes image files (folders, .zip, .tar), but {label} is an in-memory input: "
                          "resize it first, or drop --size")

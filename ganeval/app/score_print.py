@@ -39,6 +39,8 @@ def as_json(result: Any) -> dict[str, Any]:
         "runs": cfg["runs"], "sample_size": cfg["sample_size"], "confidence": None if full else cfg["confidence"],
         "seed": cfg["seed"], "device": cfg["device"], "size": cfg.get("size"), "layout": cfg.get("layout", "auto"),
         "features": cfg["features"], "metrics": cfg["metrics"],
+        **({"real_features": cfg["real_features"]} if "real_features" in cfg else {}),
+        "dims": result.record.dims,
         "interval_covers": result.record.interval_covers,
         "reference": reference_json(result.real),
         "protocol": result.record.full_set,

@@ -57,6 +57,11 @@ def default_workers(given: int | None) -> int:
     return 0 if cores <= 1 else min(8, cores)
 
 
+class DefaultMetrics(dict):
+    """The metrics `ganeval-score` scores when --metrics is not given (name -> options, --option applied): marked as
+    such, since with sets of different dimension those needing one dimension are left out rather than refused."""
+
+
 def given_metrics(metrics: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None]) -> dict[str, dict[str, Any]]:
     """`score`'s metrics as name -> options: 'imd,fid' or a list of names (`parse_metrics`), or a mapping name ->
     options (None: the defaults), each option checked against the metric's table."""
@@ -115,6 +120,9 @@ class ScoreRequest:
     command: str = ""  # the command line, recorded
     protocol: str | None = None  # --protocol NAME (`ganeval.app.score_protocol`): its values already applied
     n_generated: int | None = None  # rows drawn from a generator input
+    vocab: int | None = None  # word-vector inputs (.vec, .vec.gz, .bin): their most frequent words read (None: all)
+    real_features: str | None = None  # REAL through an extractor of its own (None: `features`), for IMD-like metrics
+    default_metrics: bool = False  # `metrics` are the defaults: those needing one dimension left out where sets differ
 
 
 PIXELS_SIZE = 32  # --features pixels: larger images resized to 32² (3072-d RGB rows, CIFAR-10's size)
@@ -219,11 +227,14 @@ def check_inputs_fakes(fakes: list[InputSet], extractor: Any) -> int | None:
     return dims.pop()
 
 
-def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings: Settings) -> None:
-    """Each input's shape for the extractor and the feature dimensions the metrics need, before extraction."""
+def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings: Settings,
+                 real_extractor: Any = None) -> None:
+    """Each input's shape for its extractor (REAL's: `real_extractor`, default `extractor`) and the feature dimensions
+    the metrics need, before extraction."""
+    real_ex = extractor if real_extractor is None else real_extractor
     for s in (real, *fakes):
         if not precomputed(s):
-            extractor.check_input(s.shape, s.dtype)
+            (real_ex if s is real else extractor).check_input(s.shape, s.dtype)
             if not s.images and s.array is not None:  # magnitudes the metrics cannot hold: refused
                 check_scale(s.arg, s.array, cast("Metrics", settings.metrics).reaches(), settings.sample_size)
     if real.reference is not None:
@@ -232,19 +243,70 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
         if precomputed(real):
             return
     same_dim = [m.name for m, _ in cast("Metrics", settings.metrics).ordered() if m.same_dim]
-    d = feature_dim(extractor, real)
+    d = feature_dim(real_ex, real)
     for f in fakes:
         if same_dim and feature_dim(extractor, f) != d:
             raise ValueError(
                 f"{', '.join(n.upper() for n in same_dim)} need{'s' if len(same_dim) == 1 else ''} features of one "
                 "dimension, but through "
                 f"{extractor.name} REAL {real.describe()} gives {d} and FAKE {f.describe()} gives "
-                f"{feature_dim(extractor, f)}: give sets of one shape (images of one size and channel count)"
+                f"{feature_dim(extractor, f)}: choose only dimension-free metrics ({free_labels()}) to compare "
+                "them as they are, or give sets of one shape (images of one size and channel count)"
                 + (", or --features inception, which resizes every image" if extractor.name == "pixels" else "")
                 + (size_hint(*(chw(s) for s in (real, f))) if real.images and f.images else ""))
     rows = max(len(s) for s in (real, *fakes)) if settings.runs == 1 else settings.sample_size
-    if d is not None:  # else known only after extraction (an extractor that declares no `feature_dim`)
-        check_memory(settings.metrics, rows, d, settings.device, settings.workers, memory_way_out(extractor))
+    widest = max([x for x in (d, *(feature_dim(extractor, f) for f in fakes)) if x is not None], default=None)
+    if widest is not None:  # else known only after extraction (an extractor that declares no `feature_dim`)
+        check_memory(settings.metrics, rows, widest, settings.device, settings.workers, memory_way_out(extractor))
+
+
+def two_spaces(request: ScoreRequest, real_extractor: Any, extractor: Any) -> str | None:
+    """REAL and the FAKEs through two extractors (--real-features) are two feature spaces: metrics needing one are
+    refused when chosen and left out of the default metrics (the note saying so is returned)."""
+    from ganeval.metrics.registry import REGISTRY
+
+    need = [n for n in request.metrics if REGISTRY[n].same_dim]
+    if not need:
+        return None
+    labels = ", ".join(REGISTRY[n].unscaled_label for n in need)
+    where = (f"REAL goes through {real_extractor.name} and FAKE through {extractor.name} (--real-features): two "
+             "feature spaces")
+    if not request.default_metrics or len(need) == len(request.metrics):
+        raise ValueError(f"{labels} need{'s' if len(need) == 1 else ''} one feature space, but {where}; choose only "
+                         f"dimension-free metrics ({free_labels()})")
+    request.metrics = {k: v for k, v in request.metrics.items() if k not in need}
+    return (f"note: {where}: {labels} need{'s' if len(need) == 1 else ''} one and {'is' if len(need) == 1 else 'are'} "
+            f"left out; scoring {', '.join(REGISTRY[n].unscaled_label for n in request.metrics)}")
+
+
+def free_labels() -> str:
+    """The dimension-free metrics' labels, for messages ("IMD, Vendi")."""
+    from ganeval.metrics.dims import dimension_free
+    from ganeval.metrics.registry import REGISTRY
+
+    return ", ".join(REGISTRY[n].unscaled_label for n in dimension_free())
+
+
+def set_dims(real: InputSet, fakes: list[InputSet], extractor: Any, real_extractor: Any) -> dict[str, int | None]:
+    """Each set's feature dimension before extraction ("REAL ARG", "FAKE ARG"; None: known only after)."""
+    return {f"REAL {real.arg}": None if precomputed(real) else feature_dim(real_extractor, real),
+            **{f"FAKE {f.arg}": feature_dim(extractor, f) for f in fakes}}
+
+
+def default_metrics_for_dims(request: ScoreRequest, dims: Mapping[str, int | None]) -> str | None:
+    """With the default metrics and sets of different dimension, those needing one dimension left out of
+    `request.metrics`; the note saying so (None: nothing left out). Metrics the user chose are checked by
+    `check_inputs` instead (refused, naming them)."""
+    from ganeval.metrics.dims import fit_metrics
+    from ganeval.metrics.registry import Metrics
+
+    if not request.default_metrics or None in dims.values():
+        return None
+    chosen = Metrics({k: dict(v or {}) for k, v in request.metrics.items()})
+    kept, note = fit_metrics(chosen, dims, chosen=False)  # type: ignore[arg-type]
+    if note is not None:
+        request.metrics = {k: v for k, v in request.metrics.items() if k in kept}
+    return note
 
 
 def memory_way_out(extractor: Any) -> str:

@@ -26,8 +26,8 @@ from ganeval.app.score_inputs import (
     refuse_fake_references,
 )
 from ganeval.app.score_request import (
-    ScoreRequest, check_inputs, check_out_not_input, check_outputs_not_inputs, check_inputs_fakes, make_extractor,
-    make_settings,
+    ScoreRequest, check_inputs, check_out_not_input, check_outputs_not_inputs, check_inputs_fakes,
+    default_metrics_for_dims, make_extractor, make_settings, set_dims, two_spaces,
 )
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
@@ -111,21 +111,25 @@ def score(real: Any, fakes: Any = (), *,
           download: bool = True,
           cache_dir: str | None = None, num_workers: int | None = None, save_ref: str | None = None,
           save_stats: str | None = None, overwrite: bool = False, plots: bool = True, samples: bool = True,
-          progress: bool = True, protocol: str | None = None, command: str = "") -> ScoreResult | None:
+          progress: bool = True, protocol: str | None = None, command: str = "", vocab: int | None = None,
+          real_features: str | None = None) -> ScoreResult | None:
     """Score generated sets against a real one: what `ganeval-score` does, from Python (`ganeval.score`).
 
     `real` and each of `fakes` (one input, a list, or a dict label -> input) is a path or dataset name as on the
     command line, a numpy array or torch tensor (images or N×D features), or a generator `fn(n, seed)` (or an object
     with `sample(n, seed)`) drawn once for `n_generated` rows with `seed`. `metrics`: names ("imd,fid" or a list) or
-    a mapping name -> options, as `ganeval.evaluate` takes them. The other arguments are the command's options
-    (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
+    a mapping name -> options, as `ganeval.evaluate` takes them (the default, None: imd,fid,kid, where the sets differ
+    in dimension IMD alone, with a note). `real_features` extracts REAL through an extractor of its own
+    (dimension-free metrics only); `vocab` reads the most frequent words of word-vector files. The other arguments
+    are the command's options (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
     `.table()` the summary, `.sentences` the comparisons in words); None on a torchrun rank other than 0. Bad input
     raises a one-line ValueError before any feature is extracted.
     """
-    from ganeval.app.score_request import default_metrics, default_workers, given_metrics
+    from ganeval.app.score_request import DefaultMetrics, default_metrics, default_workers, given_metrics
 
     labels, sets = fake_inputs(fakes)
     chosen = given_metrics(metrics if metrics is not None else default_metrics(real))
+    unchosen = metrics is None or isinstance(metrics, DefaultMetrics)
     if protocol is not None:
         if not isinstance(real, (str, os.PathLike)):
             raise ValueError(f"--protocol {protocol} fixes the real data: give REAL as a path or dataset name")
@@ -141,7 +145,7 @@ def score(real: Any, fakes: Any = (), *,
         pixels_size=pixels_size,
         resize=resize, save_ref=save_ref, save_stats=save_stats, out=None if out is None else os.fspath(out),
         overwrite=overwrite, plots=plots, samples=samples, progress=progress, command=command, protocol=protocol,
-        n_generated=n_generated)
+        n_generated=n_generated, vocab=vocab, real_features=real_features, default_metrics=unchosen)
     if request.batch_size is not None and request.batch_size < 1:
         raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
     if request.num_workers < 0:
@@ -163,7 +167,8 @@ def load_real(request: ScoreRequest) -> InputSet:
     if request.protocol is not None:
         return sp.load_real(request.protocol, str(request.real), request.size)
     label = "real" if not isinstance(request.real, (str, os.PathLike)) else str(request.real)
-    return given_input(request.real, label, request.size, request.layout, request.n_generated, request.seed)
+    return given_input(request.real, label, request.size, request.layout, request.n_generated, request.seed,
+                       request.vocab)
 
 
 def load_fakes(request: ScoreRequest) -> list[InputSet]:
@@ -173,15 +178,28 @@ def load_fakes(request: ScoreRequest) -> list[InputSet]:
     for i, (label, f) in enumerate(zip(labels, request.fakes)):
         unnamed = "fake" if len(request.fakes) == 1 else f"fake_{i}"
         shown = label or (str(f) if isinstance(f, (str, os.PathLike)) else unnamed)
-        s = given_input(f, shown, request.size, request.layout, request.n_generated, request.seed)
+        s = given_input(f, shown, request.size, request.layout, request.n_generated, request.seed, request.vocab)
         if label is not None:
             s.name = label
         fakes.append(s)
     return fakes
 
 
+def real_extractor(request: ScoreRequest, real: InputSet, extractor: Any) -> Any:
+    """REAL's extractor: `extractor`, or with `request.real_features` one of its own (REAL's features then differ
+    from the FAKEs' in space and maybe dimension, which only dimension-free metrics compare)."""
+    import dataclasses
+
+    if request.real_features in (None, request.features or ("inception" if real.images else "identity")):
+        return extractor
+    if precomputed(real):
+        raise ValueError(f"--real-features extracts REAL's features, but REAL {real.arg} already holds features "
+                         "(a reference file): drop --real-features")
+    return make_extractor(dataclasses.replace(request, features=request.real_features), [real])
+
+
 def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extractor: Any,
-                 settings: Settings) -> Plan:
+                 settings: Settings, real_extractor: Any = None) -> Plan:
     """The plan of a score call: its config (inputs, extractor, protocol), hash, content and record."""
     config: dict[str, Any] = {
         "real": real.arg, "fakes": {f.name: f.arg for f in fakes},
@@ -196,9 +214,15 @@ def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extr
         # of runs without them stay what they were
         **({"size": request.size} if request.size is not None else {}),
         **({"layout": request.layout} if request.layout != "auto" else {}),
+        **({"vocab": request.vocab} if request.vocab is not None else {}),
+        **({"real_features": real_extractor.identity()} if real_extractor not in (None, extractor) else {}),
     }
     plan = score_plan(request, config, settings)
-    extract_first(plan, request, [real, *fakes], extractor)
+    if real_extractor not in (None, extractor):  # REAL through its own extractor, first
+        extract_first(plan, request, [real], real_extractor)
+        extract_first(plan, request, fakes, extractor)
+    else:
+        extract_first(plan, request, [real, *fakes], extractor)
     with plan.stage("hash"):
         plan.content["data"]["real"] = content_identity(request, real)
         for f in fakes:
@@ -308,13 +332,20 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     label_sets(fakes)
     notes: list[str] = []
     settings = make_settings(request, real, fakes, notes)
-    extractor = make_extractor(request, fakes if precomputed(real) else [real, *fakes])
-    check_inputs(real, fakes, extractor, settings)
+    own = request.real_features not in (None, request.features or ("inception" if real.images else "identity"))
+    extractor = make_extractor(request, fakes if precomputed(real) or own else [real, *fakes])
+    real_ex = real_extractor(request, real, extractor)  # REAL's own extractor when `own`
+    narrowed = (two_spaces(request, real_ex, extractor) if own
+                else default_metrics_for_dims(request, set_dims(real, fakes, extractor, real_ex)))
+    if narrowed is not None:  # default metrics, sets of different dimension: the dimension-free ones scored
+        notes = [narrowed]
+        settings = make_settings(request, real, fakes, notes)
+    check_inputs(real, fakes, extractor, settings, real_ex)
     if callable(getattr(extractor, "weights_path", None)):
         extractor.weights_path()  # missing Inception weights refused now (extraction resolves them first anyway)
     for note in notes:  # after every check: a refused command prints only why
         log.warning("%s", note)
-    plan = make_plan(request, real, fakes, extractor, settings)
+    plan = make_plan(request, real, fakes, extractor, settings, real_ex)
     full = settings.runs == 1
     results_dir = plan.results_dir if request.out is not None and main else None
     if results_dir is not None:
@@ -332,11 +363,13 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
 
         plan.set_config_hash(plan.identity() if full else store_identity(settings, plan.identity()))
 
-    real_f = extract(plan, request, real, extractor)
-    saved = save_outputs(request, real, cast(np.ndarray, real_f), extractor) if main else []
+    real_f = extract(plan, request, real, real_ex)
+    saved = save_outputs(request, real, cast(np.ndarray, real_f), real_ex) if main else []
     fakes_f = [({"model": f.name}, extract(plan, request, f, extractor)) for f in fakes]
     if not main:
         return None
+    plan.record.dims = {"real": int(cast(np.ndarray, real_f).shape[1]),
+                        **{g["model"]: int(cast(np.ndarray, f).shape[1]) for g, f in fakes_f}}
     extras: dict[tuple[str, str], dict[str, float]] = {}
     with plan.stage("runs"):
         if full:

@@ -19,9 +19,10 @@ from ganeval.data.files import array, folder, list_images
 from ganeval.data.images import to_uint8
 from ganeval.data.manifolds import sphere, swiss_roll, torus
 from ganeval.data.perturb import blur_radius, gaussian_blur
+from ganeval.data.wordvectors import WordVectors, read_word_vectors
 
 __all__ = [
     "to_uint8", "mnist", "fashion_mnist", "cifar10", "cifar100", "celeba", "DatasetNotFoundError",
     "data_root", "digits", "digits_classes", "patches", "torus", "sphere", "swiss_roll", "folder", "array",
-    "list_images", "gaussian_blur", "blur_radius",
+    "list_images", "gaussian_blur", "blur_radius", "read_word_vectors", "WordVectors",
 ]

@@ -81,6 +81,11 @@ def read_word_vectors(path: str | os.PathLike, vocab: int | None = None) -> Word
     return WordVectors(words=words, vectors=vectors)
 
 
+def word_vector_array(path: str | os.PathLike, vocab: int | None = None) -> np.ndarray:
+    """The vectors alone (float32 N × D) of `read_word_vectors`: a data source as the app's data configs take them."""
+    return read_word_vectors(path, vocab).vectors
+
+
 def _header(line: bytes, name: str) -> tuple[int, int]:
     """(words, dimension) from the header line "N D"; anything else is refused (line 1)."""
     parts = line.split()

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
 import numpy as np
 import pandas as pd
 import torch
 
 from ganeval.common import check_plain
+from ganeval.metrics.dims import fit_metrics
 from ganeval.metrics.memory import check_memory
+from ganeval.metrics.registry import Metrics
 from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
 from ganeval.hashing import array_identity
 from ganeval.protocol.task import Block, MetricTask, SharedArray, as_array
+
+log = logging.getLogger(__name__)
 
 
 def as_features(name: str, a: Any) -> np.ndarray | torch.Tensor:
@@ -79,7 +84,8 @@ def unique_names(names: Iterable[Any], what: str) -> list[str]:
 
 
 def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
-    """The blocks with their pools as finite N×D arrays, one dimension per block, each large enough for a subsample."""
+    """The blocks with their pools as finite N×D arrays, each large enough for a subsample; pools of different
+    dimension only when every metric is dimension-free (`metrics.dims`)."""
     if not blocks:
         raise ValueError("blocks is empty: give at least one real set with one generated set")
     sizes: dict[str, int] = {}
@@ -93,19 +99,16 @@ def check_blocks(blocks: Sequence[Block], settings: Settings) -> list[Block]:
         fakes = []
         for g, f in b.fakes:
             f = as_features(f"generated set {g}", f)
-            if f.shape[1] != as_array(real).shape[1]:
-                raise ValueError(
-                    f"generated set {g} has {f.shape[1]} features but the real set has {as_array(real).shape[1]}: the sets "
-                    "scored against each other need features of one dimension (inputs of one shape through one "
-                    "extractor)"
-                )
+            name = "the generated set" + (f" {', '.join(map(str, g.values()))}" if isinstance(g, Mapping) else "")
+            fit_metrics(cast(Metrics, settings.metrics), {"the real set": as_array(real).shape[1], name: f.shape[1]}, chosen=True)
             check_finite(f"the generated pool {g or ''}".strip(), f)
             sizes[f"the generated pool {g or ''}".strip()] = len(f)
             fakes.append((g, f))
         out.append(Block(real, fakes, dict(b.groups), tuple(int(d) for d in b.draw)))
     settings.check_pools(sizes)
     for b in out:  # before any run: a metric that cannot fit (FID's D×D covariances of wide features) refused
-        check_memory(settings.metrics, settings.sample_size, int(as_array(b.real).shape[1]), settings.device, settings.workers)
+        d = max(int(as_array(x).shape[1]) for x in (b.real, *(f for _, f in b.fakes)))
+        check_memory(settings.metrics, settings.sample_size, d, settings.device, settings.workers)
     return out
 
 
@@ -148,6 +151,8 @@ class Evaluation:
     runs: pd.DataFrame
     comparison: pd.DataFrame
     wall_time_s: float
+    dims: dict[str, int | None] = field(default_factory=dict)  # each set's feature dimension ("real", then the models)
+    notes: list[str] = field(default_factory=list)  # e.g. default metrics left out for sets of different dimension
 
 
 def evaluate_detailed(
@@ -167,17 +172,33 @@ def evaluate_detailed(
     """`evaluate`, returning the per-run rows and the paired comparison of models too."""
     from ganeval.results import compare_runs, summarize_runs
 
-    settings = Settings(runs, sample_size, metrics, seed, confidence, device, workers, progress)
     fakes = fake if isinstance(fake, Mapping) else {"fake": fake}
     if not fakes:
         raise ValueError("fake is an empty dict: give at least one generated set")
     labels = unique_names(fakes, "fake has the models")
+    dims = {"real": _width(real), **{label: _width(arr) for label, arr in zip(labels, fakes.values())}}
+    notes = []
+    if metrics is DEFAULT_METRICS and None not in dims.values():  # default metrics: those needing one space left out
+        named = {"the real set" if i == 0 else f"the generated set {k}": v for i, (k, v) in enumerate(dims.items())}
+        fitted, note = fit_metrics(Metrics(metrics), named, chosen=False)  # type: ignore[arg-type]
+        if note:
+            metrics = fitted
+            log.warning("%s", note)
+            notes.append(note)
+    settings = Settings(runs, sample_size, metrics, seed, confidence, device, workers, progress)
     block = Block(real, [({"model": label}, arr) for label, arr in zip(labels, fakes.values())])
     t0 = time.perf_counter()
     rows = run_blocks([block], settings, results_dir, None, overwrite)
     summary = summarize_runs(rows, settings.confidence, settings.sample_size)
+    summary.attrs["dims"] = rows.attrs["dims"] = dict(dims)
     comparison = compare_runs(rows, settings.confidence) if len(fakes) > 1 else pd.DataFrame()
-    return Evaluation(summary, rows, comparison, time.perf_counter() - t0)
+    return Evaluation(summary, rows, comparison, time.perf_counter() - t0, dims, notes)
+
+
+def _width(a: Any) -> int | None:
+    """The feature dimension of an N×D array or tensor (None for anything else; `check_blocks` refuses it)."""
+    shape = getattr(a, "shape", None)
+    return int(shape[1]) if shape is not None and len(shape) == 2 else None
 
 
 def evaluate(

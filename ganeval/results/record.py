@@ -68,6 +68,9 @@ class RunRecord:
     # under a named protocol: the full-set FID its papers report (column fid_full of the results), what it means
     # and its value per generated pool (`ganeval.protocol.reported`)
     full_set: dict[str, Any] | None = None
+    # each set's feature dimension (set -> D; "real" first): sets of different dimension are compared by IMD and the
+    # other dimension-free metrics (`ganeval.metrics.dims`)
+    dims: dict[str, int] | None = None
 
     def set_results(self, summary: pd.DataFrame, stage_seconds: Mapping[str, float]) -> None:
         """Record the summary's rows and the stage times (to the millisecond), the last fields known before writing."""

@@ -121,22 +121,30 @@ def run(plan: Plan) -> pd.DataFrame:
                 sizes[f"the generated pool of {what} (n_generated)"] = size
     settings.check_pools(sizes)
     extractor = pipeline.make_extractor(plan)
+    for name, models in plans.items():  # sets of different dimension: the default metrics narrowed, before any work
+        generators.narrow_default_metrics(plan, generators.planned_dims(plan, reals[name], models, extractor, name))
+    settings = plan.settings
     pipeline.open_results(plan)  # another config's or other content's runs in results_dir: refused now
 
     # 2. generators, pools and features
     blocks = []
+    dims: dict[str, int] = {}  # each set's feature dimension, recorded in summary.json
     for name, models in plans.items():
         with plan.stage("features"):
             real_f = pipeline.features(plan, reals[name], extractor, f"{name} (real)")
+        dims[f"{name} (real)"] = int(real_f.shape[1])
         fakes: dict[str, list[Any]] = {}
         for model, seed_plans in models.items():
             fakes[model] = []
             for i, gen in enumerate(generators.realise_generators(plan, reals[name], seed_plans, name, model)):
                 what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
                 fake_f, shape = generators.generated_features(plan, gen, f"{name}/{model}", extractor, what)
-                generators.check_dims(real_f, reals[name], fake_f, shape, what)
+                generators.check_dims(real_f, reals[name], fake_f, shape, what, settings.metrics)
+                dims[what] = int(fake_f.shape[1])
                 fakes[model].append(fake_f)
         blocks += generators.seed_blocks(real_f, fakes, {"data": name})
+
+    plan.record.dims = dims
 
     # 3. runs, summary, table
     rows = pipeline.score(plan, blocks)

@@ -7,15 +7,19 @@ where they lie: the numbers are evaluate's on the same features.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, cast
 
 import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
+from ganeval.metrics.dims import fit_metrics
 from ganeval.protocol.api import evaluate
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
 from ganeval.torchmetrics.features import FeatureArg, extractor_of, features_of
+
+if TYPE_CHECKING:
+    from ganeval.metrics.registry import Metrics
 
 MetricsArg = Iterable[str] | Mapping[str, Mapping[str, Any] | None]
 _ANY_SIZE = 2**31  # what the arguments are checked with at construction when sample_size=None
@@ -27,7 +31,9 @@ class Protocol(Metric):
 
     `update(x, real=True/False)` adds a batch's features (see `ganeval.torchmetrics.features` for `feature=`);
     `compute()` returns {metric: mean} and, when runs > 1, {metric_ci_low, metric_ci_high} too (float64 tensors on
-    the metric's device). `sample_size=None` takes the smaller pool whole (every run then scores the same rows, as
+    the metric's device). The real and fake pools may differ in dimension when every metric is dimension-free (IMD,
+    Vendi: e.g. two networks' layers); with the default metrics those needing one dimension are then left out (a
+    logged note). `sample_size=None` takes the smaller pool whole (every run then scores the same rows, as
     torchmetrics' FID does); `reset_real_features=False` keeps the real rows across `reset()`.
     """
 
@@ -51,6 +57,7 @@ class Protocol(Metric):
         # every argument checked now (sample_size=None against the pools at compute()), kept as Settings made it
         s = self._settings(_ANY_SIZE if sample_size is None else sample_size, "cpu", metrics)
         self.runs, self.seed, self.confidence, self.metrics = s.runs, s.seed, s.confidence, s.metrics
+        self._default_metrics = metrics is DEFAULT_METRICS  # narrowed, not refused, for pools of two dimensions
         self.reset_real_features = reset_real_features
         extractor = extractor_of(feature, feature_options)
         if isinstance(extractor, torch.nn.Module):
@@ -64,12 +71,12 @@ class Protocol(Metric):
         return Settings(self.runs, sample_size, self.metrics if metrics is None else metrics, self.seed,
                         self.confidence, device, progress=False)
 
-    def _width(self) -> int | None:
-        """The feature dimension of the rows held (None when none are)."""
-        for state in (self.real_features, self.fake_features):
-            held = state if isinstance(state, list) else [state]
-            if held and held[0].ndim == 2:
-                return int(held[0].shape[1])
+    def _width(self, real: bool) -> int | None:
+        """The feature dimension of the rows held in the real or fake pool (None when it holds none)."""
+        state = self.real_features if real else self.fake_features
+        held = state if isinstance(state, list) else [state]
+        if held and held[0].ndim == 2 and held[0].numel():
+            return int(held[0].shape[1])
         return None
 
     def update(self, x: torch.Tensor, real: bool) -> None:
@@ -77,10 +84,16 @@ class Protocol(Metric):
         if not isinstance(real, bool):
             raise ValueError(f"real must be True or False, got {real!r}")
         rows = features_of(x, self._extractor)
-        width = self._width()
+        pool = "real" if real else "fake"
+        width = self._width(real)
         if width is not None and rows.shape[1] != width:
-            raise ValueError(f"x gives {rows.shape[1]} features per sample but earlier updates gave {width}: feed one "
-                             "feature space (one image size, one extractor) to a metric")
+            raise ValueError(f"x gives {rows.shape[1]} features per sample but earlier {pool} updates gave {width}: "
+                             f"feed one feature space (one image size, one extractor) to a pool")
+        other = self._width(not real)
+        if other is not None and not self._default_metrics:  # chosen metrics needing one dimension: refused now
+            width = int(rows.shape[1])
+            dims = {"the real pool": width if real else other, "the fake pool": other if real else width}
+            fit_metrics(cast("Metrics", self.metrics), dims, chosen=True)
         (self.real_features if real else self.fake_features).append(rows.to(self.device))
 
     def forward(self, x: torch.Tensor, real: bool) -> None:
@@ -105,7 +118,8 @@ class Protocol(Metric):
                 raise ValueError(f"sample_size={n} is larger than the {name} rows fed ({len(pool)}): lower sample_size "
                                  f"or update with more {name} samples")
         s = self._settings(n, str(real.device))
-        return evaluate(real, fake, s.runs, s.sample_size, s.metrics, s.seed, s.confidence, s.device, progress=False)
+        metrics = DEFAULT_METRICS if self._default_metrics else s.metrics
+        return evaluate(real, fake, s.runs, s.sample_size, metrics, s.seed, s.confidence, s.device, progress=False)
 
     def compute(self) -> dict[str, torch.Tensor]:
         """{metric: mean} and, when runs > 1, {metric_ci_low, metric_ci_high}: evaluate's numbers, bit for bit."""
