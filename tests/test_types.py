@@ -76,7 +76,7 @@ def test_run_blocks_takes_a_memory_mapped_real_pool(tmp_path: Path) -> None:
     shared = run_blocks([Block(share(x, os.path.join(tmp_path, "real.npy")), [({"model": "g"}, y)])], settings)
     plain = run_blocks([Block(x, [({"model": "g"}, y)])], settings)
     assert list(shared["value"]) == list(plain["value"]) and len(plain) == 3
-    with pytest.raises(ValueError, match="generated set .* has 5 features but the real set has 4"):
+    with pytest.raises(ValueError, match="the real set has 4 features and the generated set g has 5"):
         run_blocks([Block(share(x, os.path.join(tmp_path, "r2.npy")), [({"model": "g"}, y[:, :1].repeat(5, 1))])],
                    settings)
 
