@@ -27,6 +27,7 @@ from ganeval.gan.architectures import build_generator
 from ganeval.gan.chunked import Call, plan, rebatch, takes_offset
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.code import from_source, own_modules
+from ganeval.gan.code_digest import callable_digest
 from ganeval.gan.sampling import generate, generate_batches, latent
 from ganeval.hashing import sha256_file, state_dict_sha256
 
@@ -68,7 +69,10 @@ def _file_identity(path: Path) -> dict[str, Any]:
 
 
 def _code_identity(obj: Any) -> dict[str, Any]:
-    """The qualified name of a function or class and the SHA-256 of the file that defines it (None if unknown)."""
+    """The qualified name of a function or class and the SHA-256 of the file that defines it (None if unknown); for
+    a callable no module file describes alone (defined in `__main__`: a script, `python -c`, stdin, a notebook cell;
+    without a source file; or capturing values in a closure) also `code`, the digest of its bytecode and captured
+    values (`ganeval.gan.code_digest`)."""
     import inspect
 
     try:
@@ -76,7 +80,11 @@ def _code_identity(obj: Any) -> dict[str, Any]:
     except TypeError:  # built-in or C-implemented
         source = None
     name = f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
-    return {"qualname": name, "code_sha256": sha256_file(source) if source and Path(source).is_file() else None}
+    ident: dict[str, Any] = {"qualname": name,
+                             "code_sha256": sha256_file(source) if source and Path(source).is_file() else None}
+    if ident["code_sha256"] is None or getattr(obj, "__module__", None) == "__main__" or getattr(obj, "__closure__", None):
+        ident["code"] = callable_digest(obj)
+    return ident
 
 
 # --------------------------------------------------------------------------------------------------
@@ -319,6 +327,7 @@ class CallableGenerator(_Base):
         super().__init__(name or (function if isinstance(function, str) else getattr(function, "__name__", None)),
                          replicas)
         self.function = function
+        self._code: dict[str, Any] | None = None
         self.points = points
         self.seed = seed
         self.layout = str(layout).lower()
@@ -417,7 +426,9 @@ class CallableGenerator(_Base):
             fn = self._resolve()
         except ValueError:  # not importable (validate() says why): nothing more to name
             return ident
-        ident = {**ident, **_code_identity(fn)}
+        if self._code is None:  # computed once per generator: a captured array is read once, not per identity()
+            self._code = _code_identity(fn)
+        ident = {**ident, **self._code}
         modules = own_modules(self._module_name())  # the helper modules it loaded from its own folder
         if modules:  # absent without helpers: identities (and results directories) of before stay valid
             ident["modules"] = modules
