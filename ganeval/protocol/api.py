@@ -174,6 +174,7 @@ def evaluate_detailed(
     t0 = time.perf_counter()
     rows = run_blocks([block], settings, results_dir, None, overwrite)
     summary = summarize_runs(rows, settings.confidence, settings.sample_size)
+    summary.attrs["metrics"] = settings.metrics.as_dict()  # what each number is (KID's subset size among them)
     comparison = compare_runs(rows, settings.confidence) if len(fakes) > 1 else pd.DataFrame()
     return Evaluation(summary, rows, comparison, time.perf_counter() - t0)
 

@@ -14,7 +14,7 @@ from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
 from ganeval.protocol.api import evaluate
-from ganeval.protocol.settings import DEFAULT_METRICS, Settings
+from ganeval.protocol.settings import DEFAULT_METRICS, Settings, kid_subset_chosen
 from ganeval.torchmetrics.features import FeatureArg, extractor_of, features_of
 
 MetricsArg = Iterable[str] | Mapping[str, Mapping[str, Any] | None]
@@ -51,6 +51,8 @@ class Protocol(Metric):
         # every argument checked now (sample_size=None against the pools at compute()), kept as Settings made it
         s = self._settings(_ANY_SIZE if sample_size is None else sample_size, "cpu", metrics)
         self.runs, self.seed, self.confidence, self.metrics = s.runs, s.seed, s.confidence, s.metrics
+        # as given: at compute() KID's subsets then hold min(1000, the sample size) unless chosen (`fit_kid_subset`)
+        self._metrics_given = metrics if not kid_subset_chosen(metrics) else s.metrics
         self.reset_real_features = reset_real_features
         extractor = extractor_of(feature, feature_options)
         if isinstance(extractor, torch.nn.Module):
@@ -104,7 +106,7 @@ class Protocol(Metric):
             if n > len(pool):
                 raise ValueError(f"sample_size={n} is larger than the {name} rows fed ({len(pool)}): lower sample_size "
                                  f"or update with more {name} samples")
-        s = self._settings(n, str(real.device))
+        s = self._settings(n, str(real.device), self._metrics_given)
         return evaluate(real, fake, s.runs, s.sample_size, s.metrics, s.seed, s.confidence, s.device, progress=False)
 
     def compute(self) -> dict[str, torch.Tensor]:
