@@ -31,7 +31,7 @@ def halves(rank: int, world: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def scored(rank: int, world: int) -> dict[str, float]:
-    metric = Protocol(METRICS, feature="identity", runs=RUNS, sample_size=SAMPLE, seed=1)
+    metric = Protocol(METRICS, features="identity", runs=RUNS, sample_size=SAMPLE, seed=1)
     real, fake = halves(rank, world)
     for i in range(0, len(real), 32):  # several updates per rank: list states of many tensors
         metric.update(real[i : i + 32], real=True)
@@ -93,7 +93,7 @@ def test_pools_stay_on_their_device_through_compute(device: str, monkeypatch: py
     real, fake = halves(0, 1)
     want = evaluate(real.numpy(), fake.numpy(), runs=RUNS, sample_size=SAMPLE, metrics=METRICS, seed=1, device="cpu",
                     progress=False)
-    metric = Protocol(METRICS, feature="identity", runs=RUNS, sample_size=SAMPLE, seed=1).to(device)
+    metric = Protocol(METRICS, features="identity", runs=RUNS, sample_size=SAMPLE, seed=1).to(device)
     metric.update(real.to(device), real=True)
     metric.update(fake.to(device), real=False)
     states = [metric.real_features[0], metric.fake_features[0]]

@@ -21,6 +21,7 @@ from ganeval.app import pipeline
 from ganeval.app import score_protocol as sp
 from ganeval.app.paths import check_writable
 from ganeval.app.plan import Options, Plan
+from ganeval.app.python_words import in_python, speaks_python
 from ganeval.app.score_inputs import (
     LAYOUT_NAMES, InputSet, check_reference, fake_inputs, given_input, label_sets, precomputed, reference_moments,
     refuse_fake_references,
@@ -98,6 +99,7 @@ def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
     return {"scan": scan, "hash": s.get("hash", 0.0), "features": s.get("features", 0.0),
             "metrics": s.get("runs", 0.0) + s.get("full sets", 0.0), "writing": s.get("writing", 0.0)}
 
+@speaks_python
 def score(real: Any, fakes: Any = (), *,
           metrics: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
           features: str | None = None, runs: int = 1, sample_size: int | None = None, seed: int = 0,
@@ -308,8 +310,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     check_inputs(real, fakes, extractor, settings)
     if callable(getattr(extractor, "weights_path", None)):
         extractor.weights_path()  # missing Inception weights refused now (extraction resolves them first anyway)
-    for note in notes:  # after every check: a refused command prints only why
-        log.warning("%s", note)
+    for note in notes:  # after every check: a refused command prints only why (in Python's words from Python)
+        log.warning("%s", note if request.command else in_python(note))
     plan = make_plan(request, real, fakes, extractor, settings)
     full = settings.runs == 1
     results_dir = plan.results_dir if request.out is not None and main else None

@@ -16,6 +16,7 @@ from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
 from ganeval.hashing import array_identity
 from ganeval.protocol.task import Block, MetricTask, SharedArray, as_array
+from ganeval.words import UNSET, python_errors, renamed
 
 
 def as_features(name: str, a: Any) -> np.ndarray | torch.Tensor:
@@ -148,58 +149,75 @@ class Evaluation:
     wall_time_s: float
 
 
+@python_errors
 def evaluate_detailed(
     real: Any,
-    fake: Any,
+    fakes: Any = UNSET,
     runs: int = 100,
     sample_size: int = 10000,
     metrics: Iterable[str] | Mapping[str, Mapping[str, Any] | None] = DEFAULT_METRICS,
     seed: int = 0,
     confidence: float = 0.99,
     device: str | None = None,
-    results_dir: str | Path | None = None,
+    out: str | Path | None = UNSET,
     overwrite: bool = False,
     workers: int = 1,
     progress: bool = True,
+    *,
+    fake: Any = UNSET,
+    results_dir: str | Path | None = UNSET,
 ) -> Evaluation:
     """`evaluate`, returning the per-run rows and the paired comparison of models too."""
     from ganeval.results import compare_runs, summarize_runs
 
+    fakes = renamed("fakes", fakes, "fake", fake, UNSET)
+    out = renamed("out", out, "results_dir", results_dir, UNSET)
+    if fakes is UNSET:
+        raise ValueError("evaluate: give fakes, the generated features (an N×D array or a dict name -> array)")
+    out = None if out is UNSET else out
     settings = Settings(runs, sample_size, metrics, seed, confidence, device, workers, progress)
-    fakes = fake if isinstance(fake, Mapping) else {"fake": fake}
+    fakes = fakes if isinstance(fakes, Mapping) else {"fake": fakes}
     if not fakes:
-        raise ValueError("fake is an empty dict: give at least one generated set")
-    labels = unique_names(fakes, "fake has the models")
+        raise ValueError("fakes is an empty dict: give at least one generated set")
+    labels = unique_names(fakes, "fakes has the models")
     block = Block(real, [({"model": label}, arr) for label, arr in zip(labels, fakes.values())])
     t0 = time.perf_counter()
-    rows = run_blocks([block], settings, results_dir, None, overwrite)
+    rows = run_blocks([block], settings, out, None, overwrite)
     summary = summarize_runs(rows, settings.confidence, settings.sample_size)
     summary.attrs["metrics"] = settings.metrics.as_dict()  # what each number is (KID's subset size among them)
     comparison = compare_runs(rows, settings.confidence) if len(fakes) > 1 else pd.DataFrame()
     return Evaluation(summary, rows, comparison, time.perf_counter() - t0)
 
 
+@python_errors
 def evaluate(
     real: Any,
-    fake: Any,
+    fakes: Any = UNSET,
     runs: int = 100,
     sample_size: int = 10000,
     metrics: Iterable[str] | Mapping[str, Mapping[str, Any] | None] = DEFAULT_METRICS,
     seed: int = 0,
     confidence: float = 0.99,
     device: str | None = None,
-    results_dir: str | Path | None = None,
+    out: str | Path | None = UNSET,
     overwrite: bool = False,
     workers: int = 1,
     progress: bool = True,
+    *,
+    fake: Any = UNSET,
+    results_dir: str | Path | None = UNSET,
 ) -> pd.DataFrame:
     """Score generated features against real ones over `runs` random subsamples; one row per model and metric.
 
-    `fake` is an N×D array or a dict name -> array (several generators, paired on the real subsample).
-    Columns: model, metric, mean, std, ci_low, ci_high, half_width, n_runs, sample_size, confidence.
-    With `results_dir`, runs are saved there as they finish and a stopped call resumes
-    (see `evaluate_detailed` for the per-run rows and the paired comparison).
+    `fakes` is an N×D array or a dict name -> array (several generators, paired on the real subsample).
+    Columns: model, metric, mean, std, ci_low, ci_high, half_width, n_runs, sample_size, confidence; `.attrs["metrics"]`
+    holds every metric's options (KID's subset size among them). With `out`, runs are saved there as they finish and
+    a stopped call resumes (see `evaluate_detailed` for the per-run rows and the paired comparison).
+    The defaults are the paper's protocol, 100 runs of 10 000 rows each (an interval of the mean), where
+    `ganeval.score` scores the full sets once (the number other tools give) unless given `runs` and `sample_size`.
+    `fake=` and `results_dir=` are the former names of `fakes=` and `out=` (kept, with a DeprecationWarning).
     """
     return evaluate_detailed(
-        real, fake, runs, sample_size, metrics, seed, confidence, device, results_dir, overwrite, workers, progress
+        real, fakes, runs, sample_size, metrics, seed, confidence, device, out, overwrite, workers, progress,
+        fake=fake, results_dir=results_dir,
     ).summary

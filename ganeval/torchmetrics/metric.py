@@ -16,6 +16,7 @@ from torchmetrics.utilities import dim_zero_cat
 from ganeval.protocol.api import evaluate
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings, kid_subset_chosen
 from ganeval.torchmetrics.features import FeatureArg, extractor_of, features_of
+from ganeval.words import UNSET, python_errors, renamed
 
 MetricsArg = Iterable[str] | Mapping[str, Mapping[str, Any] | None]
 _ANY_SIZE = 2**31  # what the arguments are checked with at construction when sample_size=None
@@ -25,7 +26,8 @@ class Protocol(Metric):
     """Any registered metrics over `runs` random subsamples of `sample_size` rows of the accumulated real and fake
     features (run r draws as `evaluate` does, from `seed`), with a `confidence` interval of the mean.
 
-    `update(x, real=True/False)` adds a batch's features (see `ganeval.torchmetrics.features` for `feature=`);
+    `update(x, real=True/False)` adds a batch's features (see `ganeval.torchmetrics.features` for `features=`, the
+    name `ganeval.score` takes; torchmetrics' `feature=` and `feature_options=` are kept, with a DeprecationWarning);
     `compute()` returns {metric: mean} and, when runs > 1, {metric_ci_low, metric_ci_high} too (float64 tensors on
     the metric's device). `sample_size=None` takes the smaller pool whole (every run then scores the same rows, as
     torchmetrics' FID does); `reset_real_features=False` keeps the real rows across `reset()`.
@@ -37,11 +39,17 @@ class Protocol(Metric):
     real_features: list[torch.Tensor]
     fake_features: list[torch.Tensor]
 
-    def __init__(self, metrics: MetricsArg = DEFAULT_METRICS, feature: FeatureArg = "inception", runs: int = 1,
+    @python_errors
+    def __init__(self, metrics: MetricsArg = DEFAULT_METRICS, features: FeatureArg = UNSET, runs: int = 1,
                  sample_size: int | None = None, confidence: float = 0.99, seed: int = 0,
-                 reset_real_features: bool = True, feature_options: Mapping[str, Any] | None = None,
+                 reset_real_features: bool = True, features_options: Mapping[str, Any] | None = UNSET, *,
+                 feature: FeatureArg = UNSET, feature_options: Mapping[str, Any] | None = UNSET,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        features = renamed("features", features, "feature", feature, UNSET)
+        features = "inception" if features is UNSET else features
+        features_options = renamed("features_options", features_options, "feature_options", feature_options, UNSET)
+        features_options = None if features_options is UNSET else features_options
         if not isinstance(reset_real_features, bool):
             raise ValueError(f"reset_real_features must be True or False, got {reset_real_features!r}")
         if sample_size is not None and (isinstance(sample_size, bool) or not isinstance(sample_size, int)):
@@ -54,7 +62,7 @@ class Protocol(Metric):
         # as given: at compute() KID's subsets then hold min(1000, the sample size) unless chosen (`fit_kid_subset`)
         self._metrics_given = metrics if not kid_subset_chosen(metrics) else s.metrics
         self.reset_real_features = reset_real_features
-        extractor = extractor_of(feature, feature_options)
+        extractor = extractor_of(features, features_options)
         if isinstance(extractor, torch.nn.Module):
             self.feature_module = extractor  # a submodule: moves with the metric (`.to`, Lightning)
         self._extractor = extractor
@@ -137,12 +145,12 @@ class IMD(Protocol):
     `compute()` returns a 0-d tensor when runs=1 (as torchmetrics' FID), else Protocol's dict (imd, imd_ci_low,
     imd_ci_high)."""
 
-    def __init__(self, feature: FeatureArg = "inception", runs: int = 1, sample_size: int | None = None,
+    def __init__(self, features: FeatureArg = UNSET, runs: int = 1, sample_size: int | None = None,
                  confidence: float = 0.99, seed: int = 0, reset_real_features: bool = True,
-                 options: Mapping[str, Any] | None = None, feature_options: Mapping[str, Any] | None = None,
+                 options: Mapping[str, Any] | None = None, features_options: Mapping[str, Any] | None = UNSET,
                  **kwargs: Any) -> None:
-        super().__init__({"imd": dict(options or {})}, feature, runs, sample_size, confidence, seed,
-                         reset_real_features, feature_options, **kwargs)
+        super().__init__({"imd": dict(options or {})}, features, runs, sample_size, confidence, seed,
+                         reset_real_features, features_options, **kwargs)
 
     def compute(self) -> torch.Tensor | dict[str, torch.Tensor]:  # type: ignore[override]
         out = super().compute()
