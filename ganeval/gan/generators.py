@@ -370,9 +370,7 @@ class CallableGenerator(_Base):
 
     def _call(self, call: Call) -> np.ndarray:
         """One call of the function, checked and converted to uint8 N×C×H×W (or float N×D)."""
-        fn = self._resolve()
-        with from_source(self._module_name()):  # what it imports while it runs is its code too
-            out = fn(int(call.rows), int(call.seed), **call.kwargs())
+        out = self._invoke(int(call.rows), int(call.seed), **call.kwargs())
         if isinstance(out, torch.Tensor):
             out = out.detach().cpu().numpy()
         out = np.asarray(out)
@@ -385,15 +383,28 @@ class CallableGenerator(_Base):
                            "layout=nchw or layout=nhwc (+generator.layout=nhwc, or +generators.NAME.layout=nhwc, in a config)")
         return as_uint8_images(out, self.what, call.rows)
 
+    def _invoke(self, rows: int, seed: int, **kwargs: int) -> Any:
+        """fn(rows, seed, **kwargs), its imports from source; an error it raises becomes one line naming the call
+        (the original chained): the user's code failed, not ganeval."""
+        fn = self._resolve()
+        try:
+            with from_source(self._module_name()):  # what it imports while it runs is its code too
+                return fn(rows, seed, **kwargs)
+        except (KeyboardInterrupt, SystemExit, MemoryError):
+            raise
+        except Exception as e:  # noqa: BLE001 - any error of the user's function, said in one line
+            args = ", ".join([str(rows), str(seed), *(f"{k}={v}" for k, v in kwargs.items())])
+            text = " ".join(str(e).split())
+            raise ValueError(f"{self.what}: the call {getattr(fn, '__qualname__', 'fn')}({args}) raised "
+                             f"{type(e).__name__}: {text}") from e
+
     def _chunks(self, n: int, seed: int) -> Iterator[np.ndarray]:
         """The pool's rows chunk by chunk (`ganeval.gan.chunked.plan`): one call when it is drawn whole."""
         seed = int(seed if self.seed is None else self.seed)
         offset_aware = takes_offset(self._resolve())
         calls = [Call(n, seed)]
         if offset_aware or n > 1:  # the row size decides: one row of the function's own output (its dtype)
-            fn = self._resolve()
-            with from_source(self._module_name()):
-                probe = fn(1, seed, **({"offset": 0} if offset_aware else {}))
+            probe = self._invoke(1, seed, **({"offset": 0} if offset_aware else {}))
             row = probe.element_size() * probe.numel() if isinstance(probe, torch.Tensor) else np.asarray(probe).nbytes
             calls = plan(n, seed, max(1, int(row)), offset_aware)
         for call in calls:
