@@ -160,3 +160,16 @@ def test_nan_in_protocol_pixels_images_is_said_as_nan() -> None:
     x[0, 0, 0, 0] = float("nan")
     with pytest.raises(ValueError, match=r"^x: images hold 1 NaN value\(s\)"):
         m.update(x, real=True)
+
+
+def test_a_result_is_indexed_by_metric_with_one_key_whatever_runs() -> None:
+    one = ganeval.score(REAL, FAKE, metrics=["fid", "kid"], progress=False)
+    assert one["fid"] == one.to_dict()["results"][0]["value"] and isinstance(one["fid"], float)
+    many = ganeval.score(REAL, {"a": FAKE, "b": FAKE + 1}, metrics=["fid"], runs=3, sample_size=200, progress=False)
+    rows = many.to_dict()["results"]
+    assert all(r["value"] == r["mean"] for r in rows)  # "value" at any runs; "mean" kept at runs > 1
+    assert many["b", "fid"] == rows[1]["value"] and many["a", "fid"] == rows[0]["value"]
+    with pytest.raises(KeyError, match="scored for 2 generated sets: give one"):
+        many["fid"]  # noqa: B018
+    with pytest.raises(KeyError, match="no metric 'imd'"):
+        one["imd"]  # noqa: B018

@@ -68,7 +68,10 @@ def test_imd_alone_with_one_run_is_one_value() -> None:
     got = feed(IMD(features="identity", options={"k": 4}), real, fake).compute()
     want = evaluate(real.numpy(), fake.numpy(), runs=1, sample_size=260, metrics={"imd": {"k": 4}}, progress=False)
     assert isinstance(got, torch.Tensor) and got.ndim == 0 and got.item() == want["mean"].item()
-    three = feed(IMD(features="identity", runs=3, sample_size=100), real, fake).compute()
+    metric = feed(IMD(features="identity", runs=3, sample_size=100), real, fake)
+    mean = metric.compute()  # one return type whatever runs, as torchmetrics' FID: a 0-d tensor
+    three = metric.compute_interval()  # the dict compute() gave at runs > 1 before
+    assert isinstance(mean, torch.Tensor) and mean.ndim == 0 and mean.item() == three["imd"].item()
     assert isinstance(three, dict) and set(three) == {"imd", "imd_ci_low", "imd_ci_high"}
     assert three["imd_ci_low"] < three["imd"] < three["imd_ci_high"]
 
@@ -162,7 +165,7 @@ def test_bad_updates_are_refused_and_nothing_is_kept() -> None:
     refused(images, r"^x: images must be N×H×W, N×C×H×W or N×H×W×C", torch.zeros(2, 5, 8, 8))
     refused(images, r"^x: images must be uint8 or floats", torch.zeros(2, 3, 8, 8, dtype=torch.int32))
     refused(images, r"^x: images hold 384 NaN value\(s\)", torch.full((2, 3, 8, 8), float("nan")))  # NaN said as NaN
-    refused(images, r"^x: float images must lie in \[0, 1\], got values in \[0, 2\]", torch.full((2, 3, 8, 8), 2.0))
+    refused(images, r"^x: float images must lie in \[0, 1\], got values in \[2, 2\]", torch.full((2, 3, 8, 8), 2.0))
     module = Protocol(["fid"], features=nn.Flatten(0))
     refused(module, r"^features gave \(8,\) for x of 2 samples", torch.zeros(2, 4))
 

@@ -62,6 +62,21 @@ class ScoreResult:
     from_cache: int = 0  # rows whose features were read from the cache
 
 
+    def __getitem__(self, key: str | tuple[str, str]) -> float:
+        """`r["fid"]`: the metric's number (its value on the full sets, the mean over runs with runs > 1) for the one
+        generated set; `r["mine", "fid"]` for one of several. KeyError naming what there is otherwise."""
+        model, metric = key if isinstance(key, tuple) else (None, key)
+        rows = self.summary[self.summary["metric"] == metric]
+        if rows.empty:
+            raise KeyError(f"no metric {metric!r} in this result; it has {', '.join(map(repr, self.summary['metric'].unique()))}")
+        models = list(dict.fromkeys(map(str, rows["model"])))
+        if model is None and len(models) > 1:
+            raise KeyError(f"{metric!r} was scored for {len(models)} generated sets: give one, e.g. r[{models[0]!r}, {metric!r}]")
+        model = models[0] if model is None else model
+        if model not in models:
+            raise KeyError(f"no generated set {model!r} in this result; it has {', '.join(map(repr, models))}")
+        return float(rows[rows["model"].astype(str) == model]["mean"].iloc[0])
+
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable document `ganeval-score --json` prints (`ganeval.app.score_print.as_json`)."""
         from ganeval.app.score_print import as_json

@@ -142,8 +142,8 @@ class Protocol(Metric):
 class IMD(Protocol):
     """IMD alone (the metric torchmetrics lacks), with `options` from IMD's option table (k, m, nv, ...).
 
-    `compute()` returns a 0-d tensor when runs=1 (as torchmetrics' FID), else Protocol's dict (imd, imd_ci_low,
-    imd_ci_high)."""
+    `compute()` returns a 0-d tensor whatever `runs` (as torchmetrics' FID does): the mean over runs;
+    `compute_interval()` returns Protocol's dict (imd and, when runs > 1, imd_ci_low, imd_ci_high)."""
 
     def __init__(self, features: FeatureArg = UNSET, runs: int = 1, sample_size: int | None = None,
                  confidence: float = 0.99, seed: int = 0, reset_real_features: bool = True,
@@ -152,6 +152,13 @@ class IMD(Protocol):
         super().__init__({"imd": dict(options or {})}, features, runs, sample_size, confidence, seed,
                          reset_real_features, features_options, **kwargs)
 
-    def compute(self) -> torch.Tensor | dict[str, torch.Tensor]:  # type: ignore[override]
-        out = super().compute()
-        return out["imd"] if self.runs == 1 else out
+    def compute(self) -> torch.Tensor:  # type: ignore[override]
+        """IMD's mean over the runs, a 0-d float64 tensor (see `compute_interval` for its interval)."""
+        return super().compute()["imd"]
+
+    def compute_interval(self) -> dict[str, torch.Tensor]:
+        """{imd} and, when runs > 1, {imd_ci_low, imd_ci_high}: Protocol's compute() (what compute() returned at
+        runs > 1 before it returned one tensor)."""
+        with self.sync_context(dist_sync_fn=self.dist_sync_fn, should_sync=self._to_sync,
+                               should_unsync=self._should_unsync):  # every rank's rows, as compute() gathers them
+            return Protocol.compute(self)
