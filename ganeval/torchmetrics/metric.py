@@ -82,6 +82,29 @@ class Protocol(Metric):
                 return int(held[0].shape[1])
         return None
 
+    def _sync_dist(self, dist_sync_fn: Any = None, process_group: Any = None) -> None:
+        """torchmetrics' gather of the pools, after one gather of every rank's feature width: ranks whose widths
+        differ raise the ValueError update() raises in one process (on every rank alike), and a rank fed no rows
+        offers empty 0×D pools, so the collectives of every rank match (torchmetrics' 1-D empty stand-in would not)."""
+        group = process_group or self.process_group
+        width = self._width()
+        mine = torch.tensor([-1 if width is None else width], dtype=torch.int64, device=self.device)
+        world = torch.distributed.get_world_size(group)
+        widths = [torch.zeros_like(mine) for _ in range(world)]
+        torch.distributed.all_gather(widths, mine, group=group)
+        seen = sorted({int(w.item()) for w in widths} - {-1})
+        if len(seen) > 1:
+            raise ValueError(f"the ranks give {' and '.join(map(str, seen))} features per sample: feed one feature "
+                             "space (one image size, one extractor) to a metric on every rank")
+        if seen:
+            for name in ("real_features", "fake_features"):
+                if isinstance(getattr(self, name), list) and not getattr(self, name):
+                    setattr(self, name, [torch.zeros(0, seen[0], dtype=torch.float32, device=self.device)])
+        if dist_sync_fn is None:
+            super()._sync_dist(process_group=process_group)
+        else:
+            super()._sync_dist(dist_sync_fn, process_group=process_group)
+
     def update(self, x: torch.Tensor, real: bool) -> None:  # type: ignore[override]
         """Add the features of batch `x` to the real (`real=True`) or fake pool; a refused batch changes neither."""
         if not isinstance(real, bool):
