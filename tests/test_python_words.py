@@ -173,3 +173,17 @@ def test_a_result_is_indexed_by_metric_with_one_key_whatever_runs() -> None:
         many["fid"]  # noqa: B018
     with pytest.raises(KeyError, match="no metric 'imd'"):
         one["imd"]  # noqa: B018
+
+
+def test_a_module_as_features_refuses_uint8_after_floats() -> None:
+    pytest.importorskip("torchmetrics")
+    from torch import nn
+
+    from ganeval.torchmetrics import Protocol
+
+    m = Protocol(["fid"], features=nn.Flatten())
+    m.update(torch.rand(4, 1, 4, 4), real=True)
+    with pytest.raises(ValueError, match=r"^x is uint8 but earlier updates were floating-point: an nn.Module"):
+        m.update(torch.zeros(4, 1, 4, 4, dtype=torch.uint8), real=False)
+    assert len(m.fake_features) == 0  # nothing kept
+    m.update(torch.rand(4, 1, 4, 4), real=False)  # the same kind: taken

@@ -314,7 +314,8 @@ class CallableGenerator(_Base):
     `sample` is called with (one replica: one training seed of the model behind the callable). `layout`
     ("auto", "nchw", "nhwc"): how 4-D outputs are laid out; under "auto" an output that fits both (e.g.
     N×3×8×3) is refused, naming the option. A large pool is drawn in chunks (`fn(n, seed, offset=o)` when the
-    callable takes `offset`): see `ganeval.gan.chunked`.
+    callable takes `offset`): see `ganeval.gan.chunked`. A pool of n > 1 rows is preceded by one `function(1, seed)`
+    call whose row size decides that (documented in docs/scoring.md: a stateful sampler moves once more).
     """
 
     kind = "callable"

@@ -109,6 +109,15 @@ class Protocol(Metric):
         """Add the features of batch `x` to the real (`real=True`) or fake pool; a refused batch changes neither."""
         if not isinstance(real, bool):
             raise ValueError(f"real must be True or False, got {real!r}")
+        if isinstance(self._extractor, torch.nn.Module) and isinstance(x, torch.Tensor):
+            # a module of the user's sees x as given (as torchmetrics gives it): uint8 pictures and float ones would
+            # be two scales of one picture, so the first batch's kind is the metric's
+            kind = "uint8" if x.dtype == torch.uint8 else "floating-point" if x.is_floating_point() else str(x.dtype)
+            first = self.__dict__.setdefault("_input_kind", kind)
+            if kind != first:
+                raise ValueError(f"x is {kind} but earlier updates were {first}: an nn.Module given as features sees x "
+                                 "as given, so feed one kind (convert uint8 images with x.float() / 255, or floats in "
+                                 "[0, 1] with (x * 255).round().to(torch.uint8))")
         rows = features_of(x, self._extractor)
         width = self._width()
         if width is not None and rows.shape[1] != width:
