@@ -187,3 +187,20 @@ def test_a_module_as_features_refuses_uint8_after_floats() -> None:
         m.update(torch.zeros(4, 1, 4, 4, dtype=torch.uint8), real=False)
     assert len(m.fake_features) == 0  # nothing kept
     m.update(torch.rand(4, 1, 4, 4), real=False)  # the same kind: taken
+
+
+def test_an_interval_of_a_non_negative_metric_stays_at_or_above_0() -> None:
+    import pandas as pd
+
+    from ganeval.results import summarize_runs
+    from ganeval.results.intervals import t_interval
+
+    values = [0.1, 9.0, 0.2]  # a t-interval of these reaches far below 0
+    rows = pd.DataFrame([{"model": "m", "metric": m, "run": r, "value": v}
+                         for m in ("imd", "fid", "kid") for r, v in enumerate(values)])
+    s = summarize_runs(rows, 0.99, 100).set_index("metric")
+    plain = t_interval(np.array(values), 0.99)
+    assert plain["ci_low"] < 0
+    assert s.loc["imd", "ci_low"] == s.loc["fid", "ci_low"] == 0.0  # cut at the least value they can give
+    assert s.loc["imd", "ci_high"] == plain["ci_high"] and s.loc["imd", "half_width"] == plain["half_width"]
+    assert s.loc["kid", "ci_low"] == plain["ci_low"]  # KID's unbiased estimates go below 0: its interval is kept
