@@ -33,7 +33,7 @@ def rss_mb() -> float:
 
 def fed(real: np.ndarray, fake: np.ndarray, args: argparse.Namespace) -> tuple[Protocol, float, int, float]:
     """A Protocol fed both pools --batch rows at a time: (it, seconds, bytes its states hold, RSS growth in MB)."""
-    metric = Protocol(args.metrics, feature="identity", runs=args.runs, sample_size=args.n, seed=args.seed)
+    metric = Protocol(args.metrics, features="identity", runs=args.runs, sample_size=args.n, seed=args.seed)
     metric = metric.to(args.device)
     before = rss_mb()
     t = time.perf_counter()

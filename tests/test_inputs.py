@@ -221,7 +221,7 @@ def test_model_and_dataset_labels_that_collide_are_refused(files, tmp_path) -> N
     from ganeval import evaluate
 
     x = _points(200, 8, 0.0, 0)
-    with pytest.raises(ValueError, match=r"fake has the models 1 and '1' both become the label '1'"):
+    with pytest.raises(ValueError, match=r"fakes has the models 1 and '1' both become the label '1'"):
         evaluate(x, {1: x, "1": x + 1}, runs=1, sample_size=100, metrics=["fid"], progress=False)
     gen = {"_target_": "ganeval.gan.SampleGenerator", "path": files["fake"]}
     over = [a for a in _bench(tmp_path, files["real"], files["fake"]) if not a.startswith("generator")]

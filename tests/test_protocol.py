@@ -112,7 +112,7 @@ def test_resume_reads_stored_rows_instead_of_recomputing(tmp_path) -> None:
 def test_changed_config_is_refused_then_overwritten(tmp_path) -> None:
     real, a, _ = _sets()
     _call(real, a, runs=2, results_dir=tmp_path)
-    with pytest.raises(ConfigMismatchError, match="choose another results_dir or pass overwrite=true"):
+    with pytest.raises(ConfigMismatchError, match="choose another out or pass overwrite=True"):
         _call(real, a, runs=2, results_dir=tmp_path, sample_size=N - 1)
     with pytest.raises(ConfigMismatchError):
         _call(real, a * 2, runs=2, results_dir=tmp_path)  # other data, same settings
@@ -126,7 +126,7 @@ def test_changed_config_is_refused_then_overwritten(tmp_path) -> None:
     [
         ({"sample_size": 200}, "sample_size=200 is larger than the real pool"),
         ({"sample_size": 125}, "larger than the generated pool"),
-        ({"metrics": {"kid": {"subset_size": 100}}}, "metrics.kid.subset_size=100 exceeds sample_size"),
+        ({"metrics": {"kid": {"subset_size": 100}}}, r"metrics=\{\"kid\": \{\"subset_size\": 100\}\} exceeds sample_size"),
         ({"metrics": {"imd": {"kk": 3}}}, "unknown option 'kk'"),
         ({"metrics": ("imd", "is")}, "unknown metric 'is'"),
         ({"runs": 0}, "runs must be an integer ≥ 1"),

@@ -279,7 +279,7 @@ def test_save_reference_api_records_the_extractor(tmp_path: Path) -> None:
     import ganeval
 
     imgs = np.random.default_rng(2).integers(0, 256, (20, 3, 4, 4), dtype=np.uint8)
-    mom = ganeval.save_reference(imgs, tmp_path / "r.npz", stats=tmp_path / "s.npz", extractor="pixels",
+    mom = ganeval.save_reference(imgs, tmp_path / "r.npz", stats=tmp_path / "s.npz", features="pixels",
                                  progress=False)
     r = read_reference(tmp_path / "r.npz")
     assert r.layout == "ganeval" and r.meta["extractor"]["name"] == "pixels" and r.meta["n"] == 20

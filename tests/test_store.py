@@ -97,7 +97,7 @@ def test_damaged_runs_csv_is_refused_naming_the_file(written: tuple[Path, Any], 
     with pytest.raises(StoreError) as err:
         _call(d)
     msg = str(err.value)
-    assert match in msg and str(d / "runs.csv") in msg and "pass overwrite=true" in msg, msg
+    assert match in msg and str(d / "runs.csv") in msg and "pass overwrite=True" in msg, msg
     ev = _call(d, overwrite=True)
     pd.testing.assert_frame_equal(ev.summary, written[1].summary)
 
@@ -107,7 +107,7 @@ def test_a_hand_edited_value_in_a_valid_csv_is_refused(written: tuple[Path, Any]
     text = (d / "runs.csv").read_text()
     value = text.splitlines()[1].rsplit(",", 1)[1]
     (d / "runs.csv").write_text(text.replace(value, value[:4], 1))  # e.g. 41.6237... -> 41.6
-    with pytest.raises(StoreError, match="was changed after ganeval wrote it.*pass overwrite=true"):
+    with pytest.raises(StoreError, match="was changed after ganeval wrote it.*pass overwrite=True"):
         _call(d)
 
 
@@ -123,7 +123,7 @@ def test_garbage_sidecar_is_refused_naming_the_file(
     path.write_bytes(meta if isinstance(meta, bytes) else meta.encode())
     with pytest.raises(StoreError, match=match) as err:
         _call(d)
-    assert str(path) in str(err.value) and "pass overwrite=true" in str(err.value)
+    assert str(path) in str(err.value) and "pass overwrite=True" in str(err.value)
 
 
 def test_sidecar_without_checksum_and_binary_csv_are_refused(written: tuple[Path, Any], tmp_path: Path) -> None:

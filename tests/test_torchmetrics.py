@@ -37,7 +37,7 @@ def feed(metric: Protocol, real: torch.Tensor, fake: torch.Tensor, batch: int = 
 
 def test_protocol_gives_evaluates_numbers_bit_for_bit() -> None:
     real, fake = pools()
-    got = feed(Protocol(METRICS, feature="identity", runs=4, sample_size=200, seed=3, confidence=0.9), real, fake)
+    got = feed(Protocol(METRICS, features="identity", runs=4, sample_size=200, seed=3, confidence=0.9), real, fake)
     out = got.compute()
     want = evaluate(real.numpy(), fake.numpy(), runs=4, sample_size=200, metrics=METRICS, seed=3, confidence=0.9,
                     progress=False)
@@ -47,7 +47,7 @@ def test_protocol_gives_evaluates_numbers_bit_for_bit() -> None:
         assert out[f"{row.metric}_ci_low"].item() == row.ci_low and out[f"{row.metric}_ci_high"].item() == row.ci_high
         assert out[row.metric].dtype == torch.float64
     # another seed gives other numbers: the seed reaches evaluate
-    other = feed(Protocol(METRICS, feature="identity", runs=4, sample_size=200, seed=4), real, fake).compute()
+    other = feed(Protocol(METRICS, features="identity", runs=4, sample_size=200, seed=4), real, fake).compute()
     assert other["imd"].item() != out["imd"].item()
 
 
@@ -55,20 +55,23 @@ def test_the_rows_kept_are_a_copy_of_the_callers_batch() -> None:
     """A training loop refills one buffer per batch: the features held must not follow it."""
     real, fake = pools()
     buffer = real.clone()
-    metric = Protocol(["fid"], feature="identity")
+    metric = Protocol(["fid"], features="identity")
     metric.update(buffer, real=True)
     buffer.fill_(7.0)
     assert torch.equal(metric.real_features[0], real)
     assert metric(fake, real=False) is None and len(metric.fake_features) == 1  # calling the metric is update
-    assert metric.compute()["fid"].item() == feed(Protocol(["fid"], feature="identity"), real, fake).compute()["fid"]
+    assert metric.compute()["fid"].item() == feed(Protocol(["fid"], features="identity"), real, fake).compute()["fid"]
 
 
 def test_imd_alone_with_one_run_is_one_value() -> None:
     real, fake = pools()
-    got = feed(IMD(feature="identity", options={"k": 4}), real, fake).compute()
+    got = feed(IMD(features="identity", options={"k": 4}), real, fake).compute()
     want = evaluate(real.numpy(), fake.numpy(), runs=1, sample_size=260, metrics={"imd": {"k": 4}}, progress=False)
     assert isinstance(got, torch.Tensor) and got.ndim == 0 and got.item() == want["mean"].item()
-    three = feed(IMD(feature="identity", runs=3, sample_size=100), real, fake).compute()
+    metric = feed(IMD(features="identity", runs=3, sample_size=100), real, fake)
+    mean = metric.compute()  # one return type whatever runs, as torchmetrics' FID: a 0-d tensor
+    three = metric.compute_interval()  # the dict compute() gave at runs > 1 before
+    assert isinstance(mean, torch.Tensor) and mean.ndim == 0 and mean.item() == three["imd"].item()
     assert isinstance(three, dict) and set(three) == {"imd", "imd_ci_low", "imd_ci_high"}
     assert three["imd_ci_low"] < three["imd"] < three["imd_ci_high"]
 
@@ -97,7 +100,7 @@ def test_fid_and_kid_equal_torchmetrics_on_the_same_features() -> None:
     fid = feed(FrechetInceptionDistance(feature=module), real, fake)
     kid = KernelInceptionDistance(feature=module, subsets=1, subset_size=400)
     kid = feed(kid, real, fake)
-    ours = feed(Protocol({"fid": {}, "kid": {"subsets": 1, "subset_size": 400}}, feature=module), real, fake).compute()
+    ours = feed(Protocol({"fid": {}, "kid": {"subsets": 1, "subset_size": 400}}, features=module), real, fake).compute()
     assert ours["fid"].item() > 1 and ours["kid"].item() > 1  # far apart: a relative check means something
     np.testing.assert_allclose(ours["fid"].item(), fid.compute().item(), rtol=1e-6)
     np.testing.assert_allclose(ours["kid"].item(), kid.compute()[0].item(), rtol=1e-6)
@@ -110,7 +113,7 @@ def test_inception_by_int_uses_ganevals_extractor(tmp_path: Path) -> None:
     weights = save_random_weights(tmp_path / "w.pth", seed=0)
     images = torch.randint(0, 256, (12, 3, 80, 80), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
     options = {"weights": str(weights), "resize": False}
-    metric = Protocol({"fid": {}}, feature=64, feature_options=options)
+    metric = Protocol({"fid": {}}, features=64, features_options=options)
     metric.update(images[:6], real=True)
     metric.update(images[6:], real=False)
     ex = InceptionExtractor(dims=64, **options)
@@ -118,14 +121,14 @@ def test_inception_by_int_uses_ganevals_extractor(tmp_path: Path) -> None:
                     progress=False)
     assert metric.compute()["fid"].item() == want["mean"].item()
     assert metric.real_features[0].shape == (6, 64)
-    with pytest.raises(ValueError, match=r"^feature=100: dims must be one of"):
-        Protocol(feature=100)
+    with pytest.raises(ValueError, match=r"^features=100: dims must be one of"):
+        Protocol(features=100)
 
 
 def test_reset_keeps_the_real_rows_only_when_asked() -> None:
     real, fake = pools()
-    keep = feed(Protocol(["fid"], feature="identity", reset_real_features=False), real, fake)
-    drop = feed(Protocol(["fid"], feature="identity"), real, fake)
+    keep = feed(Protocol(["fid"], features="identity", reset_real_features=False), real, fake)
+    drop = feed(Protocol(["fid"], features="identity"), real, fake)
     before = keep.compute()["fid"].item()
     keep.reset()
     drop.reset()
@@ -146,7 +149,7 @@ def refused(metric: Protocol, match: str, x, real=True) -> None:
 
 
 def test_bad_updates_are_refused_and_nothing_is_kept() -> None:
-    m = Protocol(["fid"], feature="identity")
+    m = Protocol(["fid"], features="identity")
     m.update(torch.randn(10, 8), real=True)
     refused(m, r"^x must be N×D features", torch.randn(4, 8, 2))
     refused(m, r"^x must hold real numbers", torch.ones(4, 8, dtype=torch.bool))
@@ -160,16 +163,17 @@ def test_bad_updates_are_refused_and_nothing_is_kept() -> None:
     refused(m, r"^FID needs features of one dimension, but the real pool has 8 features and the fake pool has 9",
             torch.randn(4, 9), real=False)  # FID chosen: pools of two dimensions refused at the first such batch
     refused(m, r"^real must be True or False", torch.randn(4, 8), real=1)
-    images = Protocol(["fid"], feature="pixels")  # an image extractor: its checks of images
+    images = Protocol(["fid"], features="pixels")  # an image extractor: its checks of images
     refused(images, r"^x: images must be N×H×W, N×C×H×W or N×H×W×C", torch.zeros(2, 5, 8, 8))
     refused(images, r"^x: images must be uint8 or floats", torch.zeros(2, 3, 8, 8, dtype=torch.int32))
-    refused(images, r"^x: float images must lie in \[0, 1\]", torch.full((2, 3, 8, 8), float("nan")))
-    module = Protocol(["fid"], feature=nn.Flatten(0))
-    refused(module, r"^feature gave \(8,\) for x of 2 samples", torch.zeros(2, 4))
+    refused(images, r"^x: images hold 384 NaN value\(s\)", torch.full((2, 3, 8, 8), float("nan")))  # NaN said as NaN
+    refused(images, r"^x: float images must lie in \[0, 1\], got values in \[2, 2\]", torch.full((2, 3, 8, 8), 2.0))
+    module = Protocol(["fid"], features=nn.Flatten(0))
+    refused(module, r"^features gave \(8,\) for x of 2 samples", torch.zeros(2, 4))
 
 
 def test_compute_refuses_what_cannot_be_scored() -> None:
-    m = Protocol(["fid"], feature="identity", sample_size=50)
+    m = Protocol(["fid"], features="identity", sample_size=50)
     with pytest.raises(ValueError, match=r"^compute\(\) before any real update: call update\(x, real=True\)"):
         m.compute()
     m.update(torch.randn(60, 4), real=True)
@@ -186,12 +190,12 @@ def test_compute_refuses_what_cannot_be_scored() -> None:
     ({"runs": 0}, r"^runs"), ({"sample_size": 1}, r"^sample_size"), ({"sample_size": 2.5}, r"^sample_size"),
     ({"confidence": 1.5}, r"confidence"), ({"seed": -1}, r"^seed"), ({"metrics": ["nope"]}, r"^metrics: "),
     ({"metrics": {"kid": {"subset_size": 100}}, "sample_size": 50}, r"subset_size"),
-    ({"feature": "nope"}, r"^feature='nope': extractor must be one of"), ({"feature": 1.5}, r"^feature must be"),
-    ({"reset_real_features": 1}, r"^reset_real_features"), ({"feature": True}, r"^feature must be"),
-    ({"feature": nn.Identity(), "feature_options": {"weights": "w.pth"}}, r"^feature_options apply to an extractor"),
+    ({"features": "nope"}, r"^features='nope': extractor must be one of"), ({"features": 1.5}, r"^features must be"),
+    ({"reset_real_features": 1}, r"^reset_real_features"), ({"features": True}, r"^features must be"),
+    ({"features": nn.Identity(), "features_options": {"weights": "w.pth"}}, r"^features_options apply to an extractor"),
 ])
 def test_bad_arguments_are_refused_at_construction(kwargs, match) -> None:
-    kwargs = {"feature": "identity", **kwargs}
+    kwargs = {"features": "identity", **kwargs}
     with pytest.raises(ValueError, match=match) as e:
         Protocol(**kwargs)
     assert "\n" not in str(e.value)
@@ -201,7 +205,7 @@ def test_missing_weights_are_said_at_construction(tmp_path: Path) -> None:
     from ganeval.features.inception import WeightsNotFoundError
 
     with pytest.raises(WeightsNotFoundError, match="no such file"):
-        Protocol(feature=2048, feature_options={"weights": str(tmp_path / "missing.pth")})
+        Protocol(features=2048, features_options={"weights": str(tmp_path / "missing.pth")})
 
 
 def python(code: str) -> subprocess.CompletedProcess:

@@ -31,7 +31,7 @@ def halves(rank: int, world: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def scored(rank: int, world: int) -> dict[str, float]:
-    metric = Protocol(METRICS, feature="identity", runs=RUNS, sample_size=SAMPLE, seed=1)
+    metric = Protocol(METRICS, features="identity", runs=RUNS, sample_size=SAMPLE, seed=1)
     real, fake = halves(rank, world)
     for i in range(0, len(real), 32):  # several updates per rank: list states of many tensors
         metric.update(real[i : i + 32], real=True)
@@ -93,7 +93,7 @@ def test_pools_stay_on_their_device_through_compute(device: str, monkeypatch: py
     real, fake = halves(0, 1)
     want = evaluate(real.numpy(), fake.numpy(), runs=RUNS, sample_size=SAMPLE, metrics=METRICS, seed=1, device="cpu",
                     progress=False)
-    metric = Protocol(METRICS, feature="identity", runs=RUNS, sample_size=SAMPLE, seed=1).to(device)
+    metric = Protocol(METRICS, features="identity", runs=RUNS, sample_size=SAMPLE, seed=1).to(device)
     metric.update(real.to(device), real=True)
     metric.update(fake.to(device), real=False)
     states = [metric.real_features[0], metric.fake_features[0]]
@@ -111,3 +111,45 @@ def test_pools_stay_on_their_device_through_compute(device: str, monkeypatch: py
         assert values == want["mean"].tolist()
     else:  # GPU kernels sum in another order: float32 rounding
         np.testing.assert_allclose(values, want["mean"], rtol=1e-4)
+
+
+def uneven_worker(rank: int, world: int, port: int, out: str, case: str) -> None:
+    """Rank 0 feeds the whole pools; rank 1 feeds nothing ("empty") or rows of 7 features against rank 0's 6
+    ("widths"). Saves the numbers, or the error's class and message."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    torch.distributed.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        metric = Protocol(METRICS, features="identity", runs=RUNS, sample_size=SAMPLE, seed=1)
+        real, fake = halves(0, 1)
+        if rank == 0:
+            metric.update(real, real=True)
+            metric.update(fake, real=False)
+        elif case == "widths":
+            metric.update(torch.randn(10, 7), real=True)
+        try:
+            result: object = {k: v.item() for k, v in metric.compute().items()}
+        except ValueError as e:
+            result = ("ValueError", str(e))
+        torch.save(result, f"{out}.{rank}")
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+@pytest.mark.slow
+def test_a_rank_fed_nothing_gets_the_numbers_of_the_rows_fed(tmp_path: Path) -> None:
+    """A rank that fed no rows (a short last batch in a DDP loop) neither aborts nor changes the numbers: both ranks
+    get one process's numbers on rank 0's rows."""
+    out = str(tmp_path / "scores")
+    torch.multiprocessing.spawn(uneven_worker, args=(2, free_port(), out, "empty"), nprocs=2, join=True)
+    both = [torch.load(f"{out}.{r}", weights_only=True) for r in range(2)]
+    assert both[0] == both[1] == scored(0, 1)
+
+
+@pytest.mark.slow
+def test_ranks_of_other_feature_widths_raise_the_documented_value_error(tmp_path: Path) -> None:
+    out = str(tmp_path / "scores")
+    torch.multiprocessing.spawn(uneven_worker, args=(2, free_port(), out, "widths"), nprocs=2, join=True)
+    both = [torch.load(f"{out}.{r}", weights_only=False) for r in range(2)]
+    assert both[0] == both[1] == ("ValueError", "the ranks give 6 and 7 features per sample: feed one feature space "
+                                  "(one image size, one extractor) to a metric on every rank")

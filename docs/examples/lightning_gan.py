@@ -3,8 +3,8 @@ subsamples) every N epochs, from its validation loop.
 
     python docs/examples/lightning_gan.py --epochs 6 --every 2
 
-The data are 8-d vectors, so the metrics take them as features (feature="identity"); for images give
-feature="inception" (or 2048, "dinov2", "clip", an nn.Module) and update with the image batches. Under DDP each rank
+The data are 8-d vectors, so the metrics take them as features (features="identity"); for images give
+features="inception" (or 2048, "dinov2", "clip", an nn.Module) and update with the image batches. Under DDP each rank
 updates with its share of the batches and compute() gathers every rank's rows first: all ranks get the same numbers.
 """
 
@@ -40,8 +40,8 @@ class GAN(L.LightningModule):
         self.lr = lr
         self.generator = nn.Sequential(nn.Linear(NOISE, 32), nn.ReLU(), nn.Linear(32, DIM))
         self.discriminator = nn.Sequential(nn.Linear(DIM, 32), nn.LeakyReLU(0.2), nn.Linear(32, 1))
-        self.imd = IMD(feature="identity")
-        self.protocol = Protocol({"fid": {}, "kid": {"subsets": 10, "subset_size": 100}}, feature="identity",
+        self.imd = IMD(features="identity")
+        self.protocol = Protocol({"fid": {}, "kid": {"subsets": 10, "subset_size": 100}}, features="identity",
                                  runs=5, sample_size=200)
         self.history: list[dict[str, float]] = []
 

@@ -26,6 +26,7 @@ def as_json(result: Any) -> dict[str, Any]:
             entry["value"] = float(r["mean"])
             entry.update(result.extras.get((str(r["model"]), str(r["metric"])), {}))
         else:
+            entry["value"] = number(r["mean"])  # one key whatever `runs` (the mean over runs here; "mean" kept too)
             entry.update({k: number(r[k]) for k in ("mean", "std", "ci_low", "ci_high", "half_width")})
             entry["n_runs"] = int(r["n_runs"])
         if "fid_full" in r.index:

@@ -21,6 +21,7 @@ from ganeval.app import pipeline
 from ganeval.app import score_protocol as sp
 from ganeval.app.paths import check_writable
 from ganeval.app.plan import Options, Plan
+from ganeval.app.python_words import in_python, speaks_python
 from ganeval.app.score_inputs import (
     LAYOUT_NAMES, InputSet, check_reference, fake_inputs, given_input, label_sets, precomputed, reference_moments,
     refuse_fake_references,
@@ -65,6 +66,21 @@ class ScoreResult:
     from_cache: int = 0  # rows whose features were read from the cache
 
 
+    def __getitem__(self, key: str | tuple[str, str]) -> float:
+        """`r["fid"]`: the metric's number (its value on the full sets, the mean over runs with runs > 1) for the one
+        generated set; `r["mine", "fid"]` for one of several. KeyError naming what there is otherwise."""
+        model, metric = key if isinstance(key, tuple) else (None, key)
+        rows = self.summary[self.summary["metric"] == metric]
+        if rows.empty:
+            raise KeyError(f"no metric {metric!r} in this result; it has {', '.join(map(repr, self.summary['metric'].unique()))}")
+        models = list(dict.fromkeys(map(str, rows["model"])))
+        if model is None and len(models) > 1:
+            raise KeyError(f"{metric!r} was scored for {len(models)} generated sets: give one, e.g. r[{models[0]!r}, {metric!r}]")
+        model = models[0] if model is None else model
+        if model not in models:
+            raise KeyError(f"no generated set {model!r} in this result; it has {', '.join(map(repr, models))}")
+        return float(rows[rows["model"].astype(str) == model]["mean"].iloc[0])
+
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable document `ganeval-score --json` prints (`ganeval.app.score_print.as_json`)."""
         from ganeval.app.score_print import as_json
@@ -102,6 +118,7 @@ def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
     return {"scan": scan, "hash": s.get("hash", 0.0), "features": s.get("features", 0.0),
             "metrics": s.get("runs", 0.0) + s.get("full sets", 0.0), "writing": s.get("writing", 0.0)}
 
+@speaks_python
 def score(real: Any, fakes: Any = (), *,
           metrics: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
           features: str | None = None, runs: int = 1, sample_size: int | None = None, seed: int = 0,
@@ -343,8 +360,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     check_inputs(real, fakes, extractor, settings, real_ex)
     if callable(getattr(extractor, "weights_path", None)):
         extractor.weights_path()  # missing Inception weights refused now (extraction resolves them first anyway)
-    for note in notes:  # after every check: a refused command prints only why
-        log.warning("%s", note)
+    for note in notes:  # after every check: a refused command prints only why (in Python's words from Python)
+        log.warning("%s", note if request.command else in_python(note))
     plan = make_plan(request, real, fakes, extractor, settings, real_ex)
     full = settings.runs == 1
     results_dir = plan.results_dir if request.out is not None and main else None

@@ -99,6 +99,9 @@ def check_unit_range(images: np.ndarray | torch.Tensor, what: str | None = None,
         lo, hi = (float(v) for v in images.aminmax())
     else:
         lo, hi = float(images.min()), float(images.max())
+    if lo != lo or hi != hi:  # NaN: min and max propagate it; say so, not "a range of [nan, nan]"
+        bad = int(torch.isnan(images).sum()) if isinstance(images, torch.Tensor) else int(np.isnan(images).sum())
+        raise ValueError(f"{_prefix(what)}images hold {bad} NaN value(s): remove or fix those samples")
     if not (lo >= -atol and hi <= 1 + atol):  # False for NaN too: min and max propagate it
         raise ValueError(f"{_prefix(what)}float images must lie in [0, 1], got values in {unit_range_text(lo, hi, atol)}; "
                          f"{CONVERT_HINT}")

@@ -11,6 +11,7 @@ import numpy as np
 
 from ganeval.data.references import Moments, check_file_writable, moments_of, stats_meta, write_reference, write_stats
 from ganeval.features.base import Extractor, get_extractor
+from ganeval.words import UNSET, renamed
 
 
 def reference_meta(extractor: Extractor, n: int, content_hash: str | None, source: str | None = None) -> dict[str, Any]:
@@ -37,21 +38,25 @@ def write_outputs(features: np.ndarray, meta: dict[str, Any], path: str | os.Pat
 
 
 def save_reference(images: Any, path: str | os.PathLike | None = None, *, stats: str | os.PathLike | None = None,
-                   extractor: str | Extractor = "inception", overwrite: bool = False, batch_size: int = 50,
+                   features: str | Extractor = UNSET, overwrite: bool = False, batch_size: int = 50,
                    device: Any = None, cache_dir: str | os.PathLike | None = None, progress: bool = True,
-                   **options: Any) -> Moments:
+                   extractor: str | Extractor = UNSET, **options: Any) -> Moments:
     """Extract `images`' features and write them with their moments and provenance to `path` (ganeval's reference
     .npz: `features`, `mu`, `sigma`, `meta`), and/or the moments alone to `stats` (pytorch-fid's .npz); returns the
-    moments. Existing files are replaced only with `overwrite`; links never."""
+    moments. Existing files are replaced only with `overwrite`; links never. `features` (default "inception") names
+    the extractor as `ganeval.score` does; `extractor=` is its former name (kept, with a DeprecationWarning)."""
     from ganeval.features.extraction import extract_with_info
     from ganeval.hashing import StreamHasher
+
+    features = renamed("features", features, "extractor", extractor, UNSET)
+    features = "inception" if features is UNSET else features
 
     if path is None and stats is None:
         raise ValueError("save_reference: give path= (ganeval's reference) and/or stats= (pytorch-fid's {mu, sigma})")
     for p, what in ((path, "path"), (stats, "stats")):
         if p is not None:
             check_file_writable(p, what, overwrite)
-    ex = get_extractor(extractor, **options)
+    ex = get_extractor(features, **options)
     feats, info = extract_with_info(images, ex, batch_size=batch_size, device=device, cache_dir=cache_dir,
                                     progress=progress)
     content = info.get("content_hash")

@@ -42,8 +42,19 @@ def _under(path: Path, folder: Path) -> bool:
 def root_of(module_name: str) -> Path | None:
     """The folder the top-level package or module of `module_name` is found in (None: not a file on sys.path)."""
     top = module_name.split(".")[0]
-    spec = sys.modules[top].__spec__ if top in sys.modules and sys.modules[top].__spec__ else \
-        importlib.util.find_spec(top)
+    loaded = sys.modules.get(top)
+    if loaded is not None and loaded.__spec__ is None:  # the __main__ of a script, `python -c`, stdin, a notebook
+        file = getattr(loaded, "__file__", None)  # `python file.py`: the script's folder (sys.path[0]) is its root
+        return Path(file).resolve().parent if file and Path(file).is_file() else None
+    try:
+        spec = loaded.__spec__ if loaded is not None else importlib.util.find_spec(top)
+    except (ImportError, ValueError):  # not importable by name: no folder of its own
+        return None
+    return _root_of_spec(spec)
+
+
+def _root_of_spec(spec: Any) -> Path | None:
+    """The folder a module spec's top-level package or module was found in (None: not a file)."""
     if spec is None or not spec.origin or not spec.has_location:
         return None
     origin = Path(spec.origin).resolve()

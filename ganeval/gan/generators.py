@@ -27,6 +27,7 @@ from ganeval.gan.architectures import _Generator, build_generator
 from ganeval.gan.chunked import Call, plan, rebatch, takes_offset
 from ganeval.gan.checkpoint import load_checkpoint
 from ganeval.gan.code import from_source, own_modules
+from ganeval.gan.code_digest import callable_digest
 from ganeval.gan.sampling import generate, generate_batches, latent
 from ganeval.hashing import sha256_file, state_dict_sha256
 
@@ -68,7 +69,10 @@ def _file_identity(path: Path) -> dict[str, Any]:
 
 
 def _code_identity(obj: Any) -> dict[str, Any]:
-    """The qualified name of a function or class and the SHA-256 of the file that defines it (None if unknown)."""
+    """The qualified name of a function or class and the SHA-256 of the file that defines it (None if unknown); for
+    a callable no module file describes alone (defined in `__main__`: a script, `python -c`, stdin, a notebook cell;
+    without a source file; or capturing values in a closure) also `code`, the digest of its bytecode and captured
+    values (`ganeval.gan.code_digest`)."""
     import inspect
 
     try:
@@ -76,7 +80,11 @@ def _code_identity(obj: Any) -> dict[str, Any]:
     except TypeError:  # built-in or C-implemented
         source = None
     name = f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
-    return {"qualname": name, "code_sha256": sha256_file(source) if source and Path(source).is_file() else None}
+    ident: dict[str, Any] = {"qualname": name,
+                             "code_sha256": sha256_file(source) if source and Path(source).is_file() else None}
+    if ident["code_sha256"] is None or getattr(obj, "__module__", None) == "__main__" or getattr(obj, "__closure__", None):
+        ident["code"] = callable_digest(obj)
+    return ident
 
 
 # --------------------------------------------------------------------------------------------------
@@ -306,7 +314,8 @@ class CallableGenerator(_Base):
     `sample` is called with (one replica: one training seed of the model behind the callable). `layout`
     ("auto", "nchw", "nhwc"): how 4-D outputs are laid out; under "auto" an output that fits both (e.g.
     N×3×8×3) is refused, naming the option. A large pool is drawn in chunks (`fn(n, seed, offset=o)` when the
-    callable takes `offset`): see `ganeval.gan.chunked`.
+    callable takes `offset`): see `ganeval.gan.chunked`. A pool of n > 1 rows is preceded by one `function(1, seed)`
+    call whose row size decides that (documented in docs/scoring.md: a stateful sampler moves once more).
     """
 
     kind = "callable"
@@ -319,6 +328,7 @@ class CallableGenerator(_Base):
         super().__init__(name or (function if isinstance(function, str) else getattr(function, "__name__", None)),
                          replicas)
         self.function = function
+        self._code: dict[str, Any] | None = None
         self.points = points
         self.seed = seed
         self.layout = str(layout).lower()
@@ -361,9 +371,7 @@ class CallableGenerator(_Base):
 
     def _call(self, call: Call) -> np.ndarray:
         """One call of the function, checked and converted to uint8 N×C×H×W (or float N×D)."""
-        fn = self._resolve()
-        with from_source(self._module_name()):  # what it imports while it runs is its code too
-            out = fn(int(call.rows), int(call.seed), **call.kwargs())
+        out = self._invoke(int(call.rows), int(call.seed), **call.kwargs())
         if isinstance(out, torch.Tensor):
             out = out.detach().cpu().numpy()
         out = np.asarray(out)
@@ -376,15 +384,28 @@ class CallableGenerator(_Base):
                            "layout=nchw or layout=nhwc (+generator.layout=nhwc, or +generators.NAME.layout=nhwc, in a config)")
         return as_uint8_images(out, self.what, call.rows)
 
+    def _invoke(self, rows: int, seed: int, **kwargs: int) -> Any:
+        """fn(rows, seed, **kwargs), its imports from source; an error it raises becomes one line naming the call
+        (the original chained): the user's code failed, not ganeval."""
+        fn = self._resolve()
+        try:
+            with from_source(self._module_name()):  # what it imports while it runs is its code too
+                return fn(rows, seed, **kwargs)
+        except (KeyboardInterrupt, SystemExit, MemoryError):
+            raise
+        except Exception as e:  # noqa: BLE001 - any error of the user's function, said in one line
+            args = ", ".join([str(rows), str(seed), *(f"{k}={v}" for k, v in kwargs.items())])
+            text = " ".join(str(e).split())
+            raise ValueError(f"{self.what}: the call {getattr(fn, '__qualname__', 'fn')}({args}) raised "
+                             f"{type(e).__name__}: {text}") from e
+
     def _chunks(self, n: int, seed: int) -> Iterator[np.ndarray]:
         """The pool's rows chunk by chunk (`ganeval.gan.chunked.plan`): one call when it is drawn whole."""
         seed = int(seed if self.seed is None else self.seed)
         offset_aware = takes_offset(self._resolve())
         calls = [Call(n, seed)]
         if offset_aware or n > 1:  # the row size decides: one row of the function's own output (its dtype)
-            fn = self._resolve()
-            with from_source(self._module_name()):
-                probe = fn(1, seed, **({"offset": 0} if offset_aware else {}))
+            probe = self._invoke(1, seed, **({"offset": 0} if offset_aware else {}))
             row = probe.element_size() * probe.numel() if isinstance(probe, torch.Tensor) else np.asarray(probe).nbytes
             calls = plan(n, seed, max(1, int(row)), offset_aware)
         for call in calls:
@@ -417,7 +438,9 @@ class CallableGenerator(_Base):
             fn = self._resolve()
         except ValueError:  # not importable (validate() says why): nothing more to name
             return ident
-        ident = {**ident, **_code_identity(fn)}
+        if self._code is None:  # computed once per generator: a captured array is read once, not per identity()
+            self._code = _code_identity(fn)
+        ident = {**ident, **self._code}
         modules = own_modules(self._module_name())  # the helper modules it loaded from its own folder
         if modules:  # absent without helpers: identities (and results directories) of before stay valid
             ident["modules"] = modules

@@ -183,5 +183,6 @@ def _pair(a: FidStatistics, b: FidStatistics, options: Mapping[str, Any], rng: n
 METRIC = register_metric(Metric(
     name="fid", options=(), prepare=_prepare, pair=_pair, label="FID", reach=lambda peak, n, d, o: reach(peak, n, d),
     memory=covariances,
+    lowest=0.0,
     doc="Fréchet distance of Gaussians fitted to the two feature sets (pytorch-fid's formula)",
 ))

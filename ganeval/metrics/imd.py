@@ -306,6 +306,7 @@ METRIC = register_metric(Metric(
     name="imd", options=OPTIONS, prepare=_prepare, pair=_pair, check_sample_size=_check_sample_size,
     reach=lambda peak, n, d, o: reach(peak, n, d),
     label="IMD", same_dim=False, memory=lambda n, d, o: lanczos_bytes(n, o),
+    lowest=0.0,
     doc="Intrinsic Multi-scale Distance: heat-trace signatures of k-NN graphs compared at all scales",
 ))
 

@@ -131,7 +131,8 @@ class Metric:
     With `shares`, both stages also get `context=`: a `Shared` per set (prepare) and per pair (pair), through
     which metrics computed together share one pass (precision/recall/density/coverage one k-NN search).
     `input` is what the rows must be ("features", or "logits" of a classifier for the Inception Score);
-    `higher_is_better` turns paired comparisons (and bold in tables) around.
+    `higher_is_better` turns paired comparisons (and bold in tables) around. `lowest`: the least value the metric
+    can give (its estimates, not only the quantity estimated), where an interval is cut (`ganeval.results.summary`).
     memory(n, d, options) -> (bytes, what): the largest arrays it holds at once on a pair of n-row sets of d
     features, a lower bound of its peak (`ganeval.metrics.memory` refuses a run that cannot fit); None for work
     in bounded strips.
@@ -155,6 +156,7 @@ class Metric:
     input: str = "features"
     higher_is_better: bool = False
     memory: Callable[[int, int, Mapping[str, Any]], tuple[float, str]] | None = None
+    lowest: float | None = None  # every value it gives is at least this (IMD, FID: 0): an interval's floor
     defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

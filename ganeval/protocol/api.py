@@ -20,6 +20,7 @@ from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
 from ganeval.hashing import array_identity
 from ganeval.protocol.task import Block, MetricTask, SharedArray, as_array
+from ganeval.words import UNSET, python_errors, renamed
 
 log = logging.getLogger(__name__)
 
@@ -155,27 +156,36 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)  # e.g. default metrics left out for sets of different dimension
 
 
+@python_errors
 def evaluate_detailed(
     real: Any,
-    fake: Any,
+    fakes: Any = UNSET,
     runs: int = 100,
     sample_size: int = 10000,
     metrics: Iterable[str] | Mapping[str, Mapping[str, Any] | None] = DEFAULT_METRICS,
     seed: int = 0,
     confidence: float = 0.99,
     device: str | None = None,
-    results_dir: str | Path | None = None,
+    out: str | Path | None = UNSET,
     overwrite: bool = False,
     workers: int = 1,
     progress: bool = True,
+    *,
+    fake: Any = UNSET,
+    results_dir: str | Path | None = UNSET,
 ) -> Evaluation:
     """`evaluate`, returning the per-run rows and the paired comparison of models too."""
     from ganeval.results import compare_runs, summarize_runs
 
-    fakes = fake if isinstance(fake, Mapping) else {"fake": fake}
+    fakes = renamed("fakes", fakes, "fake", fake, UNSET)
+    out = renamed("out", out, "results_dir", results_dir, UNSET)
+    if fakes is UNSET:
+        raise ValueError("evaluate: give fakes, the generated features (an N×D array or a dict name -> array)")
+    out = None if out is UNSET else out
+    fakes = fakes if isinstance(fakes, Mapping) else {"fake": fakes}
     if not fakes:
-        raise ValueError("fake is an empty dict: give at least one generated set")
-    labels = unique_names(fakes, "fake has the models")
+        raise ValueError("fakes is an empty dict: give at least one generated set")
+    labels = unique_names(fakes, "fakes has the models")
     dims = {"real": _width(real), **{label: _width(arr) for label, arr in zip(labels, fakes.values())}}
     notes = []
     if metrics is DEFAULT_METRICS and None not in dims.values():  # default metrics: those needing one space left out
@@ -188,9 +198,10 @@ def evaluate_detailed(
     settings = Settings(runs, sample_size, metrics, seed, confidence, device, workers, progress)
     block = Block(real, [({"model": label}, arr) for label, arr in zip(labels, fakes.values())])
     t0 = time.perf_counter()
-    rows = run_blocks([block], settings, results_dir, None, overwrite)
+    rows = run_blocks([block], settings, out, None, overwrite)
     summary = summarize_runs(rows, settings.confidence, settings.sample_size)
     summary.attrs["dims"] = rows.attrs["dims"] = dict(dims)
+    summary.attrs["metrics"] = cast(Metrics, settings.metrics).as_dict()  # what each number is (KID's subset size among them)
     comparison = compare_runs(rows, settings.confidence) if len(fakes) > 1 else pd.DataFrame()
     return Evaluation(summary, rows, comparison, time.perf_counter() - t0, dims, notes)
 
@@ -201,27 +212,35 @@ def _width(a: Any) -> int | None:
     return int(shape[1]) if shape is not None and len(shape) == 2 else None
 
 
+@python_errors
 def evaluate(
     real: Any,
-    fake: Any,
+    fakes: Any = UNSET,
     runs: int = 100,
     sample_size: int = 10000,
     metrics: Iterable[str] | Mapping[str, Mapping[str, Any] | None] = DEFAULT_METRICS,
     seed: int = 0,
     confidence: float = 0.99,
     device: str | None = None,
-    results_dir: str | Path | None = None,
+    out: str | Path | None = UNSET,
     overwrite: bool = False,
     workers: int = 1,
     progress: bool = True,
+    *,
+    fake: Any = UNSET,
+    results_dir: str | Path | None = UNSET,
 ) -> pd.DataFrame:
     """Score generated features against real ones over `runs` random subsamples; one row per model and metric.
 
-    `fake` is an N×D array or a dict name -> array (several generators, paired on the real subsample).
-    Columns: model, metric, mean, std, ci_low, ci_high, half_width, n_runs, sample_size, confidence.
-    With `results_dir`, runs are saved there as they finish and a stopped call resumes
-    (see `evaluate_detailed` for the per-run rows and the paired comparison).
+    `fakes` is an N×D array or a dict name -> array (several generators, paired on the real subsample).
+    Columns: model, metric, mean, std, ci_low, ci_high, half_width, n_runs, sample_size, confidence; `.attrs["metrics"]`
+    holds every metric's options (KID's subset size among them). With `out`, runs are saved there as they finish and
+    a stopped call resumes (see `evaluate_detailed` for the per-run rows and the paired comparison).
+    The defaults are the paper's protocol, 100 runs of 10 000 rows each (an interval of the mean), where
+    `ganeval.score` scores the full sets once (the number other tools give) unless given `runs` and `sample_size`.
+    `fake=` and `results_dir=` are the former names of `fakes=` and `out=` (kept, with a DeprecationWarning).
     """
     return evaluate_detailed(
-        real, fake, runs, sample_size, metrics, seed, confidence, device, results_dir, overwrite, workers, progress
+        real, fakes, runs, sample_size, metrics, seed, confidence, device, out, overwrite, workers, progress,
+        fake=fake, results_dir=results_dir,
     ).summary

@@ -7,6 +7,7 @@ directory.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -16,6 +17,37 @@ from ganeval.protocol.draws import DRAWS_KEY, DRAWS_VERSION
 from ganeval.results.intervals import check_confidence
 
 DEFAULT_METRICS = ("imd", "fid", "kid")
+
+
+def kid_subset_chosen(metrics: Any) -> bool:
+    """Whether the caller chose KID's subset size (a `Metrics` object counts as chosen: its options are final)."""
+    if isinstance(metrics, Metrics):
+        return True
+    if isinstance(metrics, Mapping):
+        return isinstance(metrics.get("kid"), Mapping) and "subset_size" in metrics["kid"]
+    return False
+
+
+def fit_kid_subset(metrics: Any, rows: int, what: str = "sample_size") -> tuple[Any, str | None]:
+    """The one rule of every entry point: without a chosen `subset_size`, KID's subsets hold min(default 1000, `rows`)
+    (the rows each run scores per set; `what` names them). Returns the metrics, with `subset_size` set when it was
+    shrunk, and the note saying so (None when the default fits or the size was chosen); the size is recorded in the
+    metric options (`Settings.identity()`, summary.json)."""
+    from ganeval.metrics.kid import DEFAULTS as KID_DEFAULTS
+
+    if kid_subset_chosen(metrics):
+        return metrics, None
+    try:
+        resolved = Metrics(metrics)
+    except ValueError:
+        return metrics, None  # refused, with its own message, where the settings are made
+    default = int(KID_DEFAULTS["subset_size"])
+    if "kid" not in resolved or rows >= default or rows < 2:
+        return metrics, None
+    options = {name: dict(o) for name, o in resolved.items()}
+    options["kid"]["subset_size"] = int(rows)
+    return options, (f"note: KID's subsets hold {rows} rows ({what}; the default is {default}): KID is comparable only "
+                     f"with KID at the same subset size; choose it with metrics={{'kid': {{'subset_size': N}}}}")
 
 
 def check_value(name: str, value: Any, rule: tuple[Any, str]) -> None:
@@ -53,8 +85,13 @@ class Settings:
         check_value("progress", self.progress, boolean())
         check_value("probe_repeats", self.probe_repeats, integer(0))
         check_confidence(self.confidence)
+        given = self.metrics
+        if self.subsamples:  # KID's subsets hold min(1000, sample_size) unless chosen (`fit_kid_subset`)
+            given, note = fit_kid_subset(given, int(self.sample_size), f"sample_size={self.sample_size}")
+            if note:
+                warnings.warn(note, UserWarning, stacklevel=3)
         try:
-            metrics = Metrics(self.metrics)
+            metrics = Metrics(given)
         except ValueError as e:
             raise ValueError(f"metrics: {e}") from None
         if self.subsamples:

@@ -34,6 +34,19 @@ def _groupby(rows: pd.DataFrame, keys: Sequence[str]):
     return rows.groupby(list(keys), sort=False, dropna=False)
 
 
+def floored(stats: dict[str, float], metric: object) -> dict[str, float]:
+    """The t-interval cut at the least value the metric can give (`Metric.lowest`: 0 for IMD and FID): the quantity
+    it estimates is at least that too, so [max(lo, lowest), hi] covers it whenever [lo, hi] does (the same confidence)
+    and shows no impossible value. `half_width` stays the t half-width; KID (unbiased: its estimates go below 0) and
+    names outside the registry keep the plain interval."""
+    from ganeval.metrics.registry import REGISTRY
+
+    lowest = getattr(REGISTRY.get(str(metric)), "lowest", None)
+    if lowest is not None and stats["ci_low"] < lowest:  # False for NaN (one run)
+        stats = {**stats, "ci_low": float(lowest)}
+    return stats
+
+
 def summarize_runs(rows: pd.DataFrame, confidence: float, sample_size: int) -> pd.DataFrame:
     """One row per group and metric: the group columns, metric, mean, std, ci_low, ci_high, n_runs, sample_size, confidence."""
     if rows.empty:
@@ -43,7 +56,7 @@ def summarize_runs(rows: pd.DataFrame, confidence: float, sample_size: int) -> p
     for key, g in _groupby(rows, keys):
         key = key if isinstance(key, tuple) else (key,)
         order = np.argsort(g["run"].to_numpy(), kind="stable")
-        stats = t_interval(g["value"].to_numpy()[order], confidence)
+        stats = floored(t_interval(g["value"].to_numpy()[order], confidence), key[-1])
         out.append({**dict(zip(keys, key)), **stats, "sample_size": int(sample_size), "confidence": float(confidence)})
     return pd.DataFrame(out)
 

@@ -1,4 +1,4 @@
-"""The `feature=` argument of ganeval's torchmetrics metrics: how `update(x, real)` turns a batch into N×D float32
+"""The `features=` argument of ganeval's torchmetrics metrics: how `update(x, real)` turns a batch into N×D float32
 feature rows, with every check of `x` and of the rows made before anything is kept.
 
 As torchmetrics takes it: "inception" or an int (64, 192, 768, 2048: FID Inception's block, ganeval's extractor on
@@ -26,12 +26,12 @@ def extractor_of(feature: FeatureArg, options: Mapping[str, Any] | None = None) 
     so a missing file is said at construction, not at the first update."""
     options = dict(options or {})
     if isinstance(feature, bool) or not isinstance(feature, (str, int, nn.Module, Extractor)):
-        raise ValueError(f"feature must be an extractor name ({', '.join(sorted(REGISTRY))}), an int "
+        raise ValueError(f"features must be an extractor name ({', '.join(sorted(REGISTRY))}), an int "
                          f"({', '.join(map(str, BLOCK_BY_DIMS))}: Inception's block), an nn.Module or an Extractor, "
                          f"got {type(feature).__name__}")
     if isinstance(feature, nn.Module):
         if options:
-            raise ValueError("feature_options apply to an extractor given by name or int; configure the nn.Module "
+            raise ValueError("features_options apply to an extractor given by name or int; configure the nn.Module "
                              "itself")
         return feature
     try:
@@ -40,7 +40,7 @@ def extractor_of(feature: FeatureArg, options: Mapping[str, Any] | None = None) 
         else:
             made = get_extractor(feature, **options)
     except (TypeError, ValueError) as e:
-        raise ValueError(f"feature={feature!r}: {e}") from None
+        raise ValueError(f"features={feature!r}: {e}") from None
     if hasattr(made, "weights_path"):
         made.weights_path()
     return made
@@ -60,7 +60,7 @@ def _check_batch(x: Any, extractor: Extractor | nn.Module) -> None:
         return
     if isinstance(extractor, Extractor):  # features given directly
         if x.ndim != 2:
-            raise ValueError(f"x must be N×D features for feature='{extractor.name}', got shape {tuple(x.shape)}")
+            raise ValueError(f"x must be N×D features for features='{extractor.name}', got shape {tuple(x.shape)}")
         if x.dtype == torch.bool or x.is_complex() or not (x.is_floating_point() or x.dtype in _INTEGERS):
             raise ValueError(f"x must hold real numbers (floats or integers), got dtype {x.dtype}")
     if x.is_floating_point() and not bool(torch.isfinite(x).all()):
@@ -77,9 +77,9 @@ def features_of(x: Any, extractor: Extractor | nn.Module) -> torch.Tensor:
             raise ValueError(f"x: {e}") from None
     if not isinstance(out, torch.Tensor) or out.ndim != 2 or len(out) != len(x):
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-        raise ValueError(f"feature gave {shape} for x of {len(x)} samples: it must return one row per sample (N×D)")
+        raise ValueError(f"features gave {shape} for x of {len(x)} samples: it must return one row per sample (N×D)")
     if not (out.is_floating_point() or out.dtype in _INTEGERS):
-        raise ValueError(f"feature gave dtype {out.dtype} for x: it must return real numbers")
+        raise ValueError(f"features gave dtype {out.dtype} for x: it must return real numbers")
     out = out.detach().float()
     if out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
         out = out.clone()  # the rows are kept: a batch buffer the caller refills must not change them

@@ -15,8 +15,9 @@ from torchmetrics.utilities import dim_zero_cat
 
 from ganeval.metrics.dims import fit_metrics
 from ganeval.protocol.api import evaluate
-from ganeval.protocol.settings import DEFAULT_METRICS, Settings
+from ganeval.protocol.settings import DEFAULT_METRICS, Settings, kid_subset_chosen
 from ganeval.torchmetrics.features import FeatureArg, extractor_of, features_of
+from ganeval.words import UNSET, python_errors, renamed
 
 if TYPE_CHECKING:
     from ganeval.metrics.registry import Metrics
@@ -29,7 +30,8 @@ class Protocol(Metric):
     """Any registered metrics over `runs` random subsamples of `sample_size` rows of the accumulated real and fake
     features (run r draws as `evaluate` does, from `seed`), with a `confidence` interval of the mean.
 
-    `update(x, real=True/False)` adds a batch's features (see `ganeval.torchmetrics.features` for `feature=`);
+    `update(x, real=True/False)` adds a batch's features (see `ganeval.torchmetrics.features` for `features=`, the
+    name `ganeval.score` takes; torchmetrics' `feature=` and `feature_options=` are kept, with a DeprecationWarning);
     `compute()` returns {metric: mean} and, when runs > 1, {metric_ci_low, metric_ci_high} too (float64 tensors on
     the metric's device). The real and fake pools may differ in dimension when every metric is dimension-free (IMD,
     Vendi: e.g. two networks' layers); with the default metrics those needing one dimension are then left out (a
@@ -43,11 +45,17 @@ class Protocol(Metric):
     real_features: list[torch.Tensor]
     fake_features: list[torch.Tensor]
 
-    def __init__(self, metrics: MetricsArg = DEFAULT_METRICS, feature: FeatureArg = "inception", runs: int = 1,
+    @python_errors
+    def __init__(self, metrics: MetricsArg = DEFAULT_METRICS, features: FeatureArg = UNSET, runs: int = 1,
                  sample_size: int | None = None, confidence: float = 0.99, seed: int = 0,
-                 reset_real_features: bool = True, feature_options: Mapping[str, Any] | None = None,
+                 reset_real_features: bool = True, features_options: Mapping[str, Any] | None = UNSET, *,
+                 feature: FeatureArg = UNSET, feature_options: Mapping[str, Any] | None = UNSET,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        features = renamed("features", features, "feature", feature, UNSET)
+        features = "inception" if features is UNSET else features
+        features_options = renamed("features_options", features_options, "feature_options", feature_options, UNSET)
+        features_options = None if features_options is UNSET else features_options
         if not isinstance(reset_real_features, bool):
             raise ValueError(f"reset_real_features must be True or False, got {reset_real_features!r}")
         if sample_size is not None and (isinstance(sample_size, bool) or not isinstance(sample_size, int)):
@@ -58,8 +66,10 @@ class Protocol(Metric):
         s = self._settings(_ANY_SIZE if sample_size is None else sample_size, "cpu", metrics)
         self.runs, self.seed, self.confidence, self.metrics = s.runs, s.seed, s.confidence, s.metrics
         self._default_metrics = metrics is DEFAULT_METRICS  # narrowed, not refused, for pools of two dimensions
+        # as given: at compute() KID's subsets then hold min(1000, the sample size) unless chosen (`fit_kid_subset`)
+        self._metrics_given = metrics if not kid_subset_chosen(metrics) else s.metrics
         self.reset_real_features = reset_real_features
-        extractor = extractor_of(feature, feature_options)
+        extractor = extractor_of(features, features_options)
         if isinstance(extractor, torch.nn.Module):
             self.feature_module = extractor  # a submodule: moves with the metric (`.to`, Lightning)
         self._extractor = extractor
@@ -79,10 +89,41 @@ class Protocol(Metric):
             return int(held[0].shape[1])
         return None
 
+    def _sync_dist(self, dist_sync_fn: Any = None, process_group: Any = None) -> None:
+        """torchmetrics' gather of the pools, after one gather of every rank's feature width per pool: ranks whose
+        widths differ raise the ValueError update() raises in one process (on every rank alike), and a rank fed no rows
+        offers an empty 0×D pool, so the collectives of every rank match (torchmetrics' 1-D empty stand-in would not)."""
+        group = process_group or self.process_group
+        world = torch.distributed.get_world_size(group)
+        for name, real in (("real_features", True), ("fake_features", False)):
+            width = self._width(real)
+            mine = torch.tensor([-1 if width is None else width], dtype=torch.int64, device=self.device)
+            widths = [torch.zeros_like(mine) for _ in range(world)]
+            torch.distributed.all_gather(widths, mine, group=group)
+            seen = sorted({int(w.item()) for w in widths} - {-1})
+            if len(seen) > 1:
+                raise ValueError(f"the ranks give {' and '.join(map(str, seen))} features per sample: feed one feature "
+                                 "space (one image size, one extractor) to a pool on every rank")
+            if seen and isinstance(getattr(self, name), list) and not getattr(self, name):
+                setattr(self, name, [torch.zeros(0, seen[0], dtype=torch.float32, device=self.device)])
+        if dist_sync_fn is None:
+            super()._sync_dist(process_group=process_group)
+        else:
+            super()._sync_dist(dist_sync_fn, process_group=process_group)
+
     def update(self, x: torch.Tensor, real: bool) -> None:
         """Add the features of batch `x` to the real (`real=True`) or fake pool; a refused batch changes neither."""
         if not isinstance(real, bool):
             raise ValueError(f"real must be True or False, got {real!r}")
+        if isinstance(self._extractor, torch.nn.Module) and isinstance(x, torch.Tensor):
+            # a module of the user's sees x as given (as torchmetrics gives it): uint8 pictures and float ones would
+            # be two scales of one picture, so the first batch's kind is the metric's
+            kind = "uint8" if x.dtype == torch.uint8 else "floating-point" if x.is_floating_point() else str(x.dtype)
+            first = self.__dict__.setdefault("_input_kind", kind)
+            if kind != first:
+                raise ValueError(f"x is {kind} but earlier updates were {first}: an nn.Module given as features sees x "
+                                 "as given, so feed one kind (convert uint8 images with x.float() / 255, or floats in "
+                                 "[0, 1] with (x * 255).round().to(torch.uint8))")
         rows = features_of(x, self._extractor)
         pool = "real" if real else "fake"
         width = self._width(real)
@@ -117,7 +158,7 @@ class Protocol(Metric):
             if n > len(pool):
                 raise ValueError(f"sample_size={n} is larger than the {name} rows fed ({len(pool)}): lower sample_size "
                                  f"or update with more {name} samples")
-        s = self._settings(n, str(real.device))
+        s = self._settings(n, str(real.device), self._metrics_given)
         metrics = DEFAULT_METRICS if self._default_metrics else s.metrics
         return evaluate(real, fake, s.runs, s.sample_size, metrics, s.seed, s.confidence, s.device, progress=False)
 
@@ -146,16 +187,23 @@ class Protocol(Metric):
 class IMD(Protocol):
     """IMD alone (the metric torchmetrics lacks), with `options` from IMD's option table (k, m, nv, ...).
 
-    `compute()` returns a 0-d tensor when runs=1 (as torchmetrics' FID), else Protocol's dict (imd, imd_ci_low,
-    imd_ci_high)."""
+    `compute()` returns a 0-d tensor whatever `runs` (as torchmetrics' FID does): the mean over runs;
+    `compute_interval()` returns Protocol's dict (imd and, when runs > 1, imd_ci_low, imd_ci_high)."""
 
-    def __init__(self, feature: FeatureArg = "inception", runs: int = 1, sample_size: int | None = None,
+    def __init__(self, features: FeatureArg = UNSET, runs: int = 1, sample_size: int | None = None,
                  confidence: float = 0.99, seed: int = 0, reset_real_features: bool = True,
-                 options: Mapping[str, Any] | None = None, feature_options: Mapping[str, Any] | None = None,
+                 options: Mapping[str, Any] | None = None, features_options: Mapping[str, Any] | None = UNSET,
                  **kwargs: Any) -> None:
-        super().__init__({"imd": dict(options or {})}, feature, runs, sample_size, confidence, seed,
-                         reset_real_features, feature_options, **kwargs)
+        super().__init__({"imd": dict(options or {})}, features, runs, sample_size, confidence, seed,
+                         reset_real_features, features_options, **kwargs)
 
-    def compute(self) -> torch.Tensor | dict[str, torch.Tensor]:  # type: ignore[override]
-        out = super().compute()
-        return out["imd"] if self.runs == 1 else out
+    def compute(self) -> torch.Tensor:  # type: ignore[override]
+        """IMD's mean over the runs, a 0-d float64 tensor (see `compute_interval` for its interval)."""
+        return super().compute()["imd"]
+
+    def compute_interval(self) -> dict[str, torch.Tensor]:
+        """{imd} and, when runs > 1, {imd_ci_low, imd_ci_high}: Protocol's compute() (what compute() returned at
+        runs > 1 before it returned one tensor)."""
+        with self.sync_context(dist_sync_fn=self.dist_sync_fn, should_sync=self._to_sync,
+                               should_unsync=self._should_unsync):  # every rank's rows, as compute() gathers them
+            return Protocol.compute(self)

@@ -1,0 +1,49 @@
+"""KID's subset size follows one rule at every entry point (issue 45): without a chosen `subset_size`, the subsets
+hold min(1000, the rows each run scores per set), with a note, and the size is recorded with the numbers; a chosen
+size larger than the sample is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ganeval
+from ganeval.protocol.settings import fit_kid_subset
+
+RNG = np.random.default_rng(0)
+REAL, FAKE = RNG.normal(size=(700, 6)), RNG.normal(size=(700, 6)) + 0.2
+
+
+def test_evaluate_shrinks_kid_subsets_to_the_sample_size_with_a_note() -> None:
+    with pytest.warns(UserWarning, match=r"KID's subsets hold 600 rows \(sample_size=600.*metrics=\{'kid': \{'subset_size': N\}\}"):
+        shrunk = ganeval.evaluate(REAL, FAKE, runs=2, sample_size=600, metrics=["kid"], progress=False)
+    chosen = ganeval.evaluate(REAL, FAKE, runs=2, sample_size=600, metrics={"kid": {"subset_size": 600}}, progress=False)
+    assert shrunk["mean"].tolist() == chosen["mean"].tolist()  # the same number as choosing 600
+    assert shrunk.attrs["metrics"]["kid"]["subset_size"] == 600  # recorded with the numbers
+
+
+def test_a_chosen_subset_larger_than_the_sample_is_refused() -> None:
+    with pytest.raises(ValueError, match="subset_size=650 exceeds sample_size=600"):
+        ganeval.evaluate(REAL, FAKE, runs=2, sample_size=600, metrics={"kid": {"subset_size": 650}}, progress=False)
+
+
+def test_the_default_stays_1000_when_it_fits() -> None:
+    assert fit_kid_subset(["imd", "kid"], 1000) == (["imd", "kid"], None)
+    assert fit_kid_subset({"kid": {"subset_size": 50}}, 10) == ({"kid": {"subset_size": 50}}, None)  # chosen: kept
+    metrics, note = fit_kid_subset(("imd", "kid"), 300)
+    assert metrics["kid"]["subset_size"] == 300 and note is not None
+
+
+def test_protocol_on_pools_under_1000_rows_scores_kid_as_evaluate_does() -> None:
+    pytest.importorskip("torchmetrics")
+    from ganeval.torchmetrics import Protocol
+
+    p = Protocol(["imd", "fid", "kid"], feature="identity")
+    p.update(torch.from_numpy(REAL[:500]).float(), real=True)
+    p.update(torch.from_numpy(FAKE[:500]).float(), real=False)
+    with pytest.warns(UserWarning, match="KID's subsets hold 500 rows"):
+        out = p.compute()
+    want = ganeval.evaluate(REAL[:500].astype(np.float32), FAKE[:500].astype(np.float32), runs=1, sample_size=500,
+                            metrics={"imd": None, "fid": None, "kid": {"subset_size": 500}}, progress=False)
+    assert {k: float(v) for k, v in out.items()} == dict(zip(want.metric, want["mean"]))
