@@ -24,7 +24,7 @@ def test_evaluate_shrinks_kid_subsets_to_the_sample_size_with_a_note() -> None:
 
 
 def test_a_chosen_subset_larger_than_the_sample_is_refused() -> None:
-    with pytest.raises(ValueError, match="subset_size=650 exceeds sample_size=600"):
+    with pytest.raises(ValueError, match=r'"subset_size": 650}} exceeds sample_size=600'):
         ganeval.evaluate(REAL, FAKE, runs=2, sample_size=600, metrics={"kid": {"subset_size": 650}}, progress=False)
 
 

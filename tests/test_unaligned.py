@@ -214,8 +214,9 @@ def test_torchmetrics_pools_of_their_own_widths_give_evaluates_numbers() -> None
             m.update(fake[i : i + 64], real=False)
     want = ganeval.evaluate(x, y, runs=3, sample_size=200, metrics={"imd": {"nv": 20}, "vendi": {}}, progress=False)
     want = want.set_index("metric")
-    got = metric.compute()
+    got = metric.compute_interval()
     assert got["imd"].item() == want.loc["imd", "mean"] and got["imd_ci_low"].item() == want.loc["imd", "ci_low"]
+    assert metric.compute().item() == want.loc["imd", "mean"]
     assert both.compute()["vendi"].item() == want.loc["vendi", "mean"]
 
 
