@@ -18,7 +18,7 @@ from torch import nn
 
 from ganeval.data.images import images_to_float, to_rgb
 from ganeval.features.base import Extractor, register
-from ganeval.features.resize import pil_float_bicubic, pixels_255, tf1_bilinear
+from ganeval.features.resize import antialiased_bilinear, pil_float_bicubic, pixels_255, tf1_bilinear
 from ganeval.hashing import sha256_file, short_hash
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,8 @@ RESIZE_MODES = {
     "legacy_pytorch": "x/255, gray->rgb, bilinear(align_corners=False), 2x-1",  # pytorch-fid's (the default)
     "legacy_tensorflow": "gray->rgb, TF1 bilinear (torch-fidelity's) on [0, 255], (x-128)/128",
     "clean": "gray->rgb, PIL float bicubic per channel (clean-fid's), clip [0, 255], (x-128)/128",
+    # torchmetrics' FrechetInceptionDistance by default (antialias=True); with antialias=False it is legacy_tensorflow
+    "torchmetrics": "gray->rgb, torch bilinear with antialias on [0, 255] (torchmetrics'), (x-128)/128",
 }
 DEFAULT_RESIZE_MODE = "legacy_pytorch"
 
@@ -424,6 +426,8 @@ class InceptionExtractor(Extractor):
             return (pil_float_bicubic(batch, RESIZE).to(batch.device) - 128) / 128
         if self.resize_mode == "legacy_tensorflow":
             return (tf1_bilinear(pixels_255(batch), RESIZE) - 128) / 128
+        if self.resize_mode == "torchmetrics":
+            return (antialiased_bilinear(pixels_255(batch), RESIZE) - 128) / 128
         x = to_rgb(images_to_float(batch))
         if self.resize:
             x = F.interpolate(x, size=(RESIZE, RESIZE), mode="bilinear", align_corners=False)
