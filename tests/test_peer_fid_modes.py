@@ -103,7 +103,8 @@ def test_features_equal_the_peers_networks(weights: Path, dims: int) -> None:
     """The same weights in torch-fidelity's network (torchmetrics runs it too) and in ganeval's give the same
     features: the networks agree up to float32 summation order; what differs between the peers is the resize."""
     real, _ = pools()
-    fidelity = FeatureExtractorInceptionV3("inception-v3-compat", [str(dims)], feature_extractor_weights_path=str(weights))
+    fidelity = FeatureExtractorInceptionV3("inception-v3-compat", [str(dims)],
+                                           feature_extractor_weights_path=str(weights))
     with torch.no_grad():
         tf_theirs = fidelity(real)[0]
         tm_theirs = FrechetInceptionDistance(feature=dims, feature_extractor_weights_path=str(weights)).inception(real)
