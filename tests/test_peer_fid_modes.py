@@ -98,7 +98,8 @@ def test_the_network_input_is_each_peers() -> None:
     assert not torch.allclose(tm, tf, atol=1e-2)  # the two peers feed different pictures
 
 
-@pytest.mark.parametrize("dims", [64, 192])
+@pytest.mark.parametrize("dims", [64, 192, pytest.param(768, marks=pytest.mark.slow),
+                                  pytest.param(2048, marks=pytest.mark.slow)])
 def test_features_equal_the_peers_networks(weights: Path, dims: int) -> None:
     """The same weights in torch-fidelity's network (torchmetrics runs it too) and in ganeval's give the same
     features: the networks agree up to float32 summation order; what differs between the peers is the resize."""

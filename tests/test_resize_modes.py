@@ -75,13 +75,13 @@ def test_mode_is_in_identity_cache_key_and_label(weights: Path) -> None:
     assert InceptionExtractor(weights=weights, resize="legacy_pytorch").identity() == default.identity()
     assert "resize_mode" not in default.identity()  # the default keeps its identity, so no cache key moves
     keys = {fcache.cache_key("c", default.identity())}
-    for mode in ("legacy_tensorflow", "clean"):
+    for mode in ("legacy_tensorflow", "clean", "torchmetrics"):
         ident = InceptionExtractor(weights=weights, resize=mode).identity()
         assert ident["resize_mode"] == mode
         keys.add(fcache.cache_key("c", ident))
         assert metric_label("fid", ident)[0] == f"FID ({mode})"
         assert metric_label("kid", ident)[0] == "KID×10³"
-    assert len(keys) == 3
+    assert len(keys) == 4
     assert metric_label("fid", default.identity())[0] == "FID"
     assert metric_label("fid", {"name": "dinov2", "resize_mode": "torch"})[0] == "FD_DINOv2 (torch)"
     with pytest.raises(ValueError, match="resize must be one of"):
@@ -154,7 +154,7 @@ def test_dinov2_torch_mode_through_the_extractor(tmp_path: Path) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode", ["legacy_pytorch", "legacy_tensorflow", "clean"])
+@pytest.mark.parametrize("mode", ["legacy_pytorch", "legacy_tensorflow", "clean", "torchmetrics"])
 def test_modes_on_cuda_match_the_cpu(weights: Path, mode: str) -> None:
     """Each mode's preprocessing runs where its stage says (clean: PIL on the host, the others on the device) and
     gives the CPU's features up to float32/TF32 rounding, whatever the batch size."""
