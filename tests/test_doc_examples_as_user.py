@@ -1,6 +1,7 @@
 """Every example of README.md, docs/scoring.md, docs/metrics.md and docs/training.md run as a user runs it (issue
 45): a Python block written verbatim to a file and executed with `python file.py`, a shell block's commands run as
-written, each page's blocks in order in one fresh folder (a page's later block may use what an earlier one wrote).
+written, each page's blocks in order in one fresh folder (a page's later block may use what an earlier one wrote);
+and each page's Python blocks as the cells of one notebook executed headless (nbclient).
 Where a block uses names the page leaves to the reader (`real`, `fake`, `batches`), a short prelude the test writes
 defines them with small synthetic data before the block's unchanged text. A block that needs what is not available
 offline or cannot run in a test's time is skipped BY NAME with the reason (SKIP); every other block runs, and a new
@@ -110,3 +111,33 @@ def test_the_example_runs_as_written(name: str, tmp_path: Path) -> None:
         run_block(earlier, lang, body, tmp_path)
         if earlier == name:
             return
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p for p in PAGES if any(lang == "python" and name not in SKIP
+                                                          for name, lang, _ in code_blocks(p))])
+def test_the_pages_python_examples_run_as_one_notebook(page: str, tmp_path: Path) -> None:
+    """The page's Python blocks that run, each a cell (its prelude a cell before it), in order in one kernel executed
+    headless (nbclient), as a reader pasting the page into a notebook does."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    cells = []
+    for name, lang, body in code_blocks(page):
+        if lang != "python" or name in SKIP:
+            continue
+        if name in NEEDS:
+            pytest.importorskip(NEEDS[name])
+        cells += [nbformat.v4.new_code_cell(c) for c in (PRELUDE.get(name), body) if c]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    old = dict(os.environ)
+    os.environ.update(env())
+    os.environ.pop("GANEVAL_INCEPTION_WEIGHTS", None)
+    try:
+        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                resources={"metadata": {"path": str(tmp_path)}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors
