@@ -39,7 +39,7 @@ def test_quickstart_tiny(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert set(s.model) == {"wgan", "wgan_gp"} and set(s.data) == {"digits"}
     table = (res / "table.md").read_text()
     significant = (pd.read_csv(res / "comparison.csv", keep_default_na=False)["better"] != "").sum()
-    assert "| metric | digits / wgan | digits / wgan_gp |" in table
+    assert "| metric | digits / wgan | digits / wgan\\_gp |" in table
     assert table.count("**") == 2 * significant  # bold: only a significantly best model
     rec = json.loads((res / "summary.json").read_text())
     assert rec["extractor"]["name"] == "pixels" and {"train digits/wgan", "train digits/wgan_gp"} <= set(rec["stage_seconds"])
