@@ -104,3 +104,16 @@ def test_every_paired_comparison_in_a_table_shows_its_detectable_effect() -> Non
     md = table_markdown(summarize_runs(rows, 0.99, 100), cmp_)
     line = next(ln for ln in md.splitlines() if ln.startswith("- FID: a − b"))
     assert f"smallest detectable {mde:.3g} (12 runs): undecided" in line
+
+
+def test_holm_does_not_count_stand_in_claims() -> None:
+    """A stand-in claim tests nothing: it keeps no corrected p-value and does not raise the others' (counted, it
+    would double the p-value 0.006 to 0.012 > 0.01 and turn the one real decision into not testable)."""
+    from ganeval.results.verdicts import STAND_IN
+
+    real = Claim("real", "x", HOLDS, "paired t", "any", p_value=0.006, detectable="1.0")
+    for stand_p in (0.001, 0.5):  # the issue's example (below the real p), and one above it
+        stand = Claim("stand", "y", STAND_IN, "paired t", "any", p_value=stand_p, detectable="2.0")
+        out = holm([stand, real], 0.99)
+        assert [c.verdict for c in out] == [STAND_IN, HOLDS]
+        assert math.isnan(out[0].p_holm) and out[1].p_holm == pytest.approx(0.006, rel=1e-12)
