@@ -307,3 +307,16 @@ def test_lock_file_removed_on_clean_exit_kept_and_explained_after_a_crash(tmp_pa
     assert not (d / LOCK_FILE).exists()
     ev = evaluate_detailed(*_sets(), runs=2, sample_size=60, metrics=("fid",), progress=False, results_dir=d)
     assert len(ev.runs) and not (d / LOCK_FILE).exists()
+
+
+@pytest.mark.parametrize("stored, now", [
+    ({"include": ["mnist"]}, {"include": ["mnist", "cifar10"]}),
+    ({"include": ["mnist", "cifar10"]}, {"include": ["mnist"]}),
+    ({"include": []}, {"include": ["mnist"]}),
+    ({"data": {"sha256": ["0123abcd"]}}, {"data": {"sha256": ["0123abcd" + "0" * 56, "f" * 64]}}),
+])
+def test_identities_whose_lists_differ_in_length_differ(stored: dict, now: dict) -> None:  # type: ignore[type-arg]
+    """A stored list that is a prefix of the current one (or the other way round) is another identity: a results
+    folder of `include=[mnist]` is never extended under `include=[mnist,cifar10]`."""
+    assert not store.same_identity(stored, now)
+    assert store.same_identity(now, now)
