@@ -117,3 +117,14 @@ def test_holm_does_not_count_stand_in_claims() -> None:
         out = holm([stand, real], 0.99)
         assert [c.verdict for c in out] == [STAND_IN, HOLDS]
         assert math.isnan(out[0].p_holm) and out[1].p_holm == pytest.approx(0.006, rel=1e-12)
+
+
+def test_claims_table_prints_p_values_to_two_digits_down_to_1e_4() -> None:
+    """p-values show with two significant digits from 1e-4 up, and as "<1e-4" only below it (a p of 0.00015 printed
+    as "<1e-4" would claim more than the data)."""
+    claims = [Claim("a", "x", HOLDS, "paired t", "any", p_value=0.00015, detectable="1.0"),
+              Claim("b", "y", HOLDS, "paired t", "any", p_value=0.00005, detectable="1.0"),
+              Claim("c", "z", HOLDS, "paired t", "any", p_value=0.0001, detectable="1.0")]
+    out = holm(claims, 0.99)  # Holm: 3·0.00005, 2·0.0001, then 0.0002 (monotone)
+    text = claims_table(out, 0.99)
+    assert "| 0.00015 (0.0002) |" in text and "| <1e-4 (0.00015) |" in text and "| 0.0001 (0.0002) |" in text
