@@ -47,7 +47,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "ganeval/results/verdicts.py": ("tests/test_verdicts.py", "tests/test_study_verdicts.py"),
     "ganeval/protocol/draws.py": ("tests/test_protocol.py", "tests/test_train_seeds.py"),
     "ganeval/protocol/task.py": ("tests/test_protocol.py", "tests/test_store.py", "tests/test_metric_streams.py"),
-    "ganeval/protocol/store.py": ("tests/test_store.py", "tests/test_run_folders.py"),
+    "ganeval/protocol/store.py": ("tests/test_store.py", "tests/test_run_folders.py", "tests/test_metric_streams.py"),
 }
 SWAPS: dict[type, type] = {
     ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Mult,
