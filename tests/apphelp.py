@@ -31,12 +31,13 @@ def run_inprocess(overrides: list[str]) -> Any:
     write nothing its plan does not list (`Plan.outputs`): checked here for every in-process run of the tests."""
     from ganeval.app.validate import build_plan
 
-    planned = None
     try:
         plan = build_plan(app_config(overrides))
-        planned = None if plan.dry_run else (plan.results_dir, set(plan.outputs))
-    except Exception:  # a refused config: run_app raises the same, below
-        pass
+    except Exception as refused:  # a refused config: the run must refuse it too (the caller checks how)
+        run_app(app_config(overrides))
+        raise AssertionError(f"build_plan refused {overrides} ({type(refused).__name__}: {refused}), yet the run went "
+                             "ahead, unchecked against a plan") from refused
+    planned = None if plan.dry_run else (plan.results_dir, set(plan.outputs))
     out = run_app(app_config(overrides))
     if planned is not None:
         check_outputs(*planned)

@@ -8,7 +8,13 @@ import pytest
 import torch
 
 
+SLOW_TIMEOUT = 1800  # seconds for a test marked `slow` (pyproject's `timeout` is every other test's)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:  # a slow test gets the larger timeout unless it names its own
+        if "slow" in item.keywords and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA")

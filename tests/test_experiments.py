@@ -67,6 +67,22 @@ def test_paper_table_with_embedded_sources(tmp_path) -> None:  # type: ignore[no
     assert r"\multicolumn{2}{c}{\textbf{MNIST}}" in tex and r"KID $\times 10^3$" in tex
     cmp_ = pd.read_csv(tmp_path / "res" / "comparison.csv")
     assert len(cmp_) == 6  # one pair per dataset and metric
+    # the numbers: each summary cell is the mean ± Student-t half-width (99 %) of its 2 runs in runs.csv, each
+    # comparison the mean of the per-run differences, and the table prints the summary's cells
+    from scipy import stats
+
+    runs = pd.read_csv(tmp_path / "res" / "runs.csv")
+    assert len(runs) == 2 * 2 * 2 * 3 and np.isfinite(runs.value).all() and (runs[runs.metric == "fid"].value > 0).all()
+    values = runs.set_index(["data", "model", "metric", "run"]).value.sort_index()
+    for r in s.itertuples():
+        v = values.loc[(r.data, r.model, r.metric)].to_numpy()
+        half = stats.t.ppf(0.995, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+        assert (r.mean, r.half_width) == pytest.approx((v.mean(), half), rel=1e-9, abs=1e-12), r
+    for c in cmp_.itertuples():
+        d = values.loc[(c.data, c.a, c.metric)] - values.loc[(c.data, c.b, c.metric)]  # aligned by run
+        assert c.diff_mean == pytest.approx(d.mean(), rel=1e-9, abs=1e-12) and c.n_runs == 2
+    fid = s[(s.data == "mnist") & (s.model == "wgan") & (s.metric == "fid")].iloc[0]
+    assert f"{fid['mean']:.2f} ± {fid['half_width']:.2f}" in (tmp_path / "res" / "table.md").read_text()
 
 
 # experiment=blur_sweep: tests/test_blur_sweep.py

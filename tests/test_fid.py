@@ -127,3 +127,11 @@ def test_gpu_matches_cpu() -> None:
     rng = np.random.default_rng(2)
     x, y = correlated(rng, 500, 64), correlated(rng, 500, 64, 0.3)
     assert fid(x, y, device="cuda") == pytest.approx(fid(x, y), rel=1e-9)
+
+
+def test_zero_means_are_accepted_and_give_the_closed_form() -> None:
+    """Centred features (both means exactly 0) are ordinary input, not an underflow: with diagonal covariances the
+    distance is Σ (√aᵢ − √bᵢ)² (the underflow guard applies only to a nonzero scale)."""
+    a, b = np.array([1.0, 4.0, 0.25]), np.array([9.0, 1.0, 0.25])
+    got = frechet_distance(np.zeros(3), np.diag(a), np.zeros(3), np.diag(b))
+    assert got == pytest.approx(float(((np.sqrt(a) - np.sqrt(b)) ** 2).sum()), rel=1e-9)  # 4 + 1 + 0

@@ -120,3 +120,22 @@ def test_an_archive_is_remembered_by_its_own_stat(tmp_path: Path, monkeypatch: p
     calls: list[int] = []
     monkeypatch.setattr(type(c), "_members_hash", lambda self: calls.append(1) or plain)
     assert open_container(z).file_hash(tmp_path / "memo") == plain and calls == []
+
+
+def test_one_file_hashed_two_ways_with_one_memo_gets_each_kinds_digest(tmp_path: Path, old_enough: None) -> None:
+    """The memo is kept per kind: a file's SHA-256 remembered never answers for its digest of another kind (e.g. an
+    archive's over its members), nor the other way round, whichever is computed first."""
+    names = _files(tmp_path / "d", 3)
+    memo = tmp_path / "memo"
+
+    def other(path: str) -> bytes:
+        return hashlib.sha256(b"members of " + Path(path).read_bytes()).digest()
+
+    want_sha = [hashlib.sha256((tmp_path / "d" / n).read_bytes()).digest() for n in names]
+    want_other = [other(str(tmp_path / "d" / n)) for n in names]
+    for _ in range(2):  # the second round reads both kinds from the memo
+        assert fd.digests(tmp_path / "d", names, memo) == want_sha
+        assert fd.digests(tmp_path / "d", names, memo, kind="members", compute=other) == want_other
+    memo2 = tmp_path / "memo2"  # the other kind first
+    assert fd.digests(tmp_path / "d", names, memo2, kind="members", compute=other) == want_other
+    assert fd.digests(tmp_path / "d", names, memo2) == want_sha

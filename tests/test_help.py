@@ -82,7 +82,17 @@ def test_a_top_level_key_is_declared_in_one_place() -> None:
     top = {m.group(1) for m in re.finditer(r"^([A-Za-z_]\w*):", text, re.M)}
     assert top == {"defaults", "hydra"}, top
     groups = {"data", "features", "metrics", "generator"}
-    assert set(HELP) == set(ROOT_KEYS) - groups and all(len(h) > 10 for h in HELP.values())
+    assert set(HELP) == set(ROOT_KEYS) - groups
+    assert len(set(HELP.values())) == len(HELP)  # no key's line copied from another's
+    from dataclasses import fields
+
+    from ganeval.app.schema import RootConfig
+
+    # a key that defaults to null says what null (unset) does; run_experiment is set by every experiment's file
+    unset = [f.name for f in fields(RootConfig) if f.name in HELP and f.default is None and f.name != "run_experiment"]
+    assert sorted(unset) == ["device", "n_generated", "results_dir", "train_epochs", "train_seeds"]
+    for key in unset:
+        assert re.search(r"\bnull\b|\bif set\b", HELP[key]), (key, HELP[key])
 
 
 def test_dry_run_help_says_it_prints_the_plan_and_writes_nothing() -> None:

@@ -181,3 +181,21 @@ def test_exact_method_refuses_large_sets_before_any_work() -> None:
         imd(big[:50], big, method="exact")
     with pytest.raises(ValueError, match="N ≤ 10000"):
         heat_trace(big, method="exact")
+
+
+def test_lanczos_memory_estimate_is_what_lanczos_allocates() -> None:
+    """IMD's memory estimate of one set's SLQ is the bytes of the float64 probes and the Lanczos basis that
+    `lanczos` really allocates (`_first_step`), not a restated formula: an estimate short of them lets a run start
+    that cannot fit."""
+    from ganeval.metrics.imd import lanczos_bytes
+    from ganeval.metrics.laplacian import normalized_adjacency
+    from ganeval.metrics.slq import _first_step
+
+    rng = np.random.default_rng(0)
+    n, nv, m = 30, 4, 7
+    nbrs = torch.as_tensor(brute_force_knn(rng.normal(size=(n, 3)), 3))
+    probes = torch.as_tensor(rng.normal(size=(n, nv)))
+    basis = _first_step(normalized_adjacency(nbrs), probes, m)[0]
+    got, what = lanczos_bytes(n, {"nv": nv, "m": m})
+    assert got == basis.nbytes + probes.nbytes and basis.dtype == probes.dtype == torch.float64
+    assert what == f"{nv} probes and their {m}-step Lanczos basis in float64"

@@ -99,3 +99,25 @@ def test_strip_sums_equal_direct_subset_sums(height: int) -> None:
     np.testing.assert_allclose(got_xy.numpy(), want_xy, rtol=1e-12)
     strips = [(a, kid_module.kernel_strip(x[a : a + height] @ x[a:].T, 1 / 6, 1.0, 3)) for a in range(0, 50, height)]
     np.testing.assert_allclose(sum(job() for job in kid_module.offdiag_parts(strips, 50, ix)).numpy(), want_xx, rtol=1e-12)
+
+
+def test_kernel_strips_are_kept_only_up_to_the_memory_cap() -> None:
+    """A set's kernel strips (half its N×N kernel of `itemsize`-byte entries) are kept while they fit in
+    KERNEL_MAX_BYTES: at the cap they are, one row more they are not, for float32 and float64 alike."""
+    from ganeval.metrics.kid import KERNEL_MAX_BYTES, strips_fit
+
+    for itemsize in (4, 8):
+        n = int(np.sqrt(2 * KERNEL_MAX_BYTES / itemsize))  # n² · itemsize / 2 ≤ the cap < (n + 1)² · itemsize / 2
+        assert n * n * itemsize // 2 <= KERNEL_MAX_BYTES < (n + 1) ** 2 * itemsize // 2
+        assert strips_fit(n, itemsize) and not strips_fit(n + 1, itemsize)
+
+
+def test_kernel_precision_rule_at_its_documented_edge() -> None:
+    """With coef0 = 0 the kernel keeps its precision while t^degree stays 2^bits above the smallest normal number of
+    the precision (float32 for bits ≤ 24): just above that edge it does, just below it does not."""
+    from ganeval.metrics.kid import precise
+    from ganeval.metrics.validation import FLOAT32_TINY, FLOAT64_TINY
+
+    for bits, tiny in ((24, FLOAT32_TINY), (53, FLOAT64_TINY)):
+        edge = (tiny * 2.0**bits) ** (1 / 3)  # t with t³ at the edge
+        assert precise(edge * 1.01, 3, 0.0, bits) and not precise(edge * 0.99, 3, 0.0, bits)

@@ -227,3 +227,19 @@ def test_centring_error_bounds_the_centred_distances(name: str) -> None:
     # the offset data's norms shrink by centring, and with them the bfloat16 bound
     if name == "offset":
         assert float(distance_error(xc, sq_c, "bfloat16").max()) < 0.01 * float(distance_error(x, (x * x).sum(dim=1), "bfloat16").max())
+
+
+def test_a_close_call_within_twice_the_bound_is_reranked_exactly() -> None:
+    """The k-th/(k+1)-th candidates of a row 1.5·tol apart in float32 (each float32 distance within `tol` of the
+    truth, here in the wrong order) are not certain: the row is re-ranked by exact distances and comes back in the
+    right order (a margin of tol instead of 2·tol would keep the wrong neighbour)."""
+    from ganeval.metrics.knn import _finish
+
+    x = torch.tensor([[0.0, 0.0], [1.0, 0.0], [10.0**0.5, 0.0], [0.0, 10.1**0.5], [30.0**0.5, 0.0],
+                      [100.0, 100.0], [-100.0, 100.0]], dtype=torch.float32)
+    tol = torch.full((7,), 1.0, dtype=torch.float64)  # the bound on each float32 squared distance
+    cand = torch.tensor([[1, 2, 3, 4]])  # row 0's candidates: true squared distances 1, 10, 10.1, 30
+    approx = torch.tensor([[1.0, 10.0 + 0.75, 10.1 - 0.75, 30.0]], dtype=torch.float32)  # 2 and 3 swapped, 1.5 apart
+    nbrs, dist = _finish(x, torch.tensor([0]), approx, cand, 2, tol)
+    assert nbrs.tolist() == [[1, 2]]
+    assert dist[0].tolist() == pytest.approx([1.0, 10.0], rel=1e-6)

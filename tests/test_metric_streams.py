@@ -198,3 +198,28 @@ def test_ganeval_score_refuses_a_folder_of_the_earlier_draws_in_one_line(
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "random draws version 1" in err and "overwrite" in err, err
+
+
+def test_repeated_probe_draw_uses_the_runs_seed() -> None:
+    """With seed 7 the repeated IMD row is IMD on run r's subsamples with IMD's stream under (7, r, PROBE_KEY), worked
+    out here from the documented draws (a repeat drawn with seed 0's probes, or draw 0's, fails)."""
+    import copy
+
+    from ganeval.metrics.imd import imd
+    from ganeval.metrics.streams import stream_key
+    from ganeval.protocol.draws import PROBE_KEY
+
+    real, fakes = _pools()
+    s = Settings(runs=2, sample_size=80, metrics={"imd": SMALL["imd"]}, seed=7, device="cpu", progress=False,
+                 probe_repeats=2)
+    run = 1
+    got = {(r["model"], r.get("probe_draw")): r["value"] for r in MetricTask([Block(real, fakes)], s)(run)}
+    rng = np.random.default_rng([7, run])
+    sub = real[rng.choice(len(real), 80, replace=False)]
+    for (groups, fake), g in zip(fakes, [copy.deepcopy(rng) for _ in fakes]):
+        rows = fake[g.choice(len(fake), 80, replace=False)]
+        for probe_draw, key in ((0, (7, run)), (1, (7, run, PROBE_KEY))):
+            want = imd(sub, rows, **SMALL["imd"], seed=np.random.default_rng([*key, stream_key("imd")]))
+            assert got[(groups["model"], probe_draw)] == pytest.approx(want, rel=1e-5), (groups, probe_draw)
+        seed0 = imd(sub, rows, **SMALL["imd"], seed=np.random.default_rng([0, run, PROBE_KEY, stream_key("imd")]))
+        assert got[(groups["model"], 1)] != pytest.approx(seed0, rel=1e-5)  # the mutant's value differs here

@@ -144,3 +144,9 @@ def test_effect_size_interval_covers() -> None:
         lo, hi = effect_size_interval(d.mean(), d.std(ddof=1), 6, 0.9)
         hits.append(lo <= 0.8 <= hi)
     assert abs(np.mean(hits) - 0.9) < 4 * np.sqrt(0.09 / 300)
+
+
+@pytest.mark.parametrize("mean, std", [(float("nan"), 1.0), (1.0, float("nan")), (float("inf"), 1.0), (1.0, float("inf"))])
+def test_pairs_needed_of_a_non_finite_measurement_is_none(mean: float, std: float) -> None:
+    """A mean difference or spread that is not a finite number says nothing about the pairs needed: None."""
+    assert pairs_needed(mean, std, 0.99) is None

@@ -164,3 +164,25 @@ def test_cuda_matches_cpu() -> None:
     gpu = _call(real, {"a": a, "b": b}, device="cuda").runs
     pd.testing.assert_frame_equal(cpu.drop(columns="value"), gpu.drop(columns="value"))
     np.testing.assert_allclose(gpu["value"], cpu["value"], rtol=1e-3, atol=1e-5)
+
+
+def test_cpu_pools_are_indexed_in_place_never_uploaded(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On a CPU, DeviceRows indexes a pool where it is (a memory-mapped .npy stays mapped: only the drawn rows are
+    read; a tensor pool gives a tensor): the whole-pool upload of the GPU path is never taken."""
+    import torch
+
+    import ganeval.common
+    from ganeval.protocol.draws import DeviceRows
+
+    def no_upload(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("a CPU pool was uploaded")
+
+    monkeypatch.setattr(ganeval.common, "upload", no_upload)
+    pool = np.arange(40, dtype=np.float32).reshape(10, 4)
+    np.save(tmp_path / "pool.npy", pool)
+    mapped = np.load(tmp_path / "pool.npy", mmap_mode="r")
+    idx = np.array([7, 2, 5])
+    rows = DeviceRows("cpu")
+    np.testing.assert_array_equal(rows(mapped, idx), pool[idx])
+    got = rows(torch.from_numpy(pool), idx)
+    assert isinstance(got, torch.Tensor) and torch.equal(got, torch.from_numpy(pool[idx]))

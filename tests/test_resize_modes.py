@@ -96,7 +96,12 @@ def test_modes_feed_the_network_what_the_peers_feed(weights: Path) -> None:
     want = (interpolate_bilinear_2d_like_tensorflow1x(x.float(), size=(299, 299), align_corners=False) - 128) / 128
     assert torch.equal(tf, want)
     clean = InceptionExtractor(weights=weights, resize="clean")
-    assert torch.equal(clean.preprocess(x), (pil_float_bicubic(x, 299) - 128) / 128)
+    from cleanfid.resize import build_resizer
+
+    # clean-fid's preprocessing: its "clean" resizer on H×W×3 uint8, then its Inception's own input scaling
+    # (cleanfid/inception_torchscript.py: (x - 128) / 128 on [0, 255])
+    theirs = np.stack([build_resizer("clean")(img.numpy().transpose(1, 2, 0)).transpose(2, 0, 1) for img in x])
+    np.testing.assert_array_equal(clean.preprocess(x).numpy(), (theirs - 128) / 128)
     # the extraction path (host stage, then device stage) gives the same features as a direct call
     a = extract(x, clean, batch_size=2, device="cpu", progress=False)
     np.testing.assert_array_equal(a, clean(x).numpy())

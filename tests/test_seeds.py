@@ -168,3 +168,23 @@ def test_seed_level_files_record_and_plot(tmp_path: Path) -> None:
     assert "share_seed" in pd.read_csv(tmp_path / "summary.csv").columns
     png = plot_summary(levels.summary, tmp_path / "summary.png", "seeds", seeds=levels.seeds)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_seed_variance_of_unbalanced_seeds_uses_the_anova_n0() -> None:
+    """Seeds with 2, 5 and 20 runs: var_seed = (MSB - MSW) / n0 with n0 = (N - Σnᵢ²/N) / (S - 1) (≈ 5.56 here, not
+    N/S = 9), worked out by hand from the runs."""
+    rng = np.random.default_rng(11)
+    values = [10.0 + rng.normal(0, 1, n) for n in (2, 5, 20)]
+    values[1] += 3.0  # a seed effect well above the noise
+    rows = pd.DataFrame([{"model": "a", "train_seed": s, "run": r, "metric": "imd", "value": v}
+                         for s, vs in enumerate(values) for r, v in enumerate(vs)])
+    n = np.array([len(v) for v in values], float)
+    big_n, seeds = n.sum(), len(values)
+    grand = np.concatenate(values).mean()
+    msb = sum(len(v) * (v.mean() - grand) ** 2 for v in values) / (seeds - 1)
+    msw = sum(((v - v.mean()) ** 2).sum() for v in values) / (big_n - seeds)
+    n0 = (big_n - (n**2).sum() / big_n) / (seeds - 1)
+    assert n0 == pytest.approx(5.5556, abs=1e-4)
+    got = summarize_levels(rows, 0.99, 100).variance.iloc[0]
+    assert got["var_seed"] == pytest.approx((msb - msw) / n0, rel=1e-9)
+    assert got["var_subsample"] == pytest.approx(msw, rel=1e-9)

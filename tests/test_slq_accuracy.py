@@ -139,3 +139,31 @@ def test_an_interval_straddling_a_threshold_is_undecided() -> None:
     text = (reference / "verdict.md").read_text()
     assert "- t = 2: not testable here (the interval straddles the threshold) (2.61e-03 [1.84e-03, 4.28e-03])" in text
     assert "- t = 4.22: not testable here (the interval straddles the threshold) (ratio 0.895 [0.889, 0.901])" in text
+
+
+@pytest.mark.parametrize("variance_reduction", [False, True])
+def test_slq_heat_trace_is_the_probes_exact_quadrature_average(variance_reduction: bool) -> None:
+    """With as many Lanczos steps as nodes, each probe's Gauss quadrature is exact, so the SLQ estimate is
+    n · mean over probes of v̂ᵀ exp(−tL) v̂ (v̂ the unit probe), worked out here from L's eigendecomposition; at t = 0
+    it is tr I = n (with or without the control variate, which vanishes there)."""
+    from ganeval.metrics.laplacian import dense_laplacian
+    from ganeval.metrics.slq import slq_heat_trace
+
+    rng = np.random.default_rng(3)
+    n, nv = 24, 5
+    x = rng.normal(size=(n, 3))
+    nbrs = torch.as_tensor(brute_force_knn(x, 4))
+    probes = rng.normal(size=(n, nv))
+    t = torch.tensor([0.0, 0.3, 2.0, 9.0], dtype=torch.float64)
+    alpha, beta = lanczos(normalized_adjacency(nbrs), torch.as_tensor(probes), n)
+    theta, weights = quadrature(alpha, beta)
+    got = slq_heat_trace(theta, weights, n, t, variance_reduction).numpy()
+    lam, vecs = np.linalg.eigh(dense_laplacian(nbrs).numpy())
+    unit = probes / np.linalg.norm(probes, axis=0)
+    proj = (vecs.T @ unit) ** 2  # n×nv: each probe's weight on each eigenvector
+    want = n * (np.exp(-t.numpy()[:, None] * lam[None, :]) @ proj).mean(axis=1)
+    if variance_reduction:  # h(t) = S_exp(t) + t·e^−t·(S_1 − n), S_1 the same probes' estimate of tr L
+        s_1 = n * (lam @ proj).mean()
+        want = want + t.numpy() * np.exp(-t.numpy()) * (s_1 - n)
+    np.testing.assert_allclose(got, want, rtol=1e-8)
+    assert got[0] == pytest.approx(n, rel=1e-12)

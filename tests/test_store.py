@@ -327,3 +327,30 @@ def test_the_run_lock_is_filelocks_primitive(tmp_path: Path) -> None:
         with pytest.raises(ResultsDirBusyError, match=f"results_dir {d} is being written by process"):
             with locked(d):
                 pass
+
+
+@pytest.mark.parametrize("stored, now", [
+    ({"include": ["mnist"]}, {"include": ["mnist", "cifar10"]}),
+    ({"include": ["mnist", "cifar10"]}, {"include": ["mnist"]}),
+    ({"include": []}, {"include": ["mnist"]}),
+    ({"data": {"sha256": ["0123abcd"]}}, {"data": {"sha256": ["0123abcd" + "0" * 56, "f" * 64]}}),
+])
+def test_identities_whose_lists_differ_in_length_differ(stored: dict, now: dict) -> None:  # type: ignore[type-arg]
+    """A stored list that is a prefix of the current one (or the other way round) is another identity: a results
+    folder of `include=[mnist]` is never extended under `include=[mnist,cifar10]`."""
+    assert not store.same_identity(stored, now)
+    assert store.same_identity(now, now)
+
+
+def test_check_store_refuses_rows_without_their_record_and_passes_a_folder_of_this_config(tmp_path: Path) -> None:
+    """runs.csv without runs.meta.json has an unknown config: refused before any work; a folder whose record names
+    this config hash passes (it resumes)."""
+    d = tmp_path / "res"
+    d.mkdir()
+    (d / store.RUNS_FILE).write_text("run,metric,value\n0,imd,1.0\n")
+    with pytest.raises(store.ConfigMismatchError, match="exists without"):
+        store.check_store(d, "abc")
+    (d / store.META_FILE).write_text(json.dumps({"config_hash": "abc"}))
+    store.check_store(d, "abc")
+    with pytest.raises(store.ConfigMismatchError, match="another config"):
+        store.check_store(d, "xyz", identity={"x": 1})

@@ -47,3 +47,25 @@ def test_compare_runs_pairs_by_run() -> None:
 def test_summary_group_columns_leave_out_statistics_and_protocol() -> None:
     s = summarize_runs(_rows(), 0.99, 1000)
     assert summary_group_columns(s) == ["data", "model"]
+
+
+def test_compare_runs_matches_pairs_by_run_not_by_row_position() -> None:
+    """One model's rows stored in reverse run order and one of its runs missing: the pairs are still matched by
+    `run`, and the interval is scipy's paired t over the runs both models have."""
+    from scipy import stats
+
+    runs = np.arange(8)
+    base = 10.0 * runs  # a run-to-run spread far larger than the difference: a mismatched pair shows at once
+    a = base + 2.0 + 0.01 * np.sin(runs)
+    b = base + 1.0 + 0.01 * np.cos(runs)
+    rows = pd.DataFrame([{"run": r, "model": "a", "metric": "imd", "value": a[r]} for r in runs]
+                        + [{"run": r, "model": "b", "metric": "imd", "value": b[r]} for r in runs[::-1] if r != 3])
+    got = compare_runs(rows, 0.95).iloc[0]
+    both = runs[runs != 3]
+    d = a[both] - b[both]
+    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    assert (got["a"], got["b"], got["n_runs"]) == ("a", "b", 7)
+    assert got["diff_mean"] == pytest.approx(d.mean(), rel=1e-12)
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-9)
+    assert got["p_value"] == pytest.approx(stats.ttest_rel(a[both], b[both]).pvalue, rel=1e-9)
+    assert got["better"] == "b"

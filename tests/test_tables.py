@@ -169,3 +169,24 @@ def test_terminal_reads_table_md_without_escapes_but_keeps_its_columns() -> None
     for text in ("ours$^{x}", "wgan_gp", "a\\b*c~d&e#f`g[h]<i>"):
         assert md_unescape(md_escape(text)) == text and md_unescape(md_escape(text), keep="") == text
     assert md_unescape(md_escape("a|b")) == "a\\|b" and md_unescape(md_escape("a|b"), keep="") == "a|b"
+
+
+def test_fid_label_does_not_depend_on_import_order() -> None:
+    """FID's label on each built-in extractor is the same in a fresh interpreter that never imported
+    ganeval.features as after the extractors registered themselves (the label once came from a registry filled
+    by importing them, so `import ganeval` alone gave FD_inception)."""
+    import json
+    import subprocess
+    import sys
+
+    from ganeval.features.base import REGISTRY
+    from ganeval.results.tables import metric_label
+
+    names = sorted({e.cls.name for e in REGISTRY.values()})  # the classes' own names: what an identity records
+    code = ("import json, sys; from ganeval.results.tables import metric_label; "
+            f"print(json.dumps({{n: metric_label('fid', n)[0] for n in {names!r}}})); "
+            "assert 'ganeval.features' not in sys.modules")
+    fresh = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                      check=True).stdout)
+    assert fresh == {n: metric_label("fid", n)[0] for n in names}
+    assert fresh["inception"] == "FID" and fresh["dinov2"] == "FD_DINOv2"

@@ -104,3 +104,27 @@ def test_every_paired_comparison_in_a_table_shows_its_detectable_effect() -> Non
     md = table_markdown(summarize_runs(rows, 0.99, 100), cmp_)
     line = next(ln for ln in md.splitlines() if ln.startswith("- FID: a − b"))
     assert f"smallest detectable {mde:.3g} (12 runs): undecided" in line
+
+
+def test_holm_does_not_count_stand_in_claims() -> None:
+    """A stand-in claim tests nothing: it keeps no corrected p-value and does not raise the others' (counted, it
+    would double the p-value 0.006 to 0.012 > 0.01 and turn the one real decision into not testable)."""
+    from ganeval.results.verdicts import STAND_IN
+
+    real = Claim("real", "x", HOLDS, "paired t", "any", p_value=0.006, detectable="1.0")
+    for stand_p in (0.001, 0.5):  # the issue's example (below the real p), and one above it
+        stand = Claim("stand", "y", STAND_IN, "paired t", "any", p_value=stand_p, detectable="2.0")
+        out = holm([stand, real], 0.99)
+        assert [c.verdict for c in out] == [STAND_IN, HOLDS]
+        assert math.isnan(out[0].p_holm) and out[1].p_holm == pytest.approx(0.006, rel=1e-12)
+
+
+def test_claims_table_prints_p_values_to_two_digits_down_to_1e_4() -> None:
+    """p-values show with two significant digits from 1e-4 up, and as "<1e-4" only below it (a p of 0.00015 printed
+    as "<1e-4" would claim more than the data)."""
+    claims = [Claim("a", "x", HOLDS, "paired t", "any", p_value=0.00015, detectable="1.0"),
+              Claim("b", "y", HOLDS, "paired t", "any", p_value=0.00005, detectable="1.0"),
+              Claim("c", "z", HOLDS, "paired t", "any", p_value=0.0001, detectable="1.0")]
+    out = holm(claims, 0.99)  # Holm: 3·0.00005, 2·0.0001, then 0.0002 (monotone)
+    text = claims_table(out, 0.99)
+    assert "| 0.00015 (0.0002) |" in text and "| <1e-4 (0.00015) |" in text and "| 0.0001 (0.0002) |" in text

@@ -47,7 +47,7 @@ def register(name: str, *, dims: Sequence[int] = (), resize: Sequence[str] = (),
     def deco(cls: E) -> E:
         cls.name = name
         add_variant(name, cls, dims=dims, resize=resize, weights=weights, help=help)
-        FEATURE_SPACES[name] = cls.fd_name or name  # FID's label on these features (results' tables)
+        FEATURE_SPACES[name] = cls.fd_name or FEATURE_SPACES.get(name, name)  # FID's label on these features
         return cls
 
     return deco
@@ -79,7 +79,8 @@ class Extractor:
     """
 
     name: str = "extractor"
-    fd_name: str | None = None  # FID's name on these features: FD_<fd_name> (None: the extractor's name; Inception: FID)
+    fd_name: str | None = None  # FID's name on these features: FD_<fd_name> (None: as FEATURE_SPACES declares it, else
+    # the extractor's name); the built-in extractors' are declared in ganeval.metrics.registry.FEATURE_SPACES
     images: bool = True
     cacheable: bool = True
     outputs: str | None = "features"

@@ -69,8 +69,6 @@ def resolve_weights(arch: str, tag: str, weights: str | os.PathLike | None = Non
 class ClipExtractor(PretrainedExtractor):
     """CLIP image embeddings (ViT-L/14 OpenAI by default: 768-d) with open_clip's preprocessing."""
 
-    fd_name = "CLIP"
-
     def __init__(self, arch: str = "ViT-L-14", pretrained: str = "openai",
                  weights: str | os.PathLike | None = None, download: bool = True) -> None:
         pretrained_cfg(arch, pretrained)

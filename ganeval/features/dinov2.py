@@ -107,8 +107,6 @@ def preprocess_torch(batch: torch.Tensor) -> torch.Tensor:
 class DinoV2Extractor(PretrainedExtractor):
     """DINOv2 class-token features (ViT-L/14 by default: 1024-d), dgm-eval's preprocessing."""
 
-    fd_name = "DINOv2"
-
     def __init__(self, arch: str = "vitl14", weights: str | os.PathLike | None = None, download: bool = True,
                  resize: str = "pil") -> None:
         timm_name(arch)

@@ -320,8 +320,6 @@ class InceptionExtractor(Extractor):
     numbers and is recorded in the identity.
     """
 
-    fd_name = "Inception"  # FD on Inception pool3 is FID itself
-
     def __init__(
         self,
         dims: int = 2048,

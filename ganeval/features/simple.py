@@ -19,8 +19,6 @@ class PixelsExtractor(Extractor):
     side is larger (smaller images kept as they are), then flattened C·H·W. Without either, every pixel of the
     image is a feature: 256² RGB gives 196 608-d rows, more than FID's covariance fits in memory."""
 
-    fd_name = "pixels"
-
     def __init__(self, size: int | None = None, channels: int | None = None, max_size: int | None = None) -> None:
         for name, value in (("size", size), ("max_size", max_size)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
@@ -69,8 +67,6 @@ class PixelsExtractor(Extractor):
 @register("identity", help="feature arrays (N×D) as they are")
 class IdentityExtractor(Extractor):
     """Inputs that already are features (N×D; more axes are flattened), returned as float32."""
-
-    fd_name = "features"
 
     images = False
     cacheable = False

@@ -210,9 +210,11 @@ def function_metric(name: str, fn: Callable[..., float], options: Sequence[Optio
 
 
 REGISTRY: dict[str, Metric] = {}
-# extractor name -> the name of its feature space in FID's label FD_<name>, as each extractor declares it
-# (`ganeval.features.base.register`); "Inception" is FID itself
-FEATURE_SPACES: dict[str, str] = {}
+# extractor name -> the name of its feature space in FID's label FD_<name> ("Inception" is FID itself). The built-in
+# extractors' are declared here, so a label never depends on whether ganeval.features was imported; an extractor
+# registered elsewhere adds its own (`ganeval.features.base.register`, from its class's `fd_name`)
+FEATURE_SPACES: dict[str, str] = {"inception": "Inception", "pixels": "pixels", "identity": "features",
+                                  "dinov2": "DINOv2", "clip": "CLIP"}
 PAPER_ROWS = ("imd", "kid", "fid")  # the paper's GAN table, top to bottom: first wherever metrics are listed
 
 
