@@ -18,6 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ganeval.studies.stored import write_claims_record
+
 T_GRID = tuple(float(t) for t in np.geomspace(0.1, 10.0, 9))
 TIGHT = 0.05  # practical threshold: the approximate trace within ±5 % of the exact one at every t is "tight"
 EDGE = 0.1  # practical threshold: a measured c within ±10 % of 2
@@ -168,8 +170,7 @@ def write(out: str | Path, rows: pd.DataFrame, config: dict[str, Any]) -> None:
     out, conf = Path(out), float(config["confidence"])
     claims, s = decide(rows, conf)
     write_csv(s, out / "summary.csv")
-    atomic_write_text(out / "summary.json", json.dumps({"config": config, "claims": [c.record() for c in claims]},
-                                                        indent=2, ensure_ascii=False) + "\n")
+    write_claims_record(out, config, claims)
     atomic_write_text(out / "verdict.md", verdict_text(claims, s, config, conf))
 
 

@@ -24,6 +24,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ganeval.studies.stored import write_claims_record
+
 CLASSES = tuple(range(1, 11))  # k: digits of classes 0..k−1
 LARGE_T = (10.0, 30.0, 100.0)  # the large t values the count is read at (the figure's upper decade)
 DECIDE_T = 100.0  # the claims are decided at the figure's largest t
@@ -192,8 +194,7 @@ def write(out: str | Path, rows: pd.DataFrame, config: dict[str, Any]) -> None:
     conf = float(config["confidence"])
     claims, per_k = decide(rows, conf)
     write_csv(per_k, out / "summary.csv")
-    atomic_write_text(out / "summary.json", json.dumps({"config": config, "claims": [c.record() for c in claims]},
-                                                        indent=2, ensure_ascii=False) + "\n")
+    write_claims_record(out, config, claims)
     atomic_write_text(out / "verdict.md", verdict_text(claims, per_k, config, conf))
 
 

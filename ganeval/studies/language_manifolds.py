@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.studies.manifold_pairs import shown_command
+from ganeval.studies.stored import write_claims_record
 
 INPUTS: tuple[str, ...] = ()  # the vector files are named by `languages`, read here
 OUTPUTS = ("runs.csv", "summary.csv", "summary.json", "verdict.md", "language_manifolds.png", "report.html")
@@ -141,8 +142,7 @@ def write(out: str | Path, rows: pd.DataFrame | None, config: Mapping[str, Any])
     else:
         body += [f"Missing here: {MISSING}.", ""]
     body.append(claims_table(claims, conf).rstrip("\n"))
-    atomic_write_text(out / "summary.json", json.dumps({"config": dict(config), "claims": [c.record() for c in claims]},
-                                                        indent=2, ensure_ascii=False) + "\n")
+    write_claims_record(out, config, claims)
     atomic_write_text(out / "verdict.md", verdict_markdown(claim_sentences(claims, conf, rule=True),
                                                            "Unaligned language manifolds: verdict", "\n".join(body)))
     return claims

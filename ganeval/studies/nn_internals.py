@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.studies.manifold_pairs import shown_command
+from ganeval.studies.stored import write_claims_record
 
 INPUTS: tuple[str, ...] = ()  # no data node: the digits ship with scikit-learn
 OUTPUTS = ("runs.csv", "summary.csv", "summary.json", "verdict.md", "nn_internals.png", "report.html")
@@ -323,8 +324,7 @@ def write(out: str | Path, rows: pd.DataFrame, config: Mapping[str, Any]) -> lis
     out, conf = Path(out), float(config["confidence"])
     claims = decide(rows, conf)
     write_csv(layer_table(rows, conf), out / "summary.csv")
-    atomic_write_text(out / "summary.json", json.dumps({"config": dict(config), "claims": [c.record() for c in claims]},
-                                                        indent=2, ensure_ascii=False) + "\n")
+    write_claims_record(out, config, claims)
     atomic_write_text(out / "verdict.md", verdict_text(claims, rows, config, conf))
     return claims
 

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ganeval.studies.stored import write_claims_record
+
 QUADRATIC = 1.8  # a slope at or above this is quadratic
 SUBQUADRATIC = 1.5  # a slope below this breaks the quadratic cost
 CONSTANT = 0.3  # a slope below this is "constant"
@@ -94,8 +96,7 @@ def write(out: str | Path, rows: pd.DataFrame, config: dict[str, Any]) -> None:
     out, conf = Path(out), float(config["confidence"])
     claims, table = decide(rows, conf)
     write_csv(table, out / "summary.csv")
-    atomic_write_text(out / "summary.json", json.dumps({"config": config, "claims": [c.record() for c in claims]},
-                                                        indent=2, ensure_ascii=False) + "\n")
+    write_claims_record(out, config, claims)
     sizes = sorted(rows.n.unique())
     lines = ["| metric | " + " | ".join(f"n = {n}" for n in sizes) + " | slope |", "|---" * (len(sizes) + 2) + "|"]
     for m, g in table.groupby("metric", sort=False):

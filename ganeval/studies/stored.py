@@ -57,3 +57,11 @@ def relative_paths(value: Any, root: str) -> Any:
     if isinstance(value, dict):
         return {k: relative_paths(v, root) for k, v in value.items()}
     return value
+
+
+def write_claims_record(out: str | Path, config: Any, claims: list[Any]) -> None:
+    """A study's summary.json: its config and its claims as records (what the verdict decided, as data)."""
+    from ganeval.common import atomic_write_text
+
+    atomic_write_text(Path(out) / "summary.json", json.dumps({"config": dict(config), "claims": [c.record() for c in claims]},
+                                                              indent=2, ensure_ascii=False) + "\n")

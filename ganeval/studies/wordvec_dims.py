@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.studies.manifold_pairs import shown_command
+from ganeval.studies.stored import write_claims_record
 
 INPUTS: tuple[str, ...] = ()  # no data node: the corpus is gensim's
 OUTPUTS = ("runs.csv", "summary.csv", "summary.json", "verdict.md", "wordvec_dims.png", "report.html")
@@ -220,8 +221,7 @@ def write(out: str | Path, rows: pd.DataFrame, config: Mapping[str, Any]) -> lis
     claims = decide(rows, conf)
     summary = summary_frame(rows, conf)
     write_csv(summary, out / "summary.csv")
-    atomic_write_text(out / "summary.json", json.dumps({"config": dict(config), "claims": [c.record() for c in claims]},
-                                                        indent=2, ensure_ascii=False) + "\n")
+    write_claims_record(out, config, claims)
     atomic_write_text(out / "verdict.md", verdict_text(claims, summary, config, conf))
     return claims
 
