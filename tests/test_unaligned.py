@@ -259,6 +259,27 @@ def test_app_word_vectors_as_data(tmp_path: Path) -> None:
     np.testing.assert_allclose(s["mean"].iloc[0], alone.summary["mean"].iloc[0], rtol=1e-12)
 
 
+def test_app_word_vectors_as_a_generator(tmp_path: Path) -> None:
+    """generator=samples takes a word-vector file too (its `vocab` most frequent words), against data of another
+    dimension: the same number as evaluate on the arrays; `vocab` on a file that holds no word vectors is refused."""
+    from apphelp import run_inprocess
+
+    x, y = _pair(300, 240, 12, 40)
+    np.save(tmp_path / "real.npy", x)
+    _vec(tmp_path / "de.vec", [f"w{i}" for i in range(240)], y)
+    common = ["experiment=benchmark", "data=array", f"data.path={tmp_path / 'real.npy'}", "generator=samples",
+              "features=identity", "metrics=imd", "metrics.imd.nv=20", "sample_size=200", "runs=2", "progress=false"]
+    s = run_inprocess([*common, f"generator.path={tmp_path / 'de.vec'}", "generator.vocab=220",
+                       f"results_dir={tmp_path / 'res'}"])
+    alone = evaluate_detailed(x, y[:220], runs=2, sample_size=200, metrics={"imd": {"nv": 20}}, progress=False)
+    np.testing.assert_allclose(s["mean"].iloc[0], alone.summary["mean"].iloc[0], rtol=1e-12)
+    np.save(tmp_path / "fake.npy", y)
+    with pytest.raises(ValueError, match="vocab applies to word-vector files"):
+        run_inprocess([*common, f"generator.path={tmp_path / 'fake.npy'}", "generator.vocab=220",
+                       f"results_dir={tmp_path / 'res2'}"])
+    assert not (tmp_path / "res2").exists()
+
+
 # --------------------------------------------------------------------------- the docs' example, verbatim
 ROOT = Path(__file__).resolve().parents[1]
 

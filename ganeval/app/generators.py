@@ -259,7 +259,7 @@ def planned_dims(plan: Plan, real: np.ndarray, models: Mapping[str, list[Any]], 
         for i, gen in enumerate(entries):
             stored = isinstance(gen, SampleGenerator) and gen.path.is_file()
             dims[f"the generated set {seed_key(f'{data}/{model}', i, len(entries))}"] = (
-                dim(tuple(gen._array(mmap=True).shape)) if stored else None)
+                dim(gen.stored_shape()) if stored else None)
     return dims
 
 

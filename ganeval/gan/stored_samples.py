@@ -1,4 +1,4 @@
-"""Samples generated elsewhere as a generator: a folder of image files or a `.npy` / `.npz` array.
+"""Samples generated elsewhere as a generator: a folder of image files, a `.npy` / `.npz` array or a word-vector file.
 
 The `generator/samples` config group's option (`ganeval.gan.SampleGenerator`); it behaves as the others of
 `ganeval.gan.generators` do (`validate()`, `sample(n, seed)`, `identity()`).
@@ -17,9 +17,10 @@ from ganeval.hashing import sha256_file, sha256_folder
 
 
 class SampleGenerator(_Base):
-    """Samples generated elsewhere: a folder of image files, or a `.npy` / `.npz` array (key `key`).
+    """Samples generated elsewhere: a folder of image files, a `.npy` / `.npz` array (key `key`), or word vectors
+    (`.vec`, `.vec.gz`, word2vec `.bin`: the `vocab` most frequent words' vectors as N×D points).
 
-    Files are read by `ganeval.data.folder` / `ganeval.data.array`. sample(n, seed) picks n of the
+    Files are read by `ganeval.data.folder` / `ganeval.data.array` / `ganeval.data.read_word_vectors`. sample(n, seed) picks n of the
     stored samples without replacement from `seed` (kept in stored order), all of them when n equals
     their number; asking for more than there are is an error.
     """
@@ -28,11 +29,12 @@ class SampleGenerator(_Base):
 
     def __init__(
         self, path: str | Path, name: str | None = None, key: str | None = None, replicas: Sequence[Any] | None = None,
-        layout: str = "auto",
+        layout: str = "auto", vocab: int | None = None,
     ) -> None:
         super().__init__(name or Path(path).stem, replicas)
         self.path = Path(path)
         self.key = key
+        self.vocab = vocab
         self.layout = str(layout).lower()
         if self.layout not in LAYOUTS:
             raise ValueError(f"{self.what}: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
@@ -46,16 +48,31 @@ class SampleGenerator(_Base):
         return apply_layout(arr, self.layout, str(self.path), "+generator.layout=nchw or +generator.layout=nhwc "
                             "(+generators.NAME.layout=... for one of several)", strict=False)
 
+    def stored_shape(self) -> tuple[int, ...] | None:
+        """The stored samples' shape where a file holds them (a .npy is mapped: its header read; word vectors: the
+        `vocab` rows read), None for an image folder."""
+        source = self._source()
+        if source == "folder":
+            return None
+        return tuple((self._load() if source == "wordvectors" else self._array(mmap=True)).shape)
+
     def _source(self) -> str:
+        from ganeval.data.wordvectors import is_word_vector_file
+
         if self.path.is_dir():
             return "folder"
+        if self.path.is_file() and is_word_vector_file(self.path):
+            return "wordvectors"
+        if self.vocab is not None:
+            raise ValueError(f"{self.what}: vocab applies to word-vector files (.vec, .vec.gz, .bin, .bin.gz), not "
+                             f"{str(self.path)!r}")
         if self.path.is_file() and self.path.suffix.lower() in (".npy", ".npz"):
             return "array"
         if not self.path.exists():
-            raise ValueError(
-                f"{self.what}: {str(self.path)!r} does not exist; expected an image folder or a .npy/.npz file"
-            )
-        raise ValueError(f"{self.what}: {str(self.path)!r} is neither an image folder nor a .npy/.npz file")
+            raise ValueError(f"{self.what}: {str(self.path)!r} does not exist; expected an image folder, a .npy/.npz "
+                             "file or word vectors (.vec, .bin)")
+        raise ValueError(f"{self.what}: {str(self.path)!r} is neither an image folder, a .npy/.npz file nor word "
+                         "vectors (.vec, .bin)")
 
     def validate(self) -> None:
         """Check the path and, cheaply, the layout: image headers share one size, or the array is images/points."""
@@ -78,6 +95,9 @@ class SampleGenerator(_Base):
                 raise ValueError(f"{self.what}: the images in {str(self.path)!r} differ in size: "
                                  + ", ".join(f"{p.name} is {w}×{h}" for (w, h), p in sizes.items()))  # fmt: skip
             return
+        if self._source() == "wordvectors":
+            self._load()  # the vocab rows read, streaming: a bad file is refused naming its line, before any work
+            return
         try:
             arr = self._array(mmap=True)  # a .npy is mapped: only its header and two rows are read
         except (OSError, ValueError) as e:
@@ -93,9 +113,12 @@ class SampleGenerator(_Base):
     def _load(self) -> np.ndarray:
         if self._data is None:
             from ganeval.data import folder
+            from ganeval.data.wordvectors import word_vector_array
 
             try:
-                self._data = folder(self.path) if self._source() == "folder" else self._array()
+                source = self._source()
+                self._data = (folder(self.path) if source == "folder" else word_vector_array(self.path, self.vocab)
+                              if source == "wordvectors" else self._array())
             except (OSError, ValueError) as e:
                 raise ValueError(f"{self.what}: {e}") from e
         return self._data
@@ -122,6 +145,8 @@ class SampleGenerator(_Base):
         ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "path": str(self.path), "key": self.key}
         if self.layout != "auto":  # absent under auto: identities of before stay valid
             ident["layout"] = self.layout
+        if self.vocab is not None:
+            ident["vocab"] = int(self.vocab)
         if self.path.is_file():
             ident["sha256"] = sha256_file(self.path)
         elif self.path.is_dir():
