@@ -103,7 +103,7 @@ class Protocol(Metric):
             seen = sorted({int(w.item()) for w in widths} - {-1})
             if len(seen) > 1:
                 raise ValueError(f"the ranks give {' and '.join(map(str, seen))} features per sample: feed one feature "
-                                 "space (one image size, one extractor) to a pool on every rank")
+                                 "space (one image size, one extractor) to a metric on every rank")
             if seen and isinstance(getattr(self, name), list) and not getattr(self, name):
                 setattr(self, name, [torch.zeros(0, seen[0], dtype=torch.float32, device=self.device)])
         if dist_sync_fn is None:
