@@ -213,7 +213,8 @@ def test_out_inside_an_input_folder_is_refused_by_the_python_api(tmp_path: Path)
     import ganeval
 
     real, fake = _image_folders(tmp_path)
-    with pytest.raises(ValueError, match=r"--out=.*fake/eval is inside the input folder"):
+    with pytest.raises(ValueError, match=r"^out=.*fake/eval is inside the input folder .*; choose out outside every "
+                                         r"input$"):  # Python's words (issue #45), not --out
         ganeval.score(real, fake, features="pixels", out=fake / "eval", progress=False)
     assert not (fake / "eval").exists()
 

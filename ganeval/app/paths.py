@@ -47,7 +47,7 @@ def check_not_inside_inputs(out: str | os.PathLike, inputs: Iterable[str | os.Pa
         folder = folder.resolve()
         if where == folder or folder in where.parents:
             raise ValueError(f"{key}={out} is {'the' if where == folder else 'inside the'} input folder {i}: ganeval "
-                             f"would write its files among that input's images; choose a {key} outside every input")
+                             f"would write its files among that input's images; choose {key} outside every input")
 
 
 def config_input_paths(config: Any) -> list[str]:
