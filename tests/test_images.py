@@ -72,9 +72,11 @@ def test_check_unit_range(as_tensor: bool) -> None:
     check_unit_range(conv([0.0, 0.5, 1.0]))
     check_unit_range(conv(np.zeros((0, 3), np.float32)))  # empty: nothing to check
     check_unit_range(conv([-1e-7, 1 + 1e-7]), atol=1e-6)
-    for bad, shown in (([0.0, 1.5], r"\[0, 1.5\]"), ([-0.5, 1.0], r"\[-0.5, 1\]"), ([0.2, np.nan], "nan")):
+    for bad, shown in (([0.0, 1.5], r"\[0, 1.5\]"), ([-0.5, 1.0], r"\[-0.5, 1\]")):
         with pytest.raises(ValueError, match=rf"^s: float images must lie in \[0, 1\], got values in .*{shown}"):
             check_unit_range(conv(bad), "s")
+    with pytest.raises(ValueError, match=r"^s: images hold 1 NaN value\(s\): remove or fix those samples$"):
+        check_unit_range(conv([0.2, np.nan, 0.4]), "s")  # NaN said as NaN (issue #45), not "a range of [nan, nan]"
     with pytest.raises(ValueError, match="must lie in"):
         check_unit_range(conv([-1e-7, 1.0]))
 
@@ -160,7 +162,7 @@ def test_as_uint8_images_layouts() -> None:
         (np.zeros((2, 5, 4, 4), np.uint8), None, "^t: .*channel axis"),
         (np.zeros((2, 4), np.uint8), None, "^t: images must be N×H×W"),
         (np.full((2, 1, 4, 4), 2.0), None, r"^t: float images must lie in \[0, 1\]"),
-        (np.full((2, 1, 4, 4), np.nan), None, r"^t: float images must lie in \[0, 1\]"),
+        (np.full((2, 1, 4, 4), np.nan), None, r"^t: images hold 32 NaN value\(s\)"),
         (np.zeros((3, 1, 4, 4), np.uint8), 2, "^t: expected 2 images"),
         (np.zeros((2, 4), np.uint8), 2, "^t: expected 2 images"),
     ],

@@ -175,7 +175,7 @@ def test_a_folder_of_the_earlier_draws_is_refused_not_extended(tmp_path: Path) -
     meta = _age(d)
     runs = (d / "runs.csv").read_bytes()
     with pytest.raises(ConfigMismatchError, match=r"random draws version 1 .* version 2 .*not extended: choose "
-                                                  r"another results_dir or pass overwrite=true") as e:
+                                                  r"another out or pass overwrite=True") as e:
         evaluate_detailed(real, {"a": fakes[0][1]}, runs=3, **kw)  # type: ignore[arg-type]
     assert "\n" not in str(e.value)
     assert json.loads((d / META_FILE).read_text()) == meta and (d / "runs.csv").read_bytes() == runs  # untouched

@@ -108,7 +108,7 @@ def test_bad_input_is_refused() -> None:
                          ({"coverage": {"nearest_k": 5}}, r"coverage: unknown option 'nearest_k'")]:
         with pytest.raises(ValueError, match=match):
             Metrics(given)
-    with pytest.raises(ValueError, match=r"metrics.density.k=50 must be below sample_size=50"):
+    with pytest.raises(ValueError, match=r'metrics=\{"density": \{"k": 50\}\} must be below sample_size=50'):
         evaluate(real, fake, runs=2, sample_size=50, metrics={"density": {"k": 50}}, progress=False)
 
 
