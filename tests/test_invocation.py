@@ -109,7 +109,9 @@ def _old_run(res: Path, text: str) -> None:
 
 
 def _begin(res: Path) -> None:
-    """`run_files.begin` as the app calls it, for a composed config, then one line logged."""
+    """`run_files.begin` as the app calls it (after forgetting what an earlier run in this process recorded), for a
+    composed config, then one line logged."""
+    run_files.forget()
     run_files.begin(res, app_config([f"results_dir={res}"]))
     logging.getLogger("ganeval").warning("this command's line")
 

@@ -253,9 +253,9 @@ def test_a_second_writer_is_refused_and_a_killed_writers_lock_taken_over(tmp_pat
             time.sleep(0.05)
         assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
         t0 = time.time()
-        with pytest.raises(ResultsDirBusyError, match=f"results_dir {d} is being written by process {proc.pid} "
-                           r"\(since \d{4}-\d\d-\d\dT[\d:]+\); wait for it or choose another results_dir"):
-            evaluate_detailed(*_sets(), runs=2, sample_size=60, metrics=("fid",), progress=False, results_dir=d,
+        with pytest.raises(ResultsDirBusyError, match=f"out {d} is being written by process {proc.pid} "
+                           r"\(since \d{4}-\d\d-\d\dT[\d:]+\); wait for it or choose another out"):  # Python's words
+            evaluate_detailed(*_sets(), runs=2, sample_size=60, metrics=("fid",), progress=False, out=d,
                               overwrite=True)
         assert time.time() - t0 < 1.0  # at once, without waiting or computing
     finally:

@@ -48,6 +48,7 @@ def run_app(cfg: Any) -> Any:
         from ganeval.app.validate import dry_run
 
         return dry_run(plan)
+    run_files.forget()  # a refusal undoes this job's folder only (an earlier job in this process may have crashed)
     run_files.begin(plan.results_dir, cfg)  # the command's record and its log: from here on, in results_dir
     try:
         log.info("experiment %s (%s) -> %s on %s", plan.name, plan.study, plan.results_dir, plan.device)
