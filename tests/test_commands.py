@@ -177,8 +177,9 @@ def test_documented_command_passes_its_dry_run(where: str, command: str, tmp_pat
 
 def test_dry_run_catches_what_a_real_run_would_refuse(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ValueError, match="metrics.kid.subset_size=1000 exceeds sample_size=500"):
-        dry_run_job(["runs=10", "train_epochs=2", "sample_size=500"])  # the old smoke run: refused, not run
+    dry_run_job(["runs=10", "train_epochs=2", "sample_size=500"])  # KID's default subset fitted to 500, noted (#45)
+    with pytest.raises(ValueError, match="metrics.kid.subset_size=800 exceeds sample_size=500"):
+        dry_run_job(["runs=10", "train_epochs=2", "sample_size=500", "metrics.kid.subset_size=800"])  # chosen: refused
     with pytest.raises(ValueError, match="sample_size=1500 is larger than the generated pool .*n_generated"):
         dry_run_job(["sample_size=1500", "n_generated=1000", "metrics.kid.subset_size=100"])  # the data has 1797
     with pytest.raises(ValueError, match="include names \\['mnst'\\]"):
@@ -241,9 +242,10 @@ def test_dry_run_through_the_console_command_exits_0_and_writes_no_hydra_folder(
     assert p.returncode == 0, p.stderr[-3000:]
     assert "the config is valid" in p.stderr + p.stdout
     assert sorted(str(f.relative_to(tmp_path)) for f in tmp_path.rglob("*")) == []  # no log, no .hydra/, no data
-    p = subprocess.run([sys.executable, "-m", "ganeval", "experiment=quickstart", "sample_size=500", "dry_run=true"],
+    p = subprocess.run([sys.executable, "-m", "ganeval", "experiment=quickstart", "sample_size=500",
+                        "metrics.kid.subset_size=800", "dry_run=true"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2 and "metrics.kid.subset_size=1000 exceeds sample_size=500" in p.stderr + p.stdout
+    assert p.returncode == 2 and "metrics.kid.subset_size=800 exceeds sample_size=500" in p.stderr + p.stdout
 
 
 @pytest.mark.slow

@@ -4,6 +4,8 @@ size larger than the sample is refused."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -47,3 +49,24 @@ def test_protocol_on_pools_under_1000_rows_scores_kid_as_evaluate_does() -> None
     want = ganeval.evaluate(REAL[:500].astype(np.float32), FAKE[:500].astype(np.float32), runs=1, sample_size=500,
                             metrics={"imd": None, "fid": None, "kid": {"subset_size": 500}}, progress=False)
     assert {k: float(v) for k, v in out.items()} == dict(zip(want.metric, want["mean"]))
+
+
+def test_the_app_fits_the_default_subset_and_records_it(tmp_path: Path) -> None:
+    """The Hydra app follows the same rule: KID at the metrics group's default (1000) with sample_size=100 runs with
+    subsets of 100 and a note, the config recording the size used; the number is evaluate's with subset_size=100."""
+    import json
+
+    from apphelp import run_inprocess
+
+    real, fake = REAL[:300].astype(np.float32), FAKE[:300].astype(np.float32)  # as the app holds features
+    np.save(tmp_path / "real.npy", real)
+    np.save(tmp_path / "fake.npy", fake)
+    s = run_inprocess(["experiment=benchmark", "data=array", f"data.path={tmp_path / 'real.npy'}", "generator=samples",
+                       f"generator.path={tmp_path / 'fake.npy'}", "features=identity", "metrics=default",
+                       "metrics.imd=null", "metrics.fid=null", "sample_size=100", "runs=2", "progress=false",
+                       f"results_dir={tmp_path / 'res'}"])
+    want = ganeval.evaluate(real, fake, runs=2, sample_size=100, metrics={"kid": {"subset_size": 100}},
+                            progress=False)
+    assert s.set_index("metric").loc["kid", "mean"] == want.set_index("metric").loc["kid", "mean"]
+    record = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert record["config"]["metrics"]["kid"]["subset_size"] == 100

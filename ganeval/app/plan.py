@@ -157,10 +157,28 @@ def import_plugins(modules: Any) -> None:
             raise ValueError(f"plugins: cannot import {name!r} ({e}); is it on PYTHONPATH?") from None
 
 
+def fit_kid_to_sample(cfg: Any) -> None:
+    """The one rule of every entry point (`ganeval.protocol.settings.fit_kid_subset`): KID's subsets at the metrics
+    group's default size (1000 rows) but sample_size smaller are shrunk to sample_size, with a logged note; the config
+    then records the size used. Any other size larger than sample_size stays refused (`Settings`)."""
+    from omegaconf import open_dict
+
+    from ganeval.metrics.kid import DEFAULTS as KID_DEFAULTS
+
+    kid, n, default = (cfg.get("metrics") or {}).get("kid"), cfg.get("sample_size"), int(KID_DEFAULTS["subset_size"])
+    if kid is None or not isinstance(n, int) or not 2 <= n < default or kid.get("subset_size") != default:
+        return
+    with open_dict(cfg):
+        cfg.metrics.kid.subset_size = n
+    log.warning("note: KID's subsets hold %d rows (sample_size=%d; the default is %d): KID is comparable only with KID "
+                "at the same subset size; choose it with metrics.kid.subset_size=N", n, n, default)
+
+
 def settings_from_config(cfg: Any) -> Settings:
     """The protocol settings of a composed config, validated (before any data is loaded)."""
     from omegaconf import OmegaConf
 
+    fit_kid_to_sample(cfg)
     raw = cast("dict[str, Any]", OmegaConf.to_container(cfg.metrics, resolve=True)) if cfg.get("metrics") is not None else {}
     metrics = {k: (v or {}) for k, v in dict(raw).items() if v is not None}  # null: not chosen
     return Settings(runs=cfg.runs, sample_size=cfg.sample_size, metrics=metrics, seed=cfg.seed,
