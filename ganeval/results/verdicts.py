@@ -30,6 +30,12 @@ WORSE = "worse than stated"
 NO_COMPARISON = "–"
 DIRECTIONS = (AS_STATED, BETTER, WORSE, NO_COMPARISON)
 
+
+def vs_paper(verdict: str) -> str:
+    """The usual *vs the paper* of a claim whose measured effect is the paper's direction: as stated when it holds,
+    worse when contradicted, no comparison otherwise."""
+    return AS_STATED if verdict == HOLDS else WORSE if verdict == CONTRADICTED else NO_COMPARISON
+
 POWER = 0.8  # the power at which a minimum detectable effect is stated
 
 

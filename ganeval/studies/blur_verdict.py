@@ -97,7 +97,7 @@ def robust_claims(rows: pd.DataFrame, confidence: float, power_confidence: float
     where the difference is < 0 at some σ (the smallest p, Bonferroni over the σ), else not testable here. The same
     rises divided by the reference pair's mean (the paper's scale; here a stand-in set) are shown beside it."""
     from ganeval.results.intervals import paired_comparison, paired_t_mde
-    from ganeval.results.verdicts import AS_STATED, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE, WORSE, Claim
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, Claim, vs_paper
 
     blur, ref, sec = rows[rows["role"] == "blur"], rows[rows["role"] == "reference"], rows[rows["role"] == "second"]
     if blur.empty or sec.empty or not {"imd", "fid", "kid"} <= set(blur["metric"]):
@@ -150,7 +150,7 @@ def robust_claims(rows: pd.DataFrame, confidence: float, power_confidence: float
             "(paired t: robust, not insensitive; a metric without a signal > 0 leaves it untested); "
             "intersection–union",
             "any difference (the paper states no size)",
-            AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
+            vs_paper(v),
             f"IMD's signal (similar − unblurred) {imd_signal['diff_mean']:.3g} [{imd_signal['ci_low']:.3g}, "
             f"{imd_signal['ci_high']:.3g}]; {name}'s rise − IMD's: "
             + "; ".join(f"σ = {s:g}: {c['diff_mean']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"

@@ -107,7 +107,7 @@ def summary_frame(rows: pd.DataFrame, confidence: float) -> pd.DataFrame:
 def decide(rows: pd.DataFrame, confidence: float) -> tuple[list[Any], pd.DataFrame]:
     """Two claims at the largest n, every degree: the c = 2 trace within ±TIGHT of the exact one (the normalisation
     as used), and the measured edge constants within ±EDGE of 2."""
-    from ganeval.results.verdicts import AS_STATED, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE, WORSE, Claim
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, Claim, vs_paper
 
     s = summary_frame(rows, confidence)
     top = s[s.n == s.n.max()]
@@ -121,7 +121,7 @@ def decide(rows: pd.DataFrame, confidence: float) -> tuple[list[Any], pd.DataFra
         "approximation for random graphs", v,
         f"per graph (n = {n}, giant component), the worst relative error over t = 0.1..10 of the c = 2 linear-spectrum "
         f"heat trace against the exact one; its Student-t interval over {graphs} graphs per mean degree, every degree",
-        f"within ±{100 * TIGHT:g} %", AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
+        f"within ±{100 * TIGHT:g} %", vs_paper(v),
         "; ".join(f"d̄ = {r.degree:g}: {100 * r.worst_rel_error:+.1f} % [{100 * r.worst_rel_error_ci_low:+.1f}, "
                   f"{100 * r.worst_rel_error_ci_high:+.1f}] %, best c {r.best_c:g}" for _, r in top.iterrows()),
         detectable="" if v != NOT_TESTABLE else "an interval inside or outside the band (measured straddles it)")
@@ -134,7 +134,7 @@ def decide(rows: pd.DataFrame, confidence: float) -> tuple[list[Any], pd.DataFra
         "the spectrum's edges are 1 ± 2/√d̄", "λ₁ ≤ 1 − c·d̄^(−1/2) ≤ λ₂ ≤ λ_n ≤ 1 + c·d̄^(−1/2), with c = 2 tight", v,
         f"per graph (n = {n}, giant component) c_low = √d̄(1 − λ₂) and c_high = √d̄(λ_max − 1); their Student-t "
         f"intervals over {graphs} graphs per degree against 2 ± {100 * EDGE:g} %", f"within 2 ± {100 * EDGE:g} %",
-        AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
+        vs_paper(v),
         "; ".join(f"d̄ = {r.degree:g}: c_low {r.c_low:.2f} [{r.c_low_ci_low:.2f}, {r.c_low_ci_high:.2f}], c_high "
                   f"{r.c_high:.2f} [{r.c_high_ci_low:.2f}, {r.c_high_ci_high:.2f}]" for _, r in top.iterrows()),
         detectable="" if v != NOT_TESTABLE else "an interval inside or outside the band (measured straddles it)")

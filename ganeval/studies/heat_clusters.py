@@ -106,7 +106,7 @@ def decide(rows: pd.DataFrame, confidence: float) -> tuple[list[Any], pd.DataFra
     from scipy.stats import spearmanr
 
     from ganeval.results import t_interval
-    from ganeval.results.verdicts import AS_STATED, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE, WORSE, Claim
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, Claim, vs_paper
 
     cs = counts(rows)
     at = cs[cs["t"] == DECIDE_T]
@@ -132,7 +132,7 @@ def decide(rows: pd.DataFrame, confidence: float) -> tuple[list[Any], pd.DataFra
         f"Spearman ρ between the number of digit classes {ks} and the count read from the derivative, "
         f"ĉ = (dh̃/dt)/(dh̃₁/dt) at t = {DECIDE_T:g}, per run; its Student-t interval over {runs} independent runs "
         f"against +{STRONG:g}", f"ρ above +{STRONG:g} (a strong rising relation)",
-        AS_STATED if v1 == HOLDS else WORSE if v1 == CONTRADICTED else NO_COMPARISON,
+        vs_paper(v1),
         f"ρ = {iv['mean']:.3f} [{iv['ci_low']:.3f}, {iv['ci_high']:.3f}]; ĉ per k: {read}",
         detectable="" if v1 != NOT_TESTABLE else f"an interval half-width below {abs(iv['mean'] - STRONG):.2g} "
         f"(measured {iv['half_width']:.2g})")
@@ -142,7 +142,7 @@ def decide(rows: pd.DataFrame, confidence: float) -> tuple[list[Any], pd.DataFra
         "dh̃(t)/dt reflects the approximate number of clusters in the data", v2,
         f"the count read ĉ at t = {DECIDE_T:g} over the true count k, each of {ks}: its Student-t interval over "
         f"{runs} runs against [1/{FACTOR:g}, {FACTOR:g}]", f"ĉ within a factor {FACTOR:g} of k",
-        AS_STATED if v2 == HOLDS else WORSE if v2 == CONTRADICTED else NO_COMPARISON,
+        vs_paper(v2),
         f"ĉ/k furthest from 1 at k = {int(worst.name)}: {worst['mean']:.2f} [{worst['ci_low']:.2f}, "
         f"{worst['ci_high']:.2f}]",
         detectable="" if v2 != NOT_TESTABLE else "an interval of ĉ/k within or beyond the bounds at every k "

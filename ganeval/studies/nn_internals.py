@@ -226,10 +226,10 @@ def decide(rows: pd.DataFrame, confidence: float) -> list[Any]:
 
     from ganeval.results import t_interval
     from ganeval.results.power import paired_t_mde
-    from ganeval.results.verdicts import (AS_STATED, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE, WORSE, Claim,
-                                          holm)
+    from ganeval.results.verdicts import (CONTRADICTED, HOLDS, NOT_TESTABLE, Claim,
+                                          holm, vs_paper)
 
-    way = lambda v: AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON  # noqa: E731
+    way = vs_paper
     g = rows[rows.part == "layers"]
     layers = list(dict.fromkeys(g.layer))
     per = {ly: g[g.layer == ly].sort_values("network")["value"].to_numpy(float) for ly in layers}

@@ -51,7 +51,7 @@ def _band_claim(name: str, statement: str, iv: dict[str, float], lo: float | Non
 def decide(rows: pd.DataFrame, confidence: float) -> tuple[list[Any], pd.DataFrame]:
     """The claims from the slopes and, at the largest n, the ordering FID < IMD < KID (per-repeat time ratios)."""
     from ganeval.results import t_interval
-    from ganeval.results.verdicts import AS_STATED, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE, WORSE, Claim
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, Claim, vs_paper
 
     s = slopes(rows)
     iv = {m: t_interval(g.slope.to_numpy(float), confidence) for m, g in s.groupby("metric", sort=False)}
@@ -78,7 +78,7 @@ def decide(rows: pd.DataFrame, confidence: float) -> tuple[list[Any], pd.DataFra
             "IMD's time stands between FID's and KID's", "IMD's time complexity stands between those of KID, O(dn²), "
             "and FID, O(d³+dn)", v, f"at n = {int(rows.n.max())}, per repeat log(IMD/FID) and log(KID/IMD) (IMD with "
             f"approximate k-NN); their Student-t intervals over {reps} repeats above 0", "both ratios above 1",
-            AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
+            vs_paper(v),
             f"IMD/FID ×{np.exp(lo['mean']):.3g} [{np.exp(lo['ci_low']):.3g}, {np.exp(lo['ci_high']):.3g}], KID/IMD "
             f"×{np.exp(hi['mean']):.3g} [{np.exp(hi['ci_low']):.3g}, {np.exp(hi['ci_high']):.3g}]",
             detectable="" if v != NOT_TESTABLE else "intervals of the log ratios clear of 0 (measured straddle it)"))

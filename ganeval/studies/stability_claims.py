@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ganeval.results.intervals import paired_t_mde
-from ganeval.results.verdicts import (AS_STATED, BETTER, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE, WORSE,
-                                      Claim, holm, holm_confidence, tests_in)
+from ganeval.results.verdicts import (AS_STATED, BETTER, CONTRADICTED, HOLDS, NO_COMPARISON, NOT_TESTABLE,
+                                      Claim, holm, holm_confidence, tests_in, vs_paper)
 from ganeval.studies.stability_grid import PAIRS
 from ganeval.studies.stability_report import label, separation_detail, verdict
 
@@ -37,7 +37,7 @@ def _separation(comparison: pd.DataFrame, summary: pd.DataFrame) -> list[Claim]:
             f"separation/{r.metric}/{r.knn}/n={int(r.n)}".replace("//", "/"),
             f"{label(r.metric, r.knn)} puts the different pair above the same pair at n = {int(r.n)}", v,
             "paired t on different − same over runs (> 0)", "any difference",
-            AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
+            vs_paper(v),
             f"different − same {r.diff_mean:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}]", float(r.p_value),
             detectable=f"{r.mde:.2g}"))
     return out

@@ -105,7 +105,7 @@ def closer_claim(rows: pd.DataFrame, metric: str, confidence: float) -> Any:
     from scipy.stats import spearmanr
 
     from ganeval.results import t_interval
-    from ganeval.results.verdicts import AS_STATED, CONTRADICTED, HOLDS, NOT_TESTABLE, WORSE, NO_COMPARISON, Claim
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, Claim, vs_paper
 
     g = rows[rows.metric == metric]
     rho = []
@@ -120,7 +120,7 @@ def closer_claim(rows: pd.DataFrame, metric: str, confidence: float) -> Any:
         f"Spearman ρ between |log2 da − log2 db| and {metric.upper()} over the {g.groupby(['a', 'b']).ngroups} pairs "
         f"of dimensions, per run; its Student-t interval over {len(rho)} runs against {MODERATE:g}",
         f"ρ above {MODERATE:g} (a moderate monotone relation)",
-        AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
+        vs_paper(v),
         f"ρ = {iv['mean']:.3f} [{iv['ci_low']:.3f}, {iv['ci_high']:.3f}]",
         detectable="" if v != NOT_TESTABLE else f"an interval half-width below {abs(iv['mean'] - MODERATE):.2g} "
         f"(measured {iv['half_width']:.2g})")
@@ -134,7 +134,7 @@ def separation_claims(rows: pd.DataFrame, confidence: float) -> list[Any]:
 
     from ganeval.results import t_interval
     from ganeval.results.power import paired_t_mde
-    from ganeval.results.verdicts import AS_STATED, CONTRADICTED, HOLDS, NOT_TESTABLE, WORSE, NO_COMPARISON, Claim
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, Claim, vs_paper
 
     d_imd = _pair(rows, "imd", 4, 16) - _pair(rows, "imd", 4, 8)
     iv = t_interval(d_imd, confidence)
@@ -146,7 +146,7 @@ def separation_claims(rows: pd.DataFrame, confidence: float) -> list[Any]:
         "IMD: 4-vs-8 closer than 4-vs-16 (stand-in corpus)",
         "word vectors of size 4 and 8 are clearly closer to each other than embeddings of size 4 and 16 in terms of "
         "IMD", v, f"paired one-sided t-test over {len(d_imd)} runs of IMD(4,16) − IMD(4,8)", "any positive difference",
-        AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
+        vs_paper(v),
         f"IMD(4,16) − IMD(4,8) = {iv['mean']:.4g} [{iv['ci_low']:.4g}, {iv['ci_high']:.4g}]; IMD(4,8) = "
         f"{_pair(rows, 'imd', 4, 8).mean():.4g}", p_value=p, detectable=f"a difference of {mde:.3g}")
     base = _pair(rows, "pip", 4, 8)
@@ -158,7 +158,7 @@ def separation_claims(rows: pd.DataFrame, confidence: float) -> list[Any]:
         "[4 and 8 closer than 4 and 16] is not true for PIP", v,
         f"relative difference (PIP(4,16) − PIP(4,8)) / PIP(4,8) per run; its Student-t interval over {len(rel)} runs "
         f"against ±{SAME:g}", f"within ±{100 * SAME:g} % (PIP does not separate them)",
-        AS_STATED if v == HOLDS else WORSE if v == CONTRADICTED else NO_COMPARISON,
+        vs_paper(v),
         f"{100 * ir['mean']:+.2f} % [{100 * ir['ci_low']:+.2f}, {100 * ir['ci_high']:+.2f}] %; PIP(4,8) = "
         f"{base.mean():.4g}",
         detectable="" if v != NOT_TESTABLE else f"an interval half-width below "
