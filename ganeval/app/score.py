@@ -197,6 +197,8 @@ def import_plugins(argv: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; user errors print one line on stderr and exit 2. Output piped into a reader that stops
     early (`| head`) ends quietly, as other command-line tools do."""
+    from ganeval.features.distributed import leave_group
+
     try:
         return run(argv)
     except BrokenPipeError:
@@ -204,6 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
         return 1
+    finally:
+        leave_group()  # under torchrun: the group left before exit
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -44,6 +44,15 @@ def init_from_env(device: str | None = None) -> str | None:
     return device
 
 
+def leave_group() -> None:
+    """Leave the torchrun group this process joined, so gloo's threads end before the interpreter does (a rank that
+    exits with its group alive can abort: "terminate called without an active exception")."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
 class GroupLost(ValueError):
     """The torchrun group broke (the launcher or another rank stopped): said in one line, not torch's traceback."""
 
