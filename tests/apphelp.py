@@ -60,3 +60,15 @@ def toy_points(n: int, seed: int) -> Any:
     import numpy as np
 
     return (np.random.default_rng(seed).normal(size=(n, 8)) + 0.3).astype(np.float32)
+
+
+def no_work(monkeypatch: Any) -> None:
+    """Make training, sampling and extraction fail the test if reached (a check that must come before them)."""
+    from ganeval.app import generators, pipeline
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("expensive work started before the check")
+
+    monkeypatch.setattr(pipeline, "features", boom)
+    for name in ("generated_pool", "generated_features", "train_generator"):
+        monkeypatch.setattr(generators, name, boom)

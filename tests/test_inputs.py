@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf, open_dict
 
-from apphelp import compose_config, run_inprocess
+from apphelp import compose_config, no_work, run_inprocess
 from ganeval.app.main import report, run_app, user_errors
 from ganeval.app import generators, pipeline
 
@@ -45,16 +45,6 @@ def _bench(tmp_path: Path, real: str, fake: str, *extra: str) -> list[str]:
             f"results_dir={tmp_path / 'res'}", f"models_dir={tmp_path / 'models'}", *FAST, *extra]
 
 
-def _no_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make training, sampling and extraction fail the test if reached."""
-    def boom(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("expensive work started before the check")
-
-    monkeypatch.setattr(pipeline, "features", boom)
-    for name in ("generated_pool", "generated_features", "train_generator"):
-        monkeypatch.setattr(generators, name, boom)
-
-
 def _run_cfg(overrides: list[str], edit: dict[str, Any]) -> Any:
     """Like run_inprocess, with config nodes replaced by `edit` (for keys the command line cannot spell)."""
     from hydra.core.hydra_config import HydraConfig
@@ -77,7 +67,7 @@ def test_same_path_new_generator_content_is_refused_before_work(files, tmp_path,
     run_inprocess(_bench(tmp_path, files["real"], str(g)))
     shutil.copy(files["fake2"], g)  # the issue's recipe: same path, another generator's samples
     with monkeypatch.context() as m:
-        _no_work(m)
+        no_work(m)
         with pytest.raises(ValueError, match=r"overwrite=true.*what differs: .*generators\.array/g\.sha256"):
             run_inprocess(_bench(tmp_path, files["real"], str(g), "runs=4"))
     assert pd.read_csv(tmp_path / "res" / "runs.csv")["run"].nunique() == 2  # nothing written, nothing mixed
@@ -95,7 +85,7 @@ def test_same_path_new_real_data_is_refused(files, tmp_path, monkeypatch) -> Non
     shutil.copy(files["real"], real)
     run_inprocess(_bench(tmp_path, str(real), files["fake"]))
     np.save(real, _points(400, 8, 0.0, 7))
-    _no_work(monkeypatch)
+    no_work(monkeypatch)
     with pytest.raises(ValueError, match=r"what differs: .*data of array\.sha256"):
         run_inprocess(_bench(tmp_path, str(real), files["fake"]))
 
@@ -119,7 +109,7 @@ def test_trained_generator_is_identified_by_its_spec_and_data(files, tmp_path, m
     meta = (tmp_path / "res" / "runs.meta.json").read_text()
     assert '"train"' in meta and '"epochs": 2' in meta
     np.save(real, _points(400, 8, 0.0, 7))  # same spec, other data: another model would be trained
-    _no_work(monkeypatch)
+    no_work(monkeypatch)
     with pytest.raises(ValueError, match=r"what differs: .*generators\.array/t\.data"):
         run_inprocess(_bench(tmp_path, str(real), files["fake"], spec, "train_epochs=2"))
 
@@ -188,7 +178,7 @@ def test_non_finite_rows_named_at_load(files, tmp_path, monkeypatch) -> None:  #
     x[9, 0] = np.inf
     bad = _save(tmp_path / "bad.npy", x)
     with monkeypatch.context() as m:
-        _no_work(m)
+        no_work(m)
         with pytest.raises(ValueError, match=r"data of array has 3 row\(s\) with NaN or inf values \(of 400; "
                                              r"rows 3, 9, 250\)"):
             run_inprocess(_bench(tmp_path, bad, files["fake"]))
@@ -349,11 +339,16 @@ def test_one_colour_image_in_a_grey_folder(tmp_path, caplog) -> None:  # type: i
     Image.fromarray(rng.integers(0, 256, (8, 8, 4), dtype=np.uint8), "RGBA").save(fake / "050.png")
     args = ["experiment=benchmark", "data=folder", f"data.path={real}", "generator=samples",
             f"generator.path={fake}", "features=pixels", "sample_size=100", "runs=1",
-            f"results_dir={tmp_path / 'res'}", f"cache_dir={tmp_path / 'cache'}", *FAST]
+            f"results_dir={tmp_path / 'res'}", f"cache_dir={tmp_path / 'cache'}", "progress=false", "plots=false"]
+    # the default metrics: the sets now differ in dimension, so only IMD compares them, and both notes say why
+    s = run_inprocess([*args, *FAST])
+    assert list(s.metric) == ["imd"]
+    assert "1 of the 120 images under" in caplog.text and "050.png" in caplog.text
+    assert "folder (real) has 64 features and folder/fake has 192: FID, KID need one dimension" in caplog.text
     with pytest.raises(ValueError, match=r"192-d features but its real data 64-d.*real: 8×8 images with 1 channel, "
                                          r"shape \(120, 1, 8, 8\); generated: 8×8 images with 3 channels"):
-        run_inprocess(args)
-    assert "1 of the 120 images under" in caplog.text and "050.png" in caplog.text
+        run_inprocess([*args, "metrics=imd", "+metrics.fid={}", f"results_dir={tmp_path / 'r2'}"])  # chosen: refused early
+    assert not (tmp_path / "r2").exists()
 
 
 def test_five_dimensional_array_reports_its_own_shape(files, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -234,8 +234,11 @@ def generated_features(plan: Plan, gen: Any, name: str, extractor: Any, what: st
 
 
 def pool_size(plan: Plan, gen: Any) -> int:
-    """`n_generated`, except for a samples generator, whose pool is the samples given (its length)."""
-    return len(gen) if hasattr(gen, "__len__") else int(cast(int, plan.options.n_generated))  # set for experiments
+    """`n_generated`, except for a samples generator, whose pool is the samples given (its length); a train spec's
+    (a dict, one seed's plan) is `n_generated`."""
+    if isinstance(gen, dict) or not hasattr(gen, "__len__"):
+        return int(cast(int, plan.options.n_generated))  # set for experiments
+    return len(gen)
 
 
 def generator_identity(gen: Any) -> dict[str, Any]:
@@ -243,60 +246,84 @@ def generator_identity(gen: Any) -> dict[str, Any]:
     return dict(gen.identity()) if hasattr(gen, "identity") else {"type": type(gen).__name__}
 
 
-def planned_dims(plan: Plan, real: np.ndarray, models: Mapping[str, list[Any]], extractor: Any,
-                 data: str) -> dict[str, int | None]:
-    """Each set's feature dimension known before extraction (the real data's, then each stored array of samples'):
-    None where it is known only after (trained or callable generators, image folders through some extractors)."""
-    from ganeval.gan.stored_samples import SampleGenerator
+def planned_shape(real: np.ndarray, entry: Any) -> tuple[int, ...] | None:
+    """One generated sample's shape, known before training and sampling: a train spec's architecture output for
+    `real`, a given generator's `sample_shape()`; None for a generator that declares none."""
+    if isinstance(entry, dict):
+        from ganeval.gan.train_data import trained_sample_shape
 
+        return trained_sample_shape(real, str(entry["arch"]), entry.get("arch_kwargs"))
+    shape = getattr(entry, "sample_shape", None)
+    return tuple(int(d) for d in shape()) if callable(shape) else None
+
+
+def planned_sets(plan: Plan, real: np.ndarray, models: Mapping[str, list[Any]], extractor: Any,
+                 data: str) -> dict[str, tuple[tuple[int, ...] | None, int | None]]:
+    """Each set's (input shape, feature dimension) known before training, sampling and extraction: the real data's
+    under "DATA (real)", then each generated set's under its seed key, as results record them; None where known only
+    after (a generator or an extractor that declares none)."""
     def dim(shape: tuple[int, ...] | None) -> int | None:
-        if shape is None or not callable(getattr(extractor, "feature_dim", None)):
-            return None
-        return extractor.feature_dim(tuple(shape))
+        return extractor.feature_dim(shape) if shape is not None and hasattr(extractor, "feature_dim") else None
 
-    dims: dict[str, int | None] = {f"the real data of {data}": dim(tuple(real.shape))}
+    sets: dict[str, tuple[tuple[int, ...] | None, int | None]] = {f"{data} (real)": (tuple(real.shape), dim(real.shape))}
     for model, entries in models.items():
-        for i, gen in enumerate(entries):
-            stored = isinstance(gen, SampleGenerator) and gen.path.is_file()
-            dims[f"the generated set {seed_key(f'{data}/{model}', i, len(entries))}"] = (
-                dim(gen.stored_shape()) if stored else None)
-    return dims
+        for i, entry in enumerate(entries):
+            row = planned_shape(real, entry)
+            shape = None if row is None else (pool_size(plan, entry), *row)
+            sets[seed_key(f"{data}/{model}", i, len(entries))] = (shape, dim(shape))
+    return sets
 
 
-def narrow_default_metrics(plan: Plan, dims: Mapping[str, int | None]) -> None:
-    """With the default metrics (metrics=default) and sets of different dimension, leave out those needing one
-    dimension before the results directory is opened (logged as a note); chosen ones are refused (`check_dims`)."""
+def fit_dims(plan: Plan, sets: Mapping[str, tuple[tuple[int, ...] | None, int | None]]) -> None:
+    """Sets of different dimension (`sets` as `planned_sets` gives them, the real one first; those of unknown
+    dimension skipped): with the default metrics (metrics=default) those needing one dimension are left out of
+    `plan.settings` (a logged note); chosen ones are refused (`check_dims`), naming the set and both inputs."""
     from dataclasses import replace
 
     from ganeval.metrics.dims import fit_metrics
 
-    known = {k: v for k, v in dims.items() if v is not None}
-    if plan.choices.get("metrics", "default") != "default" or len(known) < 2:
+    (real, (real_shape, real_dim)), *fakes = sets.items()
+    known = {what: d for what, (_, d) in sets.items() if d is not None}
+    if real_dim is None or len(known) < 2:
         return
-    metrics, note = fit_metrics(plan.settings.metrics, known, chosen=False)  # type: ignore[arg-type]
-    if note is not None:
-        plan.settings = replace(plan.settings, metrics=metrics)
-        log.warning("%s", note)
+    if plan.choices.get("metrics", "default") == "default":
+        metrics, note = fit_metrics(plan.settings.metrics, known, chosen=False)  # type: ignore[arg-type]
+        if note is not None:
+            plan.settings = replace(plan.settings, metrics=metrics)
+            log.warning("%s", note)
+        return
+    for what, (shape, d) in fakes:
+        if d is not None:
+            check_dims(real_dim, cast("tuple[int, ...]", real_shape), d, cast("tuple[int, ...]", shape), what,
+                       plan.settings.metrics)
 
 
-def check_dims(real_f: np.ndarray, real: np.ndarray, fake_f: np.ndarray, pool: Any, what: str,
-               metrics: Any = None) -> None:
+def dims_unknown(plan: Plan, sets: Mapping[str, Mapping[str, tuple[Any, int | None]]]) -> bool:
+    """Whether the default metrics still hold some needing one dimension while a set's dimension is known only after
+    extraction (`fit_dims` may then narrow them late: `pipeline.open_results(narrowable=...)`)."""
+    from ganeval.metrics.dims import dimension_free_part
+
+    return (plan.choices.get("metrics", "default") == "default"
+            and dimension_free_part(plan.settings.metrics) is not None  # type: ignore[arg-type]
+            and any(d is None for one in sets.values() for _, d in one.values()))
+
+
+def check_dims(real_dim: int, real_shape: tuple[int, ...], fake_dim: int, fake_shape: tuple[int, ...], what: str,
+               metrics: Any) -> None:
     """Refuse generated features of another dimension than the real ones when a metric of `metrics` needs one
-    dimension (all of them when None), saying which and how the inputs differ (`pool`: the generated array or its
-    shape)."""
+    dimension, saying which and how the inputs differ (their shapes)."""
     from ganeval.data.images import describe
 
-    if fake_f.shape[1] == real_f.shape[1]:
+    if fake_dim == real_dim:
         return
-    need = [m.unscaled_label for m, _ in metrics.ordered() if m.same_dim] if metrics is not None else ["metrics"]
+    need = [m.unscaled_label for m, _ in metrics.ordered() if m.same_dim]
     if not need:
         return  # dimension-free metrics only (IMD, Vendi): sets of different dimension are what they compare
-    shape = tuple(getattr(pool, "shape", pool))
     raise ValueError(
         f"{', '.join(need)} need{'s' if len(need) == 1 else ''} features of one dimension (to compare sets of two "
         f"dimensions as they are, choose only dimension-free metrics, e.g. metrics=imd): {what} has "
-        f"{fake_f.shape[1]}-d features but its real data {real_f.shape[1]}-d, through the same extractor: "
-        f"the inputs differ (real: {describe(real.shape)}, shape {real.shape}; generated: {describe(shape)}, "
-        f"shape {shape}). Give both one shape: images of one size and channel count (features=pixels can "
+        f"{fake_dim}-d features but its real data {real_dim}-d, through the same extractor: "
+        f"the inputs differ (real: {describe(real_shape)}, shape {real_shape}; generated: {describe(fake_shape)}, "
+        f"shape {fake_shape}). Give both one shape: images of one size and channel count (features=pixels can "
         "resize with features.size=... and features.channels=...), features of one dimension"
     )

@@ -104,8 +104,9 @@ def features(plan: Plan, images: np.ndarray, extractor: Any, what: str) -> np.nd
     from ganeval.features import extract_with_info
 
     shape = getattr(images, "shape", None)
-    if shape is not None and callable(getattr(extractor, "feature_dim", None)):
-        check_memory(plan.settings.metrics, plan.settings.sample_size, extractor.feature_dim(tuple(shape)),
+    dim = extractor.feature_dim(tuple(shape)) if shape is not None and hasattr(extractor, "feature_dim") else None
+    if dim is not None:
+        check_memory(plan.settings.metrics, plan.settings.sample_size, dim,
                      plan.device, plan.settings.workers, "score features of fewer dimensions (pixels of large images: "
                      "+features.max_size=32 resizes them to 32²) or a smaller sample_size")
     feats, info = extract_with_info(
@@ -117,24 +118,46 @@ def features(plan: Plan, images: np.ndarray, extractor: Any, what: str) -> np.nd
 
 
 # --------------------------------------------------------------------------- scoring and writing
-def open_results(plan: Plan, protocol: bool = True) -> None:
+def open_results(plan: Plan, protocol: bool = True, narrowable: bool = False) -> None:
     """Check results_dir for this config and content before any expensive work: a directory holding other runs
     (unless overwrite=true) or being written by another process is refused now, not after training and extraction.
 
     `protocol`: the runs go through `run_blocks` (keyed by the settings' identity too), else straight to `run_loop`.
+    `narrowable`: the default metrics may yet lose those needing one dimension, once extraction tells the sets'
+    dimensions (`ganeval.metrics.dims.fit_metrics`): runs stored under that narrower identity are this config's too.
     """
+    from dataclasses import replace
+
+    from ganeval.metrics.dims import dimension_free_part
     from ganeval.protocol.api import store_identity
     from ganeval.protocol.store import ConfigMismatchError, check_store
 
     identity = store_identity(plan.settings, plan.identity()) if protocol else plan.identity()
-    try:  # run_loop keys the store by identity_hash of the identity it is given: the same key here
-        check_store(plan.results_dir, plan.set_config_hash(identity), plan.options.overwrite, identity)
-    except ConfigMismatchError as e:
-        raise ConfigMismatchError(f"{e}{stored_differences(plan.results_dir, identity)}") from None
+    free = dimension_free_part(cast("Metrics", plan.settings.metrics)) if narrowable and protocol else None
+    candidates = [identity] + ([store_identity(replace(plan.settings, metrics=free), plan.identity())] if free else [])
+    refusals: list[tuple[int, str]] = []
+    for candidate in candidates:
+        try:  # run_loop keys the store by identity_hash of the identity it is given: the same key here
+            check_store(plan.results_dir, plan.set_config_hash(candidate), plan.options.overwrite, candidate)
+            return
+        except ConfigMismatchError as e:
+            keys = differing_keys(plan.results_dir, candidate)
+            refusals.append((len(keys), f"{e}{shown_differences(keys)}"))
+    plan.set_config_hash(identity)
+    raise ConfigMismatchError(min(refusals)[1])  # the identity closest to the stored one says what differs
 
 
-def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 4) -> str:
-    """' (what differs: key: stored -> now; ...)' between the identity stored in results_dir and `identity`, or ''."""
+def shown_differences(keys: list[tuple[str, Any, Any]], most: int = 4) -> str:
+    """' (what differs: key: stored -> now; ...)' of `differing_keys`' answer, or '' when there is none."""
+    if not keys:
+        return ""
+    shown = "; ".join(f"{k}: {old!r} -> {new!r}" for k, old, new in keys[:most])
+    return f" (what differs: {shown}{'; ...' if len(keys) > most else ''})"
+
+
+def differing_keys(results_dir: Path, identity: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(key, stored, now) of each leaf where the identity stored in results_dir differs from `identity`, defining keys
+    only (input paths are provenance: never the difference); [] when no readable identity is stored."""
     import json
 
     from ganeval.protocol.store import META_FILE, defining
@@ -146,16 +169,12 @@ def stored_differences(results_dir: Path, identity: dict[str, Any], most: int = 
                 for k, v in leaves(value, f"{prefix}.{key}" if prefix else str(key)).items()}
 
     now = json.loads(json.dumps(identity, default=str))
-    try:  # what defines the runs only (input paths are provenance: never the difference)
+    try:
         old = leaves(defining(json.loads((results_dir / META_FILE).read_text())["identity"], now))
     except (OSError, ValueError, KeyError, TypeError):
-        return ""  # no readable identity stored: the store's message says enough
+        return []  # no readable identity stored: the store's message says enough
     new = leaves(defining(now))
-    keys = [k for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
-    if not keys:
-        return ""
-    shown = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys[:most])
-    return f" (what differs: {shown}{'; ...' if len(keys) > most else ''})"
+    return [(k, old.get(k), new.get(k)) for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
 
 
 def score(plan: Plan, blocks: list[Any]) -> pd.DataFrame:

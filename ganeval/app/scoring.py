@@ -352,8 +352,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     own = request.real_features not in (None, request.features or ("inception" if real.images else "identity"))
     extractor = make_extractor(request, fakes if precomputed(real) or own else [real, *fakes])
     real_ex = real_extractor(request, real, extractor)  # REAL's own extractor when `own`
-    narrowed = (two_spaces(request, real_ex, extractor) if own
-                else default_metrics_for_dims(request, set_dims(real, fakes, extractor, real_ex)))
+    planned = set_dims(real, fakes, extractor, real_ex)
+    narrowed = two_spaces(request, real_ex, extractor) if own else default_metrics_for_dims(request, planned)
     if narrowed is not None:  # default metrics, sets of different dimension: the dimension-free ones scored
         notes = [narrowed]
         settings = make_settings(request, real, fakes, notes)
@@ -364,10 +364,12 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         log.warning("%s", note if request.command else in_python(note))
     plan = make_plan(request, real, fakes, extractor, settings, real_ex)
     full = settings.runs == 1
+    # the default metrics may yet lose those needing one dimension when a set's is known only after extraction
+    late = request.default_metrics and not own and None in planned.values()
     results_dir = plan.results_dir if request.out is not None and main else None
     if results_dir is not None:
         with plan.stage("writing"):
-            pipeline.open_results(plan, protocol=not full)
+            pipeline.open_results(plan, protocol=not full, narrowable=late)
             if request.samples:  # before the features: cheap (a few files decoded); a refused path stops no long work
                 from ganeval.app.score_samples import write_sample_grids
                 from ganeval.results.outputs import write_manifest
@@ -387,6 +389,9 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         return None
     plan.record.dims = {"real": int(cast(np.ndarray, real_f).shape[1]),
                         **{g["model"]: int(cast(np.ndarray, f).shape[1]) for g, f in fakes_f}}
+    if late:  # each set's dimension known now: the default metrics narrowed as `default_metrics_for_dims` would have
+        settings = narrow_late(request, settings, dict(zip(planned, plan.record.dims.values())))
+        plan.settings = settings
     extras: dict[tuple[str, str], dict[str, float]] = {}
     with plan.stage("runs"):
         if full:
@@ -409,6 +414,20 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     return ScoreResult(summary, rows, comparison, extras, plan.record, real, fakes, results_dir, saved,
                        stage_times(plan, scan), plan.stage_items.get("features", 0),
                        plan.stage_items.get("from cache", 0))
+
+
+def narrow_late(request: ScoreRequest, settings: Settings, dims: Mapping[str, int]) -> Settings:
+    """`settings` with the default metrics that need one dimension left out when the sets' dimensions (`dims`, known
+    only after extraction) differ, the note saying so logged; unchanged otherwise."""
+    from dataclasses import replace
+
+    from ganeval.metrics.dims import fit_metrics
+
+    metrics, note = fit_metrics(cast("Metrics", settings.metrics), dims, chosen=False)
+    if note is None:
+        return settings
+    log.warning("%s", note if request.command else in_python(note))
+    return replace(settings, metrics=metrics)
 
 
 def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet], scan: float = 0.0) -> ScoreResult:

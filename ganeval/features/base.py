@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
@@ -99,11 +98,9 @@ class Extractor:
                              "sample really is one number, reshape it to N×1 (a[:, None]) and save it again")
 
     def feature_dim(self, shape: tuple[int, ...]) -> int | None:
-        """The dimension of the features of an input of `shape`, known before extracting (None: not known; a
-        feature array's own D for an extractor of features)."""
-        if self.images:
-            return None
-        return int(math.prod(shape[1:]))
+        """The dimension of the features of an input of `shape`, known before extracting; None (what an extractor
+        that declares none gives) when it is known only after: the checks that need it then wait for the features."""
+        return None
 
     def setup(self, device: torch.device) -> None:
         """Build whatever the extractor needs on `device` (e.g. load a network); called lazily."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -74,6 +75,10 @@ class IdentityExtractor(Extractor):
 
     def identity(self) -> dict[str, Any]:
         return {"name": "identity"}
+
+    def feature_dim(self, shape: tuple[int, ...]) -> int:
+        """D of an N×D array (the product of the axes after the first, which are flattened)."""
+        return int(math.prod(shape[1:]))
 
     def __call__(self, batch: torch.Tensor) -> torch.Tensor:
         if not (batch.dtype.is_floating_point or batch.dtype in (torch.uint8, torch.int8, torch.int16,

@@ -4,7 +4,9 @@
 Each is what one option of the `generator` config group instantiates, and all behave the same:
 `validate()` checks files and shapes cheaply (the pipeline calls it before expensive work),
 `sample(n, seed, batch_size=500, device=None)` returns N uint8 images N×C×H×W (or float N×D points)
-and the same seed gives the same samples, `identity()` says what the generator is. Errors name the
+and the same seed gives the same samples, `sample_shape()` is one sample's shape ((C, H, W) or (D,)) known
+before sampling (from the architecture, or from the samples `validate()` drew), `identity()` says what the
+generator is. Errors name the
 generator config and what was expected. `replica_argument` names the constructor argument that one entry
 of a config's `replicas` list replaces (one training seed of the same model: another file, checkpoint,
 state dict, or the seed passed to a callable).
@@ -120,6 +122,10 @@ class CheckpointGenerator(_Base):
         self._module = module
         return module
 
+    def sample_shape(self) -> tuple[int, ...]:
+        """One sample's shape: the rebuilt architecture's output ((C, H, W) or (D,))."""
+        return tuple(int(d) for d in self._load().output_shape)
+
     def sample(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> np.ndarray:
         """N samples (uint8 images or float points) from z ~ N(0, I) drawn with `seed`."""
         self._check_request(n, seed, batch_size)
@@ -180,6 +186,7 @@ class ModuleGenerator(_Base):
         self.state_dict_path = Path(state_dict) if state_dict is not None else None
         self.strict = strict
         self._module: nn.Module | None = None
+        self._shape: tuple[int, ...] | None = None  # one sample's shape, from the samples validate() drew
         if not self.latent_shape or any(s < 1 for s in self.latent_shape):
             raise ValueError(
                 f"{self.what}: latent_shape must be positive ints like [128] or [100, 1, 1], got {latent_shape!r}"
@@ -242,7 +249,14 @@ class ModuleGenerator(_Base):
         module = self._build()
         z = latent(2, self.latent_shape, 0)
         out = self._forward(module, z, torch.device("cpu"), 2)
-        self._check_output(out, 2)
+        self._shape = tuple(int(d) for d in self._check_output(out, 2).shape[1:])
+
+    def sample_shape(self) -> tuple[int, ...]:
+        """One sample's shape ((C, H, W) or (D,)), from the two latents `validate()` runs through the module."""
+        if self._shape is None:
+            self.validate()
+        assert self._shape is not None
+        return self._shape
 
     def _forward(self, module: nn.Module, z: torch.Tensor, dev: torch.device, batch_size: int) -> np.ndarray:
         module.to(dev)
@@ -329,6 +343,7 @@ class CallableGenerator(_Base):
                          replicas)
         self.function = function
         self._code: dict[str, Any] | None = None
+        self._shape: tuple[int, ...] | None = None  # one sample's shape, from the samples validate() drew
         self.points = points
         self.seed = seed
         self.layout = str(layout).lower()
@@ -362,12 +377,19 @@ class CallableGenerator(_Base):
     def validate(self) -> None:
         """Import the callable and check two samples have the expected shape and range (and, when it takes
         `offset`, that fn(1, 0, offset=2) is row 2 of fn(3, 0))."""
-        self.sample(2, 0)
+        self._shape = tuple(int(d) for d in self.sample(2, 0).shape[1:])
         if takes_offset(self._resolve()):
             whole, tail = self._call(Call(3, 0)), self._call(Call(1, 0, 2))
             if not np.array_equal(whole[2:], tail):
                 raise ValueError(f"{self.what}: fn(1, seed, offset=2) differs from row 2 of fn(3, seed); a callable "
                                  "taking `offset` must return rows offset … offset+n-1 of fn(offset+n, seed)")
+
+    def sample_shape(self) -> tuple[int, ...]:
+        """One sample's shape ((C, H, W) or (D,)), from the two samples `validate()` draws."""
+        if self._shape is None:
+            self.validate()
+        assert self._shape is not None
+        return self._shape
 
     def _call(self, call: Call) -> np.ndarray:
         """One call of the function, checked and converted to uint8 N×C×H×W (or float N×D)."""

@@ -48,13 +48,19 @@ class SampleGenerator(_Base):
         return apply_layout(arr, self.layout, str(self.path), "+generator.layout=nchw or +generator.layout=nhwc "
                             "(+generators.NAME.layout=... for one of several)", strict=False)
 
-    def stored_shape(self) -> tuple[int, ...] | None:
-        """The stored samples' shape where a file holds them (a .npy is mapped: its header read; word vectors: the
-        `vocab` rows read), None for an image folder."""
+    def sample_shape(self) -> tuple[int, ...]:
+        """One sample's shape as `sample` returns it ((C, H, W) or (D,)), before loading the samples: an image folder's
+        from its files' headers, a .npy's from its header and first row (mapped), word vectors' from the `vocab`
+        rows read."""
+        from ganeval.data.sources import ImageSource
+
         source = self._source()
         if source == "folder":
-            return None
-        return tuple((self._load() if source == "wordvectors" else self._array(mmap=True)).shape)
+            return tuple(int(d) for d in ImageSource(self.path).shape[1:])
+        arr = self._load() if source == "wordvectors" else self._array(mmap=True)
+        if arr.ndim == 2 and np.issubdtype(arr.dtype, np.floating):
+            return tuple(int(d) for d in arr.shape[1:])
+        return tuple(int(d) for d in as_uint8_images(np.asarray(arr[:1]), self.what, 1).shape[1:])
 
     def _source(self) -> str:
         from ganeval.data.wordvectors import is_word_vector_file

@@ -56,6 +56,13 @@ def check_inputs(
     return x, resolve_arch_kwargs(arch, kw)
 
 
+def trained_sample_shape(x: Any, arch: str, arch_kwargs: Mapping[str, Any] | None = None) -> tuple[int, ...]:
+    """One sample's shape of a generator of `arch` trained on `x`, before training: the architecture's output for
+    this data's channels (or D), at its own resolution (training resizes the data to it)."""
+    _, kw = check_inputs(x, arch, arch_kwargs, 1, 1, 1, 0)
+    return tuple(int(d) for d in get_architecture(arch).generator(**kw).output_shape)
+
+
 def prepare_data(x: np.ndarray, gen: _Generator, dev: torch.device) -> torch.Tensor:
     """Real data as a tensor: images resized to the generator's resolution (still uint8), points float32.
 

@@ -46,15 +46,22 @@ def fit_metrics(metrics: Metrics, dims: Mapping[str, int], chosen: bool) -> tupl
     if not need:
         return metrics, None
     free = dimension_free()
-    kept = {name: opts for name, opts in metrics.items() if name not in need}
+    kept = dimension_free_part(metrics)
     where = f"{a} has {da} features and {b} has {db}"
-    if chosen or not kept:
+    if chosen or kept is None:
         raise ValueError(f"{_labels(need)} need{'s' if len(need) == 1 else ''} features of one dimension, but {where}: "
                          f"to compare sets of different dimension choose only dimension-free metrics "
                          f"({_labels(free)})")
     note = (f"note: {where}: {_labels(need)} need{'s' if len(need) == 1 else ''} one dimension and "
             f"{'is' if len(need) == 1 else 'are'} left out; scoring {_labels(list(kept))}")
-    return Metrics(kept), note
+    return kept, note
+
+
+def dimension_free_part(metrics: Metrics) -> Metrics | None:
+    """What `fit_metrics` leaves of the default `metrics` for sets of different dimension (those not needing one
+    space); None when it would leave them as they are or refuse them (none or all need one space)."""
+    kept = {name: opts for name, opts in metrics.items() if not REGISTRY[name].same_dim}
+    return Metrics(kept) if kept and len(kept) < len(metrics) else None
 
 
 def record_dims(dims: Mapping[str, int]) -> dict[str, Any]:

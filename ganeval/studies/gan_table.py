@@ -12,7 +12,7 @@ each paired difference, whether the paper's ordering holds (see `ganeval.studies
 from __future__ import annotations
 
 import logging
-from typing import Any, cast
+from typing import Any
 
 import pandas as pd
 
@@ -116,15 +116,17 @@ def run(plan: Plan) -> pd.DataFrame:
         sizes[f"the real pool of {name}"] = len(reals[name])
         for model, seed_plans in models.items():
             for i, entry in enumerate(seed_plans):
-                size = int(cast(int, plan.options.n_generated)) if isinstance(entry, dict) else generators.pool_size(plan, entry)
                 what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
-                sizes[f"the generated pool of {what} (n_generated)"] = size
+                sizes[f"the generated pool of {what} (n_generated)"] = generators.pool_size(plan, entry)
     settings.check_pools(sizes)
     extractor = pipeline.make_extractor(plan)
-    for name, models in plans.items():  # sets of different dimension: the default metrics narrowed, before any work
-        generators.narrow_default_metrics(plan, generators.planned_dims(plan, reals[name], models, extractor, name))
-    settings = plan.settings
-    pipeline.open_results(plan)  # another config's or other content's runs in results_dir: refused now
+    planned = {name: generators.planned_sets(plan, reals[name], models, extractor, name)
+               for name, models in plans.items()}
+    for sets in planned.values():  # sets of different dimension: default metrics narrowed, chosen ones refused, now
+        generators.fit_dims(plan, sets)
+    # another config's or other content's runs in results_dir: refused now (a dimension known only after extraction
+    # may still narrow the default metrics: runs stored under that narrower identity are this config's)
+    pipeline.open_results(plan, narrowable=generators.dims_unknown(plan, planned))
 
     # 2. generators, pools and features
     blocks = []
@@ -139,7 +141,8 @@ def run(plan: Plan) -> pd.DataFrame:
             for i, gen in enumerate(generators.realise_generators(plan, reals[name], seed_plans, name, model)):
                 what = generators.seed_key(f"{name}/{model}", i, len(seed_plans))
                 fake_f, shape = generators.generated_features(plan, gen, f"{name}/{model}", extractor, what)
-                generators.check_dims(real_f, reals[name], fake_f, shape, what, settings.metrics)
+                generators.fit_dims(plan, {f"{name} (real)": (reals[name].shape, int(real_f.shape[1])),
+                                           what: (tuple(shape), int(fake_f.shape[1]))})
                 dims[what] = int(fake_f.shape[1])
                 fakes[model].append(fake_f)
         blocks += generators.seed_blocks(real_f, fakes, {"data": name})
