@@ -159,7 +159,8 @@ def test_app_callable_of_another_size_narrows_the_default_metrics_before_any_wor
     assert caplog.text.count("note: array (real) has 64 features and array/grey16 has 256: FID, KID need one "
                              "dimension and are left out; scoring IMD") == 1
     record = json.loads((tmp_path / "res" / "summary.json").read_text())
-    assert record["dims"] == {"array (real)": 64, "array/grey16": 256}
+    assert record["dims"] == {"array (real)": 64, "array/grey16": 256} and list(record["config"]["metrics"]) == ["imd"]
+    assert record["left_out"].endswith("FID, KID need one dimension and are left out; scoring IMD")
     pool = CallableGenerator("test_unaligned_generators:grey16").sample(150, seed=0)
     fx, fy = extract(real, PixelsExtractor(), progress=False), extract(pool, PixelsExtractor(), progress=False)
     alone = evaluate_detailed(fx, fy, runs=2, sample_size=100, metrics={"imd": {"nv": 20}}, progress=False)
@@ -198,7 +199,8 @@ def test_app_extractor_without_feature_dim_narrows_after_extraction_and_resumes(
     assert list(s.metric) == ["imd"]
     assert caplog.text.count("array (real) has 8 features and array/grey16 has 16: FID, KID need one dimension") == 1
     record = json.loads((tmp_path / "res" / "summary.json").read_text())
-    assert record["dims"] == {"array (real)": 8, "array/grey16": 16}
+    assert record["dims"] == {"array (real)": 8, "array/grey16": 16} and list(record["config"]["metrics"]) == ["imd"]
+    assert "array/grey16 has 16: FID, KID need one dimension and are left out" in record["left_out"]
     fx = real[:, 0].astype(np.float32).mean(axis=2) / 255.0
     fy = CallableGenerator("test_unaligned_generators:grey16").sample(150, seed=0)[:, 0].astype(np.float32)
     alone = evaluate_detailed(fx, fy.mean(axis=2) / 255.0, runs=2, sample_size=100, metrics={"imd": {"nv": 20}},
@@ -257,20 +259,50 @@ def _score(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.parametrize("runs", [["--runs", "2", "--sample-size", "100"], []], ids=["protocol", "full sets"])
 def test_score_extractor_without_feature_dim_narrows_after_extraction_and_resumes(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, row_means: type) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, row_means: type,
+        runs: list[str]) -> None:
+    """Through an extractor that declares no dimension, 8×8 and 16×16 images (8-d and 16-d features): the default
+    metrics narrowed to IMD after extraction, recorded as scored (config and the note) and resumed by a rerun; a FAKE
+    whose file is named real.npy keeps REAL's entries apart (it is labelled by its path)."""
+    (tmp_path / "b").mkdir()
+    np.save(tmp_path / "real.npy", _images(120, 8, 5))
+    np.save(tmp_path / "b" / "real.npy", _images(110, 16, 6))
+    out = tmp_path / "res"
+    args = [str(tmp_path / "real.npy"), str(tmp_path / "b" / "real.npy"), "--features", "row_means_score_test",
+            *runs, "--option", "imd.nv=20", "--out", str(out)]
+    with caplog.at_level(logging.WARNING):
+        doc = _score(args, capsys)
+    fake = str(tmp_path / "b" / "real.npy")
+    assert [r["metric"] for r in doc["results"]] == ["imd"] and doc["dims"] == {"real": 8, fake: 16}
+    assert list(doc["metrics"]) == ["imd"] and doc["metrics"]["imd"]["nv"] == 20
+    assert f"FAKE {fake} has 16: FID, KID need one dimension and are left out; scoring IMD" in caplog.text
+    record = json.loads((out / "summary.json").read_text())
+    assert list(record["config"]["metrics"]) == ["imd"] and record["left_out"] == doc["left_out"]
+    runs_csv = (out / "runs.csv").read_text()
+    again = _score(args, capsys)  # resumed: the store keyed by the narrowed identity is this command's
+    assert [(r["metric"], r["value"]) for r in again["results"]] == [(r["metric"], r["value"]) for r in doc["results"]]
+    assert (out / "runs.csv").read_text() == runs_csv
+
+
+def test_score_chosen_metric_refused_after_extraction_leaves_no_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], row_means: type) -> None:
+    """Chosen FID through an extractor that declares no dimension: refused in one line once the features disagree,
+    before any run, and the folder the command made is gone (no record keyed to the refused config, no grids)."""
     np.save(tmp_path / "real.npy", _images(120, 8, 5))
     np.save(tmp_path / "fake.npy", _images(110, 16, 6))
     out = tmp_path / "res"
     args = [str(tmp_path / "real.npy"), str(tmp_path / "fake.npy"), "--features", "row_means_score_test",
-            "--runs", "2", "--sample-size", "100", "--option", "imd.nv=20", "--out", str(out)]
-    with caplog.at_level(logging.WARNING):
-        doc = _score(args, capsys)
-    assert [r["metric"] for r in doc["results"]] == ["imd"] and doc["dims"] == {"real": 8, "fake": 16}
-    assert "fake.npy has 16: FID, KID need one dimension and are left out; scoring IMD" in caplog.text
-    runs = (out / "runs.csv").read_text()
-    again = _score(args, capsys)  # resumed: the store keyed by the narrowed identity is this command's
-    assert again["results"] == doc["results"] and (out / "runs.csv").read_text() == runs
+            "--option", "imd.nv=20", "--out", str(out)]
+    assert main([*args, "--metrics", "imd,fid", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.strip().endswith(
+        f"FID needs features of one dimension, but REAL {tmp_path / 'real.npy'} has 8 features and FAKE "
+        f"{tmp_path / 'fake.npy'} has 16: to compare sets of different dimension choose only dimension-free metrics "
+        "(IMD, Vendi)"), err
+    assert not out.exists()
+    assert [r["metric"] for r in _score([*args, "--metrics", "imd"], capsys)["results"]] == ["imd"]
 
 
 def test_score_extractor_without_feature_dim_keeps_every_default_metric_when_its_features_agree(

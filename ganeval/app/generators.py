@@ -276,10 +276,8 @@ def planned_sets(plan: Plan, real: np.ndarray, models: Mapping[str, list[Any]], 
 
 def fit_dims(plan: Plan, sets: Mapping[str, tuple[tuple[int, ...] | None, int | None]]) -> None:
     """Sets of different dimension (`sets` as `planned_sets` gives them, the real one first; those of unknown
-    dimension skipped): with the default metrics (metrics=default) those needing one dimension are left out of
-    `plan.settings` (a logged note); chosen ones are refused (`check_dims`), naming the set and both inputs."""
-    from dataclasses import replace
-
+    dimension skipped): with the default metrics (metrics=default) those needing one dimension are left out
+    (`Plan.narrow_metrics`, a logged note); chosen ones are refused (`check_dims`), naming the set and both inputs."""
     from ganeval.metrics.dims import fit_metrics
 
     (real, (real_shape, real_dim)), *fakes = sets.items()
@@ -289,7 +287,7 @@ def fit_dims(plan: Plan, sets: Mapping[str, tuple[tuple[int, ...] | None, int | 
     if plan.choices.get("metrics", "default") == "default":
         metrics, note = fit_metrics(plan.settings.metrics, known, chosen=False)  # type: ignore[arg-type]
         if note is not None:
-            plan.settings = replace(plan.settings, metrics=metrics)
+            plan.narrow_metrics(metrics, note)
             log.warning("%s", note)
         return
     for what, (shape, d) in fakes:

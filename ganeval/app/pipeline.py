@@ -124,27 +124,33 @@ def open_results(plan: Plan, protocol: bool = True, narrowable: bool = False) ->
 
     `protocol`: the runs go through `run_blocks` (keyed by the settings' identity too), else straight to `run_loop`.
     `narrowable`: the default metrics may yet lose those needing one dimension, once extraction tells the sets'
-    dimensions (`ganeval.metrics.dims.fit_metrics`): runs stored under that narrower identity are this config's too.
+    dimensions (`Plan.narrow_metrics`): runs stored under that narrower identity are this config's too.
     """
     from dataclasses import replace
 
     from ganeval.metrics.dims import dimension_free_part
     from ganeval.protocol.api import store_identity
-    from ganeval.protocol.store import ConfigMismatchError, check_store
+    from ganeval.protocol.store import ConfigMismatchError, check_store, identity_hash
 
-    identity = store_identity(plan.settings, plan.identity()) if protocol else plan.identity()
-    free = dimension_free_part(cast("Metrics", plan.settings.metrics)) if narrowable and protocol else None
-    candidates = [identity] + ([store_identity(replace(plan.settings, metrics=free), plan.identity())] if free else [])
-    refusals: list[tuple[int, str]] = []
-    for candidate in candidates:
+    def key(settings: Any, ident: dict[str, Any]) -> dict[str, Any]:
+        return store_identity(settings, ident) if protocol else ident
+
+    identity = key(plan.settings, plan.identity())
+    free = dimension_free_part(cast("Metrics", plan.settings.metrics)) if narrowable else None
+    candidates = [identity] + ([key(replace(plan.settings, metrics=free), plan.identity(free))] if free else [])
+    refusals: list[tuple[int, int, str]] = []
+    for i, candidate in enumerate(candidates):
         try:  # run_loop keys the store by identity_hash of the identity it is given: the same key here
-            check_store(plan.results_dir, plan.set_config_hash(candidate), plan.options.overwrite, candidate)
-            return
+            check_store(plan.results_dir, identity_hash(candidate), plan.options.overwrite, candidate)
         except ConfigMismatchError as e:
             keys = differing_keys(plan.results_dir, candidate)
-            refusals.append((len(keys), f"{e}{shown_differences(keys)}"))
-    plan.set_config_hash(identity)
-    raise ConfigMismatchError(min(refusals)[1])  # the identity closest to the stored one says what differs
+            refusals.append((len(keys), i, f"{e}{shown_differences(keys)}"))
+            continue
+        plan.set_config_hash(candidate)
+        return
+    _, i, message = min(refusals)  # the identity closest to the stored one says what differs (and its hash, "now")
+    plan.set_config_hash(candidates[i])
+    raise ConfigMismatchError(message)
 
 
 def shown_differences(keys: list[tuple[str, Any, Any]], most: int = 4) -> str:

@@ -111,13 +111,24 @@ class Plan:
         own = self.params.get("title") if self.params is not None else None
         return str(own or self.name)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self, metrics: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What the numbers depend on besides the protocol settings: the resolved config without the keys that
         change no number (`numeric_config`) and the content hashes of every input; the inputs' paths declared as
-        provenance (`input_provenance`: kept, but neither hashed nor compared)."""
-        ident: dict[str, Any] = {"config": numeric_config(self.config), "content": self.content}
+        provenance (`input_provenance`: kept, but neither hashed nor compared). `metrics`: the identity once
+        `narrow_metrics(metrics)` has run."""
+        config = self.config if metrics is None else narrowed_config(self.config, metrics)
+        ident: dict[str, Any] = {"config": numeric_config(config), "content": self.content}
         where = input_provenance(ident["config"], self.content)
         return {**ident, PROVENANCE_KEY: where} if where else ident
+
+    def narrow_metrics(self, metrics: Metrics, note: str) -> None:
+        """Score only `metrics`, some of the settings' (the default ones that fit sets of different dimension,
+        `ganeval.metrics.dims.fit_metrics`): in the settings and the config alike, `note` saying why in the record."""
+        from dataclasses import replace
+
+        self.settings = replace(self.settings, metrics=metrics)
+        self.config = self.record.config = narrowed_config(self.config, metrics)
+        self.record.left_out = note
 
     @property
     def config_hash(self) -> str:
@@ -243,6 +254,14 @@ def check_keys(node: Any, path: str = "") -> None:
     elif isinstance(node, list):
         for i, value in enumerate(node):
             check_keys(value, f"{path}[{i}]")
+
+
+def narrowed_config(config: dict[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """`config` with its `metrics` node cut to the names of `metrics` (a config without one: unchanged)."""
+    node = config.get("metrics")
+    if not isinstance(node, Mapping):
+        return config
+    return {**config, "metrics": {k: v for k, v in node.items() if k in metrics}}
 
 
 def numeric_config(config: Mapping[str, Any]) -> dict[str, Any]:

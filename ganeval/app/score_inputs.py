@@ -273,13 +273,16 @@ def classify(s: InputSet) -> InputSet:
 
 
 def label_sets(fakes: list[InputSet]) -> None:
-    """Give the generated sets distinct model labels: their names, or the arguments where names collide."""
+    """Give the generated sets distinct model labels: their names, or the arguments where names collide or a name
+    is "real" (REAL's label in the results: its row count and dimension)."""
     from collections import Counter
 
     counts = Counter(s.name for s in fakes)
     for s in fakes:
-        if counts[s.name] > 1:
+        if counts[s.name] > 1 or s.name == "real":
             s.name = s.arg
+    if any(s.name == "real" for s in fakes):
+        raise ValueError("a generated set is labelled 'real', REAL's label in the results: give it another label")
     args = Counter(s.arg for s in fakes)
     twice = [a for a, n in args.items() if n > 1]
     if twice:

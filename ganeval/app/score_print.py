@@ -42,6 +42,7 @@ def as_json(result: Any) -> dict[str, Any]:
         "features": cfg["features"], "metrics": cfg["metrics"],
         **({"real_features": cfg["real_features"]} if "real_features" in cfg else {}),
         "dims": result.record.dims,
+        **({"left_out": result.record.left_out} if result.record.left_out else {}),
         "interval_covers": result.record.interval_covers,
         "reference": reference_json(result.real),
         "protocol": result.record.full_set,

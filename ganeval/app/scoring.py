@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import time
@@ -363,20 +364,18 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     for note in notes:  # after every check: a refused command prints only why (in Python's words from Python)
         log.warning("%s", note if request.command else in_python(note))
     plan = make_plan(request, real, fakes, extractor, settings, real_ex)
+    plan.record.left_out = narrowed
     full = settings.runs == 1
-    # the default metrics may yet lose those needing one dimension when a set's is known only after extraction
-    late = request.default_metrics and not own and None in planned.values()
+    # a set's dimension known only after extraction (an extractor that declares no `feature_dim`) while some metric
+    # needs one: the default metrics are narrowed then, chosen ones refused then (`settle_dims`)
+    late = not own and None in planned.values() and any(m.same_dim for m, _ in cast("Metrics", settings.metrics).ordered())
     results_dir = plan.results_dir if request.out is not None and main else None
+    made = results_dir is not None and not results_dir.exists()  # removed again, empty, if refused after extraction
     if results_dir is not None:
         with plan.stage("writing"):
-            pipeline.open_results(plan, protocol=not full, narrowable=late)
-            if request.samples:  # before the features: cheap (a few files decoded); a refused path stops no long work
-                from ganeval.app.score_samples import write_sample_grids
-                from ganeval.results.outputs import write_manifest
-
-                write_manifest(results_dir)  # the folder is ganeval's from now on: a stopped run's rerun is not refused
-                write_sample_grids(results_dir, [real, *fakes], settings.seed)
-                write_manifest(results_dir)  # listing the grids (an --overwrite clears them)
+            pipeline.open_results(plan, protocol=not full, narrowable=late and request.default_metrics)
+            if request.samples and not late:  # before the features: cheap; a refused path stops no long work
+                write_grids(results_dir, real, fakes, settings.seed)
     else:
         from ganeval.protocol.api import store_identity
 
@@ -389,9 +388,19 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
         return None
     plan.record.dims = {"real": int(cast(np.ndarray, real_f).shape[1]),
                         **{g["model"]: int(cast(np.ndarray, f).shape[1]) for g, f in fakes_f}}
-    if late:  # each set's dimension known now: the default metrics narrowed as `default_metrics_for_dims` would have
-        settings = narrow_late(request, settings, dict(zip(planned, plan.record.dims.values())))
-        plan.settings = settings
+    if late:
+        try:
+            settle_dims(request, plan, {f"REAL {real.arg}": int(cast(np.ndarray, real_f).shape[1]),
+                                        **{f"FAKE {f.arg}": int(cast(np.ndarray, x).shape[1])
+                                           for f, (_, x) in zip(fakes, fakes_f)}})
+        except ValueError:
+            if made:  # nothing of this command's stays: the folder it made is empty (no record, no grids yet)
+                with contextlib.suppress(OSError):
+                    cast(Path, results_dir).rmdir()
+            raise
+        settings = plan.settings
+        if results_dir is not None and request.samples:
+            write_grids(results_dir, real, fakes, settings.seed)
     extras: dict[tuple[str, str], dict[str, float]] = {}
     with plan.stage("runs"):
         if full:
@@ -416,18 +425,26 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
                        plan.stage_items.get("from cache", 0))
 
 
-def narrow_late(request: ScoreRequest, settings: Settings, dims: Mapping[str, int]) -> Settings:
-    """`settings` with the default metrics that need one dimension left out when the sets' dimensions (`dims`, known
-    only after extraction) differ, the note saying so logged; unchanged otherwise."""
-    from dataclasses import replace
-
+def settle_dims(request: ScoreRequest, plan: Plan, dims: Mapping[str, int]) -> None:
+    """The sets' dimensions (`dims`, REAL's first), known only after extraction: with the default metrics those needing
+    one dimension are left out where they differ (`Plan.narrow_metrics`, the note logged); chosen ones are refused in
+    one line naming them and both dimensions (`ganeval.metrics.dims.fit_metrics`)."""
     from ganeval.metrics.dims import fit_metrics
 
-    metrics, note = fit_metrics(cast("Metrics", settings.metrics), dims, chosen=False)
-    if note is None:
-        return settings
-    log.warning("%s", note if request.command else in_python(note))
-    return replace(settings, metrics=metrics)
+    metrics, note = fit_metrics(cast("Metrics", plan.settings.metrics), dims, chosen=not request.default_metrics)
+    if note is not None:
+        log.warning("%s", note if request.command else in_python(note))
+        plan.narrow_metrics(metrics, note)
+
+
+def write_grids(results_dir: Path, real: InputSet, fakes: list[InputSet], seed: int) -> None:
+    """A grid of sample images of each set into results_dir, listed in its manifest (an --overwrite clears them)."""
+    from ganeval.app.score_samples import write_sample_grids
+    from ganeval.results.outputs import write_manifest
+
+    write_manifest(results_dir)  # the folder is ganeval's from now on: a stopped run's rerun is not refused
+    write_sample_grids(results_dir, [real, *fakes], seed)
+    write_manifest(results_dir)
 
 
 def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet], scan: float = 0.0) -> ScoreResult:

@@ -55,9 +55,9 @@ class SampleGenerator(_Base):
         from ganeval.data.sources import ImageSource
 
         source = self._source()
-        if source == "folder":
+        if self._data is None and source == "folder":  # not loaded yet: the headers (loaded: its array, read once)
             return tuple(int(d) for d in ImageSource(self.path).shape[1:])
-        arr = self._load() if source == "wordvectors" else self._array(mmap=True)
+        arr = self._data if self._data is not None else self._load() if source == "wordvectors" else self._array(True)
         if arr.ndim == 2 and np.issubdtype(arr.dtype, np.floating):
             return tuple(int(d) for d in arr.shape[1:])
         return tuple(int(d) for d in as_uint8_images(np.asarray(arr[:1]), self.what, 1).shape[1:])

@@ -71,6 +71,8 @@ class RunRecord:
     # each set's feature dimension (set -> D; "real" first): sets of different dimension are compared by IMD and the
     # other dimension-free metrics (`ganeval.metrics.dims`)
     dims: dict[str, int] | None = None
+    # the note naming the default metrics left out because the sets differ in dimension (or go through two extractors)
+    left_out: str | None = None
 
     def set_results(self, summary: pd.DataFrame, stage_seconds: Mapping[str, float]) -> None:
         """Record the summary's rows and the stage times (to the millisecond), the last fields known before writing."""

@@ -178,7 +178,8 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "", table
              ("sample size", record.config.get("sample_size")), ("confidence", record.config.get("confidence")),
              ("seed", record.seed), ("device", record.device), ("config hash", record.config_hash),
              ("scored on", "the full sets (one value per metric, no interval)" if record.config.get("full_sets") else None),
-             ("rows per set", record.config.get("sets"))]
+             ("rows per set", record.config.get("sets")), ("feature dimensions", record.dims),
+             ("metrics left out", record.left_out)]
     table_md = out / "table.md"
     if table is not None:
         table_html = paper_table_html(table, record.interval_covers)
