@@ -93,7 +93,7 @@ def _metrics_when_opened(monkeypatch: pytest.MonkeyPatch, overrides: list[str]) 
     extraction (reaching those fails the test)."""
     seen: dict[str, Any] = {}
 
-    def opened(plan: Any, protocol: bool = True, narrowable: bool = False) -> None:
+    def opened(plan: Any, protocol: bool = True, narrowable: bool = False, clear: bool = True) -> None:
         seen.update(metrics=list(plan.settings.metrics), narrowable=narrowable)
         raise Opened
 
@@ -303,6 +303,32 @@ def test_score_chosen_metric_refused_after_extraction_leaves_no_folder(
         "(IMD, Vendi)"), err
     assert not out.exists()
     assert [r["metric"] for r in _score([*args, "--metrics", "imd"], capsys)["results"]] == ["imd"]
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert main([*args, "--metrics", "imd,fid", "--overwrite", "--quiet"]) == 2  # refused: the results it would
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # overwrite are all still there
+    capsys.readouterr()
+    nested = tmp_path / "n1" / "n2" / "res"
+    assert main([*args[:-1], str(nested), "--metrics", "imd,fid", "--quiet"]) == 2
+    assert not (tmp_path / "n1").exists()  # every folder the command made is gone
+
+
+def test_score_labels_real_and_shared_are_refused_from_python(tmp_path: Path) -> None:
+    """REAL's label in the results is "real": a FAKE labelled so in Python is refused, one given as a path named
+    real.npy is labelled by its path."""
+    import ganeval
+
+    np.save(tmp_path / "real.npy", _images(60, 8, 5))
+    (tmp_path / "b").mkdir()
+    np.save(tmp_path / "b" / "real.npy", _images(60, 8, 6))
+    real, other = str(tmp_path / "real.npy"), str(tmp_path / "b" / "real.npy")
+    with pytest.raises(ValueError, match=r"^a generated set is labelled 'real', real's label in the results"):
+        ganeval.score(real, {"real": other}, features="pixels", metrics="imd", progress=False)
+    with pytest.raises(ValueError, match=r"^a generated set is labelled 'real'"):
+        ganeval.score(real, {"real": np.zeros((60, 4), np.float32)}, metrics="imd", progress=False)
+    with pytest.raises(ValueError, match=r"^a generated set is labelled 'real'"):  # before: an internal error
+        ganeval.score(real, {"real": real, other: other}, features="pixels", metrics="imd", progress=False)
+    r = ganeval.score(real, [real, other], features="pixels", metrics="imd", progress=False)  # unlabelled: by path
+    assert list(r.record.dims) == ["real", real, other]
 
 
 def test_score_extractor_without_feature_dim_keeps_every_default_metric_when_its_features_agree(

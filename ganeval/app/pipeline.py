@@ -118,13 +118,15 @@ def features(plan: Plan, images: np.ndarray, extractor: Any, what: str) -> np.nd
 
 
 # --------------------------------------------------------------------------- scoring and writing
-def open_results(plan: Plan, protocol: bool = True, narrowable: bool = False) -> None:
+def open_results(plan: Plan, protocol: bool = True, narrowable: bool = False, clear: bool = True) -> None:
     """Check results_dir for this config and content before any expensive work: a directory holding other runs
     (unless overwrite=true) or being written by another process is refused now, not after training and extraction.
 
     `protocol`: the runs go through `run_blocks` (keyed by the settings' identity too), else straight to `run_loop`.
     `narrowable`: the default metrics may yet lose those needing one dimension, once extraction tells the sets'
     dimensions (`Plan.narrow_metrics`): runs stored under that narrower identity are this config's too.
+    `clear` False: with overwrite=true the previous outputs stay until the runs start (the run may still be refused
+    after extraction, and a refused run loses nothing).
     """
     from dataclasses import replace
 
@@ -141,7 +143,7 @@ def open_results(plan: Plan, protocol: bool = True, narrowable: bool = False) ->
     refusals: list[tuple[int, int, str]] = []
     for i, candidate in enumerate(candidates):
         try:  # run_loop keys the store by identity_hash of the identity it is given: the same key here
-            check_store(plan.results_dir, identity_hash(candidate), plan.options.overwrite, candidate)
+            check_store(plan.results_dir, identity_hash(candidate), plan.options.overwrite, candidate, clear)
         except ConfigMismatchError as e:
             keys = differing_keys(plan.results_dir, candidate)
             refusals.append((len(keys), i, f"{e}{shown_differences(keys)}"))

@@ -44,6 +44,7 @@ class InputSet:
     reference: Any = None  # the `ganeval.data.references.Reference` when the input is a reference file
     stream: Any = None  # the ganeval.data.sources.ImageSource of a folder, zip or tar (never held in memory)
     features: Any = None  # a streamed set's features when extracted before the plan (`ganeval.app.scoring.extract_first`)
+    labelled: bool = False  # its name is the label the user gave (a key of `score`'s fakes dict), kept as given
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -273,20 +274,25 @@ def classify(s: InputSet) -> InputSet:
 
 
 def label_sets(fakes: list[InputSet]) -> None:
-    """Give the generated sets distinct model labels: their names, or the arguments where names collide or a name
-    is "real" (REAL's label in the results: its row count and dimension)."""
+    """Give the generated sets distinct model labels: the labels given, else their names, or their arguments where
+    names collide or a name is "real" (REAL's label in the results: its row count and dimension). A label left
+    "real" or shared is refused, naming it."""
     from collections import Counter
 
-    counts = Counter(s.name for s in fakes)
-    for s in fakes:
-        if counts[s.name] > 1 or s.name == "real":
-            s.name = s.arg
-    if any(s.name == "real" for s in fakes):
-        raise ValueError("a generated set is labelled 'real', REAL's label in the results: give it another label")
     args = Counter(s.arg for s in fakes)
     twice = [a for a, n in args.items() if n > 1]
     if twice:
         raise ValueError(f"FAKE {twice[0]} is given {args[twice[0]]} times: give each generated set once")
+    counts = Counter(s.name for s in fakes)
+    for s in fakes:
+        if not s.labelled and (counts[s.name] > 1 or s.name == "real"):
+            s.name = s.arg
+    if any(s.name == "real" for s in fakes):
+        raise ValueError("a generated set is labelled 'real', REAL's label in the results: give it another label "
+                         "(on the command line, another path to it, e.g. ./real)")
+    shared = [name for name, n in Counter(s.name for s in fakes).items() if n > 1]
+    if shared:
+        raise ValueError(f"two generated sets are labelled {shared[0]!r}: give each its own label")
 
 
 LAYOUT_NAMES = {"ganeval": "ganeval reference", "pytorch-fid": "pytorch-fid statistics", "clean-fid": "clean-fid statistics",

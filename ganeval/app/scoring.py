@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import os
 import time
@@ -198,7 +197,7 @@ def load_fakes(request: ScoreRequest) -> list[InputSet]:
         shown = label or (str(f) if isinstance(f, (str, os.PathLike)) else unnamed)
         s = given_input(f, shown, request.size, request.layout, request.n_generated, request.seed, request.vocab)
         if label is not None:
-            s.name = label
+            s.name, s.labelled = label, True
         fakes.append(s)
     return fakes
 
@@ -370,10 +369,10 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     # needs one: the default metrics are narrowed then, chosen ones refused then (`settle_dims`)
     late = not own and None in planned.values() and any(m.same_dim for m, _ in cast("Metrics", settings.metrics).ordered())
     results_dir = plan.results_dir if request.out is not None and main else None
-    made = results_dir is not None and not results_dir.exists()  # removed again, empty, if refused after extraction
+    made = first_missing(results_dir)  # the folders this command makes: removed again if refused after extraction
     if results_dir is not None:
         with plan.stage("writing"):
-            pipeline.open_results(plan, protocol=not full, narrowable=late and request.default_metrics)
+            pipeline.open_results(plan, protocol=not full, narrowable=late and request.default_metrics, clear=not late)
             if request.samples and not late:  # before the features: cheap; a refused path stops no long work
                 write_grids(results_dir, real, fakes, settings.seed)
     else:
@@ -394,9 +393,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
                                         **{f"FAKE {f.arg}": int(cast(np.ndarray, x).shape[1])
                                            for f, (_, x) in zip(fakes, fakes_f)}})
         except ValueError:
-            if made:  # nothing of this command's stays: the folder it made is empty (no record, no grids yet)
-                with contextlib.suppress(OSError):
-                    cast(Path, results_dir).rmdir()
+            if made is not None:  # nothing of this command's stays: the folders it made are empty (no record, no grids)
+                remove_empty(cast(Path, results_dir), made)
             raise
         settings = plan.settings
         if results_dir is not None and request.samples:
@@ -435,6 +433,29 @@ def settle_dims(request: ScoreRequest, plan: Plan, dims: Mapping[str, int]) -> N
     if note is not None:
         log.warning("%s", note if request.command else in_python(note))
         plan.narrow_metrics(metrics, note)
+
+
+def first_missing(path: Path | None) -> Path | None:
+    """The outermost folder of `path` (itself included) that does not exist yet, None when it exists (or is None)."""
+    missing = None
+    for d in ([path, *path.parents] if path is not None else []):
+        if d.exists() or d.is_symlink():
+            break
+        missing = d
+    return missing
+
+
+def remove_empty(path: Path, top: Path) -> None:
+    """Remove `path` and its parents up to `top` while they are empty folders (never a link or a folder with files)."""
+    d = path
+    while not d.is_symlink():
+        try:
+            d.rmdir()
+        except OSError:
+            return
+        if d == top:
+            return
+        d = d.parent
 
 
 def write_grids(results_dir: Path, real: InputSet, fakes: list[InputSet], seed: int) -> None:

@@ -332,18 +332,20 @@ def open_store(
 
 
 def check_store(results_dir: str | Path, config_hash: str, overwrite: bool = False,
-                identity: dict[str, Any] | None = None) -> None:
+                identity: dict[str, Any] | None = None, clear: bool = True) -> None:
     """Before any expensive work, refuse a results_dir that another process is writing or (unless `overwrite`)
     that holds runs of another config (given `identity`, a folder of an older version whose identity differs only
     by shorter content hashes is brought to the current form instead); reads only the lock and runs.meta.json (the rows
-    are checked when the run loop opens the store)."""
+    are checked when the run loop opens the store). With `overwrite` the previous outputs are cleared now, or (`clear`
+    False: the run may still be refused after extraction) when the run loop opens the store."""
     d = Path(results_dir)
     meta_path, runs_path = d / META_FILE, d / RUNS_FILE
     with locked(d):
         if not overwrite and meta_path.exists() and (meta := _read_meta(meta_path))["config_hash"] != config_hash:
             _migrate(d, meta, config_hash, identity)
     if overwrite:
-        clear_outputs(d)  # a fresh start: no output of the previous run survives into this one's report
+        if clear:
+            clear_outputs(d)  # a fresh start: no output of the previous run survives into this one's report
         return
     if not meta_path.exists() and runs_path.exists():
         raise ConfigMismatchError(f"{runs_path} exists without {META_FILE}, so its config is unknown; "

@@ -179,7 +179,7 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "", table
              ("seed", record.seed), ("device", record.device), ("config hash", record.config_hash),
              ("scored on", "the full sets (one value per metric, no interval)" if record.config.get("full_sets") else None),
              ("rows per set", record.config.get("sets")), ("feature dimensions", record.dims),
-             ("metrics left out", record.left_out)]
+             ("metrics left out", record.left_out.removeprefix("note: ") if record.left_out else None)]
     table_md = out / "table.md"
     if table is not None:
         table_html = paper_table_html(table, record.interval_covers)

@@ -125,8 +125,10 @@ def run(plan: Plan) -> pd.DataFrame:
     for sets in planned.values():  # sets of different dimension: default metrics narrowed, chosen ones refused, now
         generators.fit_dims(plan, sets)
     # another config's or other content's runs in results_dir: refused now (a dimension known only after extraction
-    # may still narrow the default metrics: runs stored under that narrower identity are this config's)
-    pipeline.open_results(plan, narrowable=generators.dims_unknown(plan, planned))
+    # may still narrow the default metrics, whose narrower identity is this config's too, or refuse chosen ones: then
+    # overwrite=true clears the previous outputs only when the runs start)
+    unknown = any(d is None for sets in planned.values() for _, d in sets.values())
+    pipeline.open_results(plan, narrowable=generators.dims_unknown(plan, planned), clear=not unknown)
 
     # 2. generators, pools and features
     blocks = []
