@@ -11,6 +11,15 @@ import torch
 SLOW_TIMEOUT = 1800  # seconds for a test marked `slow` (pyproject's `timeout` is every other test's)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Ctrl-C's SIGINT reaches the commands the tests start and stop with it: a shell that runs pytest in the
+    background (`pytest &`) ignores SIGINT, which every child would inherit (and then run on when stopped)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:  # a slow test gets the larger timeout unless it names its own
         if "slow" in item.keywords and item.get_closest_marker("timeout") is None:
