@@ -70,9 +70,7 @@ def begin(folder: Path, cfg: Any) -> None:
         if os.path.islink(p):
             raise ValueError(f"{p} is a symbolic link (to {os.readlink(p)}); ganeval never writes through a link: "
                              "remove the link or choose another results_dir")
-    made, probe = None, folder
-    while not os.path.lexists(probe):
-        made, probe = probe, probe.parent
+    made = first_missing(folder)
     hydra = {n: (folder / HYDRA_DIR / n).read_text() if _regular(folder / HYDRA_DIR / n) else None for n in HYDRA_FILES}
     log_size = os.lstat(folder / LOG).st_size if _regular(folder / LOG) else None
     tree = _tree(folder) if made is None else frozenset()
@@ -130,10 +128,24 @@ def undo() -> bool:
         if all(text is None for text in w.hydra.values()):
             _rmdir(w.folder / HYDRA_DIR)
         if w.made is not None:
-            d = w.folder
-            while _rmdir(d) and d != w.made:
-                d = d.parent
+            remove_made(w.folder, w.made)
     return done
+
+
+def first_missing(folder: Path) -> Path | None:
+    """The topmost folder of `folder` (itself included) that does not exist yet, which making it creates; None when
+    it exists."""
+    made, probe = None, folder
+    while not os.path.lexists(probe):
+        made, probe = probe, probe.parent
+    return made
+
+
+def remove_made(folder: Path, made: Path) -> None:
+    """Remove `folder` and its parents up to `made` (`first_missing`'s answer) while they are empty folders."""
+    d = folder
+    while _rmdir(d) and d != made:
+        d = d.parent
 
 
 def _rmdir(d: Path) -> bool:

@@ -20,6 +20,7 @@ import pandas as pd
 from ganeval.app import pipeline
 from ganeval.app import score_protocol as sp
 from ganeval.app.paths import check_writable
+from ganeval.app.run_files import first_missing, remove_made
 from ganeval.app.plan import Options, Plan
 from ganeval.app.python_words import in_python, speaks_python
 from ganeval.app.score_inputs import (
@@ -363,13 +364,13 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     for note in notes:  # after every check: a refused command prints only why (in Python's words from Python)
         log.warning("%s", note if request.command else in_python(note))
     plan = make_plan(request, real, fakes, extractor, settings, real_ex)
-    plan.record.left_out = narrowed
+    plan.record.left_out = narrowed if narrowed is None or request.command else in_python(narrowed)  # as logged
     full = settings.runs == 1
     # a set's dimension known only after extraction (an extractor that declares no `feature_dim`) while some metric
     # needs one: the default metrics are narrowed then, chosen ones refused then (`settle_dims`)
     late = not own and None in planned.values() and any(m.same_dim for m, _ in cast("Metrics", settings.metrics).ordered())
     results_dir = plan.results_dir if request.out is not None and main else None
-    made = first_missing(results_dir)  # the folders this command makes: removed again if refused after extraction
+    made = first_missing(results_dir) if results_dir is not None else None  # removed again if refused after extraction
     if results_dir is not None:
         with plan.stage("writing"):
             pipeline.open_results(plan, protocol=not full, narrowable=late and request.default_metrics, clear=not late)
@@ -394,7 +395,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
                                            for f, (_, x) in zip(fakes, fakes_f)}})
         except ValueError:
             if made is not None:  # nothing of this command's stays: the folders it made are empty (no record, no grids)
-                remove_empty(cast(Path, results_dir), made)
+                remove_made(cast(Path, results_dir), made)
             raise
         settings = plan.settings
         if results_dir is not None and request.samples:
@@ -431,31 +432,9 @@ def settle_dims(request: ScoreRequest, plan: Plan, dims: Mapping[str, int]) -> N
 
     metrics, note = fit_metrics(cast("Metrics", plan.settings.metrics), dims, chosen=not request.default_metrics)
     if note is not None:
-        log.warning("%s", note if request.command else in_python(note))
+        note = note if request.command else in_python(note)  # recorded as logged: in Python's words from Python
+        log.warning("%s", note)
         plan.narrow_metrics(metrics, note)
-
-
-def first_missing(path: Path | None) -> Path | None:
-    """The outermost folder of `path` (itself included) that does not exist yet, None when it exists (or is None)."""
-    missing = None
-    for d in ([path, *path.parents] if path is not None else []):
-        if d.exists() or d.is_symlink():
-            break
-        missing = d
-    return missing
-
-
-def remove_empty(path: Path, top: Path) -> None:
-    """Remove `path` and its parents up to `top` while they are empty folders (never a link or a folder with files)."""
-    d = path
-    while not d.is_symlink():
-        try:
-            d.rmdir()
-        except OSError:
-            return
-        if d == top:
-            return
-        d = d.parent
 
 
 def write_grids(results_dir: Path, real: InputSet, fakes: list[InputSet], seed: int) -> None:
