@@ -168,9 +168,9 @@ def _bin(path: Path, words: list[str], v: np.ndarray, header_dim: int) -> None:
 
 def test_score_word2vec_binary_whose_header_disagrees_with_its_rows(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """A .bin whose header says 20 over rows of 19 values was read out of step under --vocab (IMD 272.8 for the
-    true 95.98): refused in one line naming both dimensions, by the command and by `ganeval.score`; under a true
-    header the .bin scores exactly what the .vec of the same vectors scores."""
+    """A .bin whose header says 20 over rows of 19 values was read out of step under --vocab (IMD 352.8 for the
+    true 73.47, docs/reliability.md): refused in one line naming both dimensions, by the command and by
+    `ganeval.score`; under a true header the .bin scores exactly what the .vec of the same vectors scores."""
     x, y = _pair(300, 250, 19, 12)
     words = [f"word{i:04d}" for i in range(300)]
     _bin(tmp_path / "bad.bin", words, x, 20)

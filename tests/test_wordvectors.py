@@ -133,7 +133,7 @@ def _rows(n: int, d: int, short: bool, seed: int = 0) -> tuple[list[str], np.nda
 def test_binary_header_dimension_that_disagrees_with_the_rows_is_refused_naming_both(
         tmp_path: Path, row_dim: int, newline: bool, short: bool, vocab: int | None) -> None:
     """Header "300 20" over rows of 19 or 21 values. Read with 20, 19-value rows each followed by a newline take the
-    newline and 3 letters of the next word as a 20th value (IMD 272.8 where the true vectors give 95.98): silent
+    newline and 3 letters of the next word as a 20th value (IMD 352.8 where the true vectors give 73.47): silent
     under vocab with long words; with short words the next "word" is float bytes ("not UTF-8"); without vocab the
     last row "ends inside the vector". Every case names the rows' dimension and the header's."""
     words, v = _rows(300, row_dim, short)
