@@ -316,9 +316,10 @@ def test_weights_both_extractors_load_are_given_per_side(tmp_path: Path, incepti
                                                     "(--real-features): drop it"),
     ]:
         assert _refused([*half, *extra], capsys).endswith(end)
-    err = _refused([*paths, "--real-weights", "w.pth", "--metrics", "imd"], capsys)
-    assert err.endswith("--real-weights gives REAL's own extractor (--real-features NAME) its weights; without one, "
-                        "REAL goes through --features, whose weights --weights gives")
+    for same in ([], ["--real-features", "pixels", "--features", "pixels"]):  # no extractor of REAL's own
+        err = _refused([*paths, *same, "--real-weights", "w.pth", "--metrics", "imd"], capsys)
+        assert err.endswith("--real-weights gives REAL's own extractor (--real-features NAME) its weights; without "
+                            "one, REAL goes through --features too, whose weights --weights gives")
     with pytest.raises(ValueError, match=r"^resize=\"pil\" is not a preprocessing mode of features=\"inception\" "
                                          r"\(features\) or pixels \(real_features\)"):
         ganeval.score(paths[0], paths[1], real_features="pixels", features="inception", resize="pil", metrics="imd",

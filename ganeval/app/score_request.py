@@ -208,6 +208,8 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
 
 
 EXTRACTOR_OPTIONS = ("weights", "resize", "dims", "pixels_size")  # `ScoreRequest`'s options of an extractor
+NO_OWN_EXTRACTOR = ("--real-weights gives REAL's own extractor (--real-features NAME) its weights; without one, REAL "
+                    "goes through --features too, whose weights --weights gives")
 
 
 def takes(entry: Any, option: str, value: Any) -> bool:
@@ -243,10 +245,9 @@ def option_refusal(option: str, value: Any, given: str) -> str:
 
 def side_requests(request: ScoreRequest, fake: str, real: str) -> tuple[ScoreRequest, ScoreRequest]:
     """FAKE's and REAL's requests when REAL goes through an extractor of its own (`real`, --real-features; FAKE
-    through `fake`, --features or its default): each
-    extractor option reaches the extractor(s) that take it and is refused where neither does. `--weights` where both
-    load a weights file is refused (a file is one network's): `--real-weights` gives REAL's, `--weights` then
-    FAKE's."""
+    through `fake`, --features or its default): each extractor option reaches the extractor(s) that take it and is
+    refused where neither does. `--weights` where both load a weights file is refused (a file is one network's):
+    `--real-weights` gives REAL's, `--weights` then FAKE's."""
     import dataclasses
 
     from ganeval.features.base import REGISTRY

@@ -29,7 +29,7 @@ from ganeval.app.score_inputs import (
 )
 from ganeval.app.score_request import (
     ScoreRequest, check_inputs, check_out_not_input, check_outputs_not_inputs, check_inputs_fakes,
-    default_metrics_for_dims, make_extractor, make_settings, set_dims, side_requests, two_spaces,
+    NO_OWN_EXTRACTOR, default_metrics_for_dims, make_extractor, make_settings, set_dims, side_requests, two_spaces,
 )
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
@@ -139,8 +139,8 @@ def score(real: Any, fakes: Any = (), *,
     a mapping name -> options, as `ganeval.evaluate` takes them (the default, None: imd,fid,kid, where the sets differ
     in dimension IMD alone, with a note). `real_features` extracts REAL through an extractor of its own
     (dimension-free metrics only; each extractor option goes to the extractor that takes it, and `real_weights` is
-    the weights file of REAL's where both load one, `weights` then FAKE's); `vocab` reads the most frequent words of word-vector files. The other arguments
-    are the command's options (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
+    the weights file of REAL's where both load one, `weights` then FAKE's); `vocab` reads the most frequent words of
+    word-vector files. The other arguments are the command's options (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
     `.table()` the summary, `.sentences` the comparisons in words); None on a torchrun rank other than 0. Bad input
     raises a one-line ValueError before any feature is extracted.
     """
@@ -167,8 +167,7 @@ def score(real: Any, fakes: Any = (), *,
         n_generated=n_generated, vocab=vocab, real_features=real_features, real_weights=real_weights,
         default_metrics=unchosen)
     if request.real_weights is not None and request.real_features is None:
-        raise ValueError("--real-weights gives REAL's own extractor (--real-features NAME) its weights; without one, "
-                         "REAL goes through --features, whose weights --weights gives")
+        raise ValueError(NO_OWN_EXTRACTOR)
     if request.batch_size is not None and request.batch_size < 1:
         raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
     if request.num_workers < 0:
@@ -214,8 +213,7 @@ def extractor_requests(request: ScoreRequest, real: InputSet) -> tuple[ScoreRequ
     fake = request.features or ("inception" if real.images else "identity")
     if request.real_features in (None, fake):
         if request.real_weights is not None:
-            raise ValueError(f"--real-weights gives REAL's own extractor (--real-features NAME) its weights; without "
-                             f"one, REAL goes through --features {fake} too, whose weights --weights gives")
+            raise ValueError(NO_OWN_EXTRACTOR)
         return request, None
     if precomputed(real):
         raise ValueError(f"--real-features extracts REAL's features, but REAL {real.arg} already holds features "

@@ -215,7 +215,8 @@ def _binary_rows(f: BinaryIO, name: str, out: np.ndarray, n: int) -> tuple[list[
 
 _PROBE = 6  # a binary file's first entries, read under its header's dimension and under others, whatever the vocab
 _END = "END"  # `_entry`: the file ends where an entry would begin
-_CONTROL = re.compile(rb"[\x00-\x1f\x7f]")  # no word holds one; in a row read out of step, float bytes do
+# no word holds whitespace (word2vec.c and fastText split words at it) or NUL; in a row read out of step, float bytes do
+_NOT_IN_WORDS = re.compile(rb"[\x00\t\n\v\f\r]")
 
 
 def _entry(buf: bytes, pos: int, d: int, sep: bytes, eof: bool) -> tuple[int, int] | str | None:
@@ -245,15 +246,15 @@ def _entry(buf: bytes, pos: int, d: int, sep: bytes, eof: bool) -> tuple[int, in
 
 
 def _word_fault(raw: bytes) -> str | None:
-    """What makes the bytes `raw` no binary entry's word (empty, not UTF-8, a control character), else None."""
+    """What makes the bytes `raw` no binary entry's word (empty, not UTF-8, whitespace or NUL), else None."""
     if not raw:
         return "empty word"
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
         return f"the word {raw[:40]!r} is not UTF-8"
-    if _CONTROL.search(raw):
-        return f"the word {raw[:40]!r} holds a control character"
+    if _NOT_IN_WORDS.search(raw):
+        return f"the word {raw[:40]!r} holds whitespace or NUL"
     return None
 
 
@@ -309,7 +310,7 @@ def _other_dimension(head: bytes, d: int, n: int, eof: bool, below: bool) -> int
         at = cut + 1 + 4 * e
         for sep in (b"\n", b""):
             nxt = head[at:at + 1]
-            if nxt and (nxt != b"\n" if sep else (nxt in b" \x7f" or nxt[0] < 0x20 or 0x80 <= nxt[0] < 0xC2)):
+            if nxt and (nxt != b"\n" if sep else (nxt in b" \x00\t\n\v\f\r" or 0x80 <= nxt[0] < 0xC2)):
                 continue  # cannot be followed by what follows `e` values (a newline; a word's first byte)
             count, fault = _entries(head, e, sep, n, n, eof)
             if fault is None and (count >= (2 if sep else 3) or count == n and not below):
