@@ -29,7 +29,7 @@ from ganeval.app.score_inputs import (
 )
 from ganeval.app.score_request import (
     ScoreRequest, check_inputs, check_out_not_input, check_outputs_not_inputs, check_inputs_fakes,
-    default_metrics_for_dims, make_extractor, make_settings, set_dims, two_spaces,
+    NO_OWN_EXTRACTOR, default_metrics_for_dims, make_extractor, make_settings, set_dims, side_requests, two_spaces,
 )
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
@@ -130,7 +130,7 @@ def score(real: Any, fakes: Any = (), *,
           cache_dir: str | None = None, num_workers: int | None = None, save_ref: str | None = None,
           save_stats: str | None = None, overwrite: bool = False, plots: bool = True, samples: bool = True,
           progress: bool = True, protocol: str | None = None, command: str = "", vocab: int | None = None,
-          real_features: str | None = None) -> ScoreResult | None:
+          real_features: str | None = None, real_weights: str | None = None) -> ScoreResult | None:
     """Score generated sets against a real one: what `ganeval-score` does, from Python (`ganeval.score`).
 
     `real` and each of `fakes` (one input, a list, or a dict label -> input) is a path or dataset name as on the
@@ -138,8 +138,9 @@ def score(real: Any, fakes: Any = (), *,
     with `sample(n, seed)`) drawn once for `n_generated` rows with `seed`. `metrics`: names ("imd,fid" or a list) or
     a mapping name -> options, as `ganeval.evaluate` takes them (the default, None: imd,fid,kid, where the sets differ
     in dimension IMD alone, with a note). `real_features` extracts REAL through an extractor of its own
-    (dimension-free metrics only); `vocab` reads the most frequent words of word-vector files. The other arguments
-    are the command's options (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
+    (dimension-free metrics only; each extractor option goes to the extractor that takes it, and `real_weights` is
+    the weights file of REAL's where both load one, `weights` then FAKE's); `vocab` reads the most frequent words of
+    word-vector files. The other arguments are the command's options (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
     `.table()` the summary, `.sentences` the comparisons in words); None on a torchrun rank other than 0. Bad input
     raises a one-line ValueError before any feature is extracted.
     """
@@ -163,7 +164,10 @@ def score(real: Any, fakes: Any = (), *,
         pixels_size=pixels_size,
         resize=resize, save_ref=save_ref, save_stats=save_stats, out=None if out is None else os.fspath(out),
         overwrite=overwrite, plots=plots, samples=samples, progress=progress, command=command, protocol=protocol,
-        n_generated=n_generated, vocab=vocab, real_features=real_features, default_metrics=unchosen)
+        n_generated=n_generated, vocab=vocab, real_features=real_features, real_weights=real_weights,
+        default_metrics=unchosen)
+    if request.real_weights is not None and request.real_features is None:
+        raise ValueError(NO_OWN_EXTRACTOR)
     if request.batch_size is not None and request.batch_size < 1:
         raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
     if request.num_workers < 0:
@@ -203,17 +207,24 @@ def load_fakes(request: ScoreRequest) -> list[InputSet]:
     return fakes
 
 
-def real_extractor(request: ScoreRequest, real: InputSet, extractor: Any) -> Any:
-    """REAL's extractor: `extractor`, or with `request.real_features` one of its own (REAL's features then differ
-    from the FAKEs' in space and maybe dimension, which only dimension-free metrics compare)."""
-    import dataclasses
-
-    if request.real_features in (None, request.features or ("inception" if real.images else "identity")):
-        return extractor
+def extractor_requests(request: ScoreRequest, real: InputSet) -> tuple[ScoreRequest, ScoreRequest | None]:
+    """The requests FAKE's extractor and REAL's own one are made from (None: REAL goes through FAKE's): with
+    --real-features, each extractor option goes to the extractor that takes it (`side_requests`)."""
+    fake = request.features or ("inception" if real.images else "identity")
+    if request.real_features in (None, fake):
+        if request.real_weights is not None:
+            raise ValueError(NO_OWN_EXTRACTOR)
+        return request, None
     if precomputed(real):
         raise ValueError(f"--real-features extracts REAL's features, but REAL {real.arg} already holds features "
                          "(a reference file): drop --real-features")
-    return make_extractor(dataclasses.replace(request, features=request.real_features), [real])
+    return side_requests(request, fake, request.real_features)
+
+
+def real_extractor(request: ScoreRequest | None, real: InputSet, extractor: Any) -> Any:
+    """REAL's extractor: `extractor`, or made from `request` (`extractor_requests`) one of its own (REAL's features
+    then differ from the FAKEs' in space and maybe dimension, which only dimension-free metrics compare)."""
+    return extractor if request is None else make_extractor(request, [real])
 
 
 def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extractor: Any,
@@ -350,17 +361,19 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     label_sets(fakes)
     notes: list[str] = []
     settings = make_settings(request, real, fakes, notes)
-    own = request.real_features not in (None, request.features or ("inception" if real.images else "identity"))
-    extractor = make_extractor(request, fakes if precomputed(real) or own else [real, *fakes])
-    real_ex = real_extractor(request, real, extractor)  # REAL's own extractor when `own`
+    fake_request, real_request = extractor_requests(request, real)
+    own = real_request is not None
+    extractor = make_extractor(fake_request, fakes if precomputed(real) or own else [real, *fakes])
+    real_ex = real_extractor(real_request, real, extractor)  # REAL's own extractor when `own`
     planned = set_dims(real, fakes, extractor, real_ex)
     narrowed = two_spaces(request, real_ex, extractor) if own else default_metrics_for_dims(request, planned)
     if narrowed is not None:  # default metrics, sets of different dimension: the dimension-free ones scored
         notes = [narrowed]
         settings = make_settings(request, real, fakes, notes)
     check_inputs(real, fakes, extractor, settings, real_ex)
-    if callable(getattr(extractor, "weights_path", None)):
-        extractor.weights_path()  # missing Inception weights refused now (extraction resolves them first anyway)
+    for ex in dict.fromkeys((real_ex, extractor)):
+        if callable(getattr(ex, "weights_path", None)):
+            ex.weights_path()  # missing weights refused now (extraction resolves them first anyway)
     for note in notes:  # after every check: a refused command prints only why (in Python's words from Python)
         log.warning("%s", note if request.command else in_python(note))
     plan = make_plan(request, real, fakes, extractor, settings, real_ex)
