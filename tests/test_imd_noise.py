@@ -110,3 +110,11 @@ def test_booleans_keep_their_meaning_and_record_as_names() -> None:
     assert Metrics({"imd": {}}).as_dict()["imd"]["variance_reduction"] == "chebyshev"
     with pytest.raises(ValueError, match="variance_reduction must be true, false or one of 'chebyshev'"):
         imd(x, y, variance_reduction="cheb")
+
+
+def test_imd_over_seeds_is_imd_at_each_seed_with_its_error() -> None:
+    """Each seed's value (and error) bit for bit what imd(x, y, seed=s) gives, the graphs built once."""
+    x, y = digits_pair(150)
+    got = imd_over_seeds(x, y, [5, 3], nv=20)
+    want = [imd(x, y, seed=5, nv=20), imd(x, y, seed=3, nv=20)]
+    assert got == want and [v.se for v in got] == [v.se for v in want]

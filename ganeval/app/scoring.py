@@ -325,7 +325,7 @@ def load_sets(request: ScoreRequest) -> tuple[InputSet, list[InputSet], float]:
 def score_sets(request: ScoreRequest) -> ScoreResult | None:
     """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
     pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
-    from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask
+    from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask, split_extras, with_standard_errors
     from ganeval.protocol.loop import run_loop
 
     if not request.fakes and request.save_ref is None and request.save_stats is None:
@@ -404,8 +404,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     with plan.stage("runs"):
         if full:
             task = FullSetTask(real_f, fakes_f, settings)
-            rows = run_loop(task, settings, results_dir, plan.identity(), request.overwrite)
-            extras = task.extras
+            rows, stored = split_extras(run_loop(task, settings, results_dir, plan.identity(), request.overwrite))
+            extras = {k: {**task.extras.get(k, {}), **stored.get(k, {})} for k in {*task.extras, *stored}}
         else:
             from ganeval.protocol import run_blocks
 
@@ -415,6 +415,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     summary = sp.add_full_set(plan, request.protocol, real_f, fakes_f, summary)
     if full:
         plan.record.interval_covers = FULL_SET_NOTE
+        summary = with_standard_errors(summary, extras)
     if results_dir is not None:
         title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
         with plan.stage("writing"):
