@@ -100,13 +100,14 @@ def test_imd_value_is_a_float_with_its_error_and_temperature() -> None:
 
 def test_booleans_keep_their_meaning_and_record_as_names() -> None:
     """variance_reduction=True is the paper's term and False none (their meaning before the default changed); both
-    are recorded by name."""
+    names are recorded as those booleans, so folders made with them before the new default resume."""
     from ganeval.metrics.registry import Metrics
 
     x, y = digits_pair(200)
     assert imd(x, y, variance_reduction=True) == imd(x, y, variance_reduction="paper")
     assert imd(x, y, variance_reduction=False) == imd(x, y, variance_reduction="none")
-    assert Metrics({"imd": {"variance_reduction": True}}).as_dict()["imd"]["variance_reduction"] == "paper"
+    assert Metrics({"imd": {"variance_reduction": "paper"}}).as_dict()["imd"]["variance_reduction"] is True
+    assert Metrics({"imd": {"variance_reduction": "none"}}).as_dict()["imd"]["variance_reduction"] is False
     assert Metrics({"imd": {}}).as_dict()["imd"]["variance_reduction"] == "chebyshev"
     with pytest.raises(ValueError, match="variance_reduction must be true, false or one of 'chebyshev'"):
         imd(x, y, variance_reduction="cheb")

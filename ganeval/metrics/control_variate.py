@@ -25,11 +25,17 @@ CHEBYSHEV_DEGREE = 4  # tr S⁴ = ‖S²‖²_F: one sparse product, a few % of 
 
 
 def control_variate(value: object) -> str:
-    """The recorded form of a `variance_reduction` value: True is the paper's term, False none (their meaning
-    before the Chebyshev control variate became the default)."""
+    """What a `variance_reduction` value means: True is the paper's term, False none (their meaning before the
+    Chebyshev control variate became the default)."""
     if isinstance(value, (bool, np.bool_)):
         return "paper" if value else "none"
     return str(value)
+
+
+def recorded_control(value: object) -> bool | str:
+    """The form a `variance_reduction` value is recorded and hashed in: the paper's term and none as the booleans
+    results folders made before "chebyshev" recorded (so those resume), "chebyshev" by name."""
+    return {"paper": True, "none": False}.get(control_variate(value), control_variate(value))
 
 
 def heat_chebyshev_coefficients(t: np.ndarray, degree: int) -> np.ndarray:

@@ -19,7 +19,8 @@ import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, resolve_device, upload
-from ganeval.metrics.control_variate import CHEBYSHEV_DEGREE, CONTROL_VARIATES, control_variate, probe_estimates
+from ganeval.metrics.control_variate import (CHEBYSHEV_DEGREE, CONTROL_VARIATES, control_variate, probe_estimates,
+                                             recorded_control)
 from ganeval.metrics.knn import KnnGraph, exact_knn, exact_knn_graph
 from ganeval.metrics.knn_approx import PARAMS_EXPECTED, full_params, params_valid
 from ganeval.metrics.knn_precision import PRECISIONS
@@ -90,7 +91,7 @@ OPTIONS = (
            (lambda v: isinstance(v, (bool, np.bool_)) or v in CONTROL_VARIATES,
             "true, false or one of " + ", ".join(repr(c) for c in CONTROL_VARIATES)),
            f"the probes' control variate: chebyshev (degree {CHEBYSHEV_DEGREE}, exact traces: ~1 % of the noise left), "
-           "paper (the reference's linear term; also true) or none (also false)", normalize=control_variate),
+           "paper (the reference's linear term; also true) or none (also false)", normalize=recorded_control),
     option("nndescent", None, (params_valid, PARAMS_EXPECTED),
            "knn=approx's pynndescent build parameters (knn_approx.DEFAULT_PARAMS where null or not given), e.g. "
            "{n_trees: 2, n_iters: 5} for a lower-recall graph; recorded and hashed only when not the defaults",
