@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import logging
 import os
 import time
@@ -33,6 +34,7 @@ from ganeval.app.score_request import (
 )
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
+from ganeval.results.summary import SE_COLUMN
 from ganeval.protocol import Block, Settings
 
 if TYPE_CHECKING:
@@ -69,7 +71,8 @@ class ScoreResult:
 
     def __getitem__(self, key: str | tuple[str, str]) -> float:
         """`r["fid"]`: the metric's number (its value on the full sets, the mean over runs with runs > 1) for the one
-        generated set; `r["mine", "fid"]` for one of several. KeyError naming what there is otherwise."""
+        generated set; `r["mine", "fid"]` for one of several. KeyError naming what there is otherwise. On the full
+        sets IMD's value carries its probes' standard error, `r["imd"].se`."""
         model, metric = key if isinstance(key, tuple) else (None, key)
         rows = self.summary[self.summary["metric"] == metric]
         if rows.empty:
@@ -80,7 +83,13 @@ class ScoreResult:
         model = models[0] if model is None else model
         if model not in models:
             raise KeyError(f"no generated set {model!r} in this result; it has {', '.join(map(repr, models))}")
-        return float(rows[rows["model"].astype(str) == model]["mean"].iloc[0])
+        row = rows[rows["model"].astype(str) == model].iloc[0]
+        se = row.get(SE_COLUMN, math.nan)
+        if metric == "imd" and pd.notna(se):  # one value with its probes' standard error (IMDValue.se)
+            from ganeval.metrics.imd import IMDValue
+
+            return IMDValue(float(row["mean"]), float(se))
+        return float(row["mean"])
 
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable document `ganeval-score --json` prints (`ganeval.app.score_print.as_json`)."""
