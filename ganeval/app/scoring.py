@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import logging
 import os
 import time
@@ -33,6 +34,7 @@ from ganeval.app.score_request import (
 )
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
+from ganeval.results.summary import SE_COLUMN
 from ganeval.protocol import Block, Settings
 
 if TYPE_CHECKING:
@@ -69,7 +71,8 @@ class ScoreResult:
 
     def __getitem__(self, key: str | tuple[str, str]) -> float:
         """`r["fid"]`: the metric's number (its value on the full sets, the mean over runs with runs > 1) for the one
-        generated set; `r["mine", "fid"]` for one of several. KeyError naming what there is otherwise."""
+        generated set; `r["mine", "fid"]` for one of several. KeyError naming what there is otherwise. On the full
+        sets IMD's value carries its probes' standard error, `r["imd"].se`."""
         model, metric = key if isinstance(key, tuple) else (None, key)
         rows = self.summary[self.summary["metric"] == metric]
         if rows.empty:
@@ -80,7 +83,13 @@ class ScoreResult:
         model = models[0] if model is None else model
         if model not in models:
             raise KeyError(f"no generated set {model!r} in this result; it has {', '.join(map(repr, models))}")
-        return float(rows[rows["model"].astype(str) == model]["mean"].iloc[0])
+        row = rows[rows["model"].astype(str) == model].iloc[0]
+        se = row.get(SE_COLUMN, math.nan)
+        if metric == "imd" and pd.notna(se):  # one value with its probes' standard error (IMDValue.se)
+            from ganeval.metrics.imd import IMDValue
+
+            return IMDValue(float(row["mean"]), float(se))
+        return float(row["mean"])
 
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable document `ganeval-score --json` prints (`ganeval.app.score_print.as_json`)."""
@@ -336,7 +345,7 @@ def load_sets(request: ScoreRequest) -> tuple[InputSet, list[InputSet], float]:
 def score_sets(request: ScoreRequest) -> ScoreResult | None:
     """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
     pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
-    from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask
+    from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask, split_extras, with_standard_errors
     from ganeval.protocol.loop import run_loop
 
     if not request.fakes and request.save_ref is None and request.save_stats is None:
@@ -417,8 +426,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     with plan.stage("runs"):
         if full:
             task = FullSetTask(real_f, fakes_f, settings)
-            rows = run_loop(task, settings, results_dir, plan.identity(), request.overwrite)
-            extras = task.extras
+            rows, stored = split_extras(run_loop(task, settings, results_dir, plan.identity(), request.overwrite))
+            extras = {k: {**task.extras.get(k, {}), **stored.get(k, {})} for k in {*task.extras, *stored}}
         else:
             from ganeval.protocol import run_blocks
 
@@ -428,6 +437,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     summary = sp.add_full_set(plan, request.protocol, real_f, fakes_f, summary)
     if full:
         plan.record.interval_covers = FULL_SET_NOTE
+        summary = with_standard_errors(summary, extras)
     if results_dir is not None:
         title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
         with plan.stage("writing"):
