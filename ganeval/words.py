@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from typing import Any, Callable, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -66,8 +67,21 @@ def renamed(new: str, value: Any, old: str, old_value: Any, unset: Any) -> Any:
     import warnings
 
     warnings.warn(f"{old}= is now {new}= (the name ganeval.score, ganeval.evaluate and ganeval.torchmetrics share)",
-                  DeprecationWarning, stacklevel=3)
+                  DeprecationWarning, stacklevel=caller_stacklevel())
     return old_value
+
+
+LIBRARIES = ("ganeval", "torchmetrics", "lightning", "pytorch_lightning")  # frames a warning never points at
+
+
+def caller_stacklevel() -> int:
+    """The `stacklevel` that makes `warnings.warn`, called in the function calling this, point at the first frame
+    outside ganeval and the training libraries that call it (torchmetrics, Lightning): the caller's own line (a
+    script's, a notebook cell's), not ganeval's, however many ganeval frames lie between."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] in LIBRARIES:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class _Unset:

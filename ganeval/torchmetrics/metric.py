@@ -7,6 +7,7 @@ where they lie: the numbers are evaluate's on the same features.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, cast
 
 import torch
@@ -15,9 +16,9 @@ from torchmetrics.utilities import dim_zero_cat
 
 from ganeval.metrics.dims import fit_metrics
 from ganeval.protocol.api import evaluate
-from ganeval.protocol.settings import DEFAULT_METRICS, Settings, kid_subset_chosen
+from ganeval.protocol.settings import DEFAULT_METRICS, Settings, fit_kid_subset, kid_subset_chosen
 from ganeval.torchmetrics.features import FeatureArg, extractor_of, features_of
-from ganeval.words import UNSET, python_errors, renamed
+from ganeval.words import UNSET, caller_stacklevel, python_errors, renamed
 
 if TYPE_CHECKING:
     from ganeval.metrics.registry import Metrics
@@ -77,9 +78,15 @@ class Protocol(Metric):
         self.add_state("fake_features", [], dist_reduce_fx="cat")
 
     def _settings(self, sample_size: int, device: str, metrics: MetricsArg | None = None) -> Settings:
-        """The protocol's settings for pools on `device` (every argument checked, ValueError naming it)."""
-        return Settings(self.runs, sample_size, self.metrics if metrics is None else metrics, self.seed,
-                        self.confidence, device, progress=False)
+        """The protocol's settings for pools on `device` (every argument checked, ValueError naming it). KID's subset
+        note (`fit_kid_subset`) is warned once per metric and size, at the caller's line, not at every compute()."""
+        given, note = fit_kid_subset(self.metrics if metrics is None else metrics, sample_size,
+                                     f"sample_size={sample_size}")
+        said = self.__dict__.setdefault("_notes_said", set())
+        if note is not None and note not in said:
+            said.add(note)
+            warnings.warn(note, UserWarning, stacklevel=caller_stacklevel())
+        return Settings(self.runs, sample_size, given, self.seed, self.confidence, device, progress=False)
 
     def _width(self, real: bool) -> int | None:
         """The feature dimension of the rows held in the real or fake pool (None when it holds none)."""
@@ -158,8 +165,10 @@ class Protocol(Metric):
             if n > len(pool):
                 raise ValueError(f"sample_size={n} is larger than the {name} rows fed ({len(pool)}): lower sample_size "
                                  f"or update with more {name} samples")
-        s = self._settings(n, str(real.device), self._metrics_given)
-        metrics = DEFAULT_METRICS if self._default_metrics else s.metrics
+        # the default metrics of pools of two dimensions: narrowed by evaluate (KID left out, so no KID note)
+        narrowed = self._default_metrics and real.shape[1] != fake.shape[1]
+        s = self._settings(n, str(real.device), "imd" if narrowed else self._metrics_given)
+        metrics = DEFAULT_METRICS if narrowed else s.metrics
         return evaluate(real, fake, s.runs, s.sample_size, metrics, s.seed, s.confidence, s.device, progress=False)
 
     def compute(self) -> dict[str, torch.Tensor]:
