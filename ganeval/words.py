@@ -41,6 +41,15 @@ def reworded(error: BaseException, text: str) -> BaseException:
     return new
 
 
+def did_you_mean(word: Any, choices: Any, shown: str = "{!r}") -> str:
+    """' (did you mean X?)' naming the choice closest to a misspelt `word` (`shown` formats it, e.g. "--features {}"),
+    or '' when none is close."""
+    import difflib
+
+    near = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {shown.format(near[0])}?)" if near else ""
+
+
 def python_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """`fn` raising its ValueErrors in Python's words (`in_python_keys`), one line, without the library's chain."""
 

@@ -21,9 +21,10 @@ _STRING = {"features", "layout", "resize", "metrics", "device", "protocol", "out
            "save_stats"}  # score()'s arguments whose values are strings (quoted in a message)
 
 
-_NUMBERS = ("runs", "sample-size", "confidence", "seed", "batch-size", "num-workers", "size", "pixels-size", "dims")
+_NUMBERS = ("runs", "sample-size", "confidence", "seed", "batch-size", "num-workers", "size", "pixels-size", "dims",
+            "vocab")
 _TEXTS = ("features", "resize", "layout", "protocol", "metrics", "device", "weights", "cache-dir", "out", "save-ref",
-          "save-stats", "plugins")
+          "save-stats", "plugins", "real-features")
 
 
 @functools.lru_cache(maxsize=1)
@@ -81,8 +82,8 @@ def python_error(error: BaseException, download: bool = True) -> BaseException:
     """The error a Python call raises for a user error: one line in Python's words (missing weights: every way out,
     `features="pixels"` among them), of the same class when it can be rebuilt from a message, else ValueError."""
     from ganeval.app.errors import unwrapped
-    from ganeval.app.score_print import weights_message
     from ganeval.features.inception import WeightsNotFoundError
+    from ganeval.features.missing_weights import weights_message
 
     inner = unwrapped(error)
     if isinstance(inner, WeightsNotFoundError):

@@ -9,6 +9,7 @@ import torch
 
 from ganeval.data.images import check_image_dtype, image_layout
 from ganeval.metrics.registry import FEATURE_SPACES
+from ganeval.words import did_you_mean
 
 E = TypeVar("E", bound=type["Extractor"])
 
@@ -63,7 +64,7 @@ def add_variant(name: str, cls: type["Extractor"], options: Mapping[str, Any] | 
 def extractor_entry(name: str) -> ExtractorEntry:
     """The registry's entry of `name`; ValueError naming the registered ones."""
     if not isinstance(name, str) or name not in REGISTRY:
-        raise ValueError(f"extractor must be one of {', '.join(REGISTRY)}, got {name!r}")
+        raise ValueError(f"extractor must be one of {', '.join(REGISTRY)}, got {name!r}{did_you_mean(name, REGISTRY)}")
     return REGISTRY[name]
 
 
@@ -136,6 +137,7 @@ def get_extractor(extractor: str | Extractor, weights: Any = None, **options: An
     if not isinstance(extractor, str) or extractor not in REGISTRY:
         raise ValueError(
             f"extractor must be one of {sorted(REGISTRY)} or an Extractor instance, got {extractor!r}"
+            + did_you_mean(extractor, REGISTRY)
         )
     entry = REGISTRY[extractor]
     if weights is not None:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 import numpy as np
 import torch
 
+from ganeval.words import did_you_mean
+
 if TYPE_CHECKING:
     from ganeval.metrics.validation import Reach, ReachBounds
 
@@ -234,7 +236,7 @@ def metric_names() -> tuple[str, ...]:
 def get_metric(name: str) -> Metric:
     """The metric registered as `name`; ValueError listing the others."""
     if name not in REGISTRY:
-        raise ValueError(f"unknown metric {name!r}; available: {', '.join(REGISTRY)}")
+        raise ValueError(f"unknown metric {name!r}{did_you_mean(name, REGISTRY)}; available: {', '.join(REGISTRY)}")
     return REGISTRY[name]
 
 
