@@ -41,12 +41,12 @@ def _compute(
     progress: bool,
 ) -> np.ndarray:
     """Run the extractor over every batch (hashing the raw batches with `hasher` if given)."""
-    from tqdm.auto import tqdm
+    from ganeval.common import progress_bar
 
     outputs: list[np.ndarray] = []
-    unit = "row" if ex.name == "identity" else "img"  # identity reads rows of a feature array, not images
-    bar = tqdm(total=source.n, unit=unit, unit_scale=True, desc=f"features[{ex.name}]",
-               disable=not progress, smoothing=0.1)
+    # a bar where images go through a network; feature rows (identity) are taken as they are: no work to show
+    bar = progress_bar(total=source.n, unit="img", unit_scale=True, desc=f"features[{ex.name}]",
+                       disable=not progress or not ex.images, smoothing=0.1)
 
     def hashed() -> Iterator[torch.Tensor]:
         for b in source.batches():
