@@ -47,7 +47,7 @@ OUTPUTS = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "compari
            "verdict.md", "summary.png", "differences.png", "report.html", "samples_*.png")
 
 
-@dataclass
+@dataclass(repr=False)
 class ScoreResult:
     """What `score_sets` produced: the summary (one row per model and metric), the per-run rows, the paired
     comparison (runs > 1, several models), per-(model, metric) extras (KID's std over subsets on full sets),
@@ -111,6 +111,22 @@ class ScoreResult:
     def __str__(self) -> str:
         return "\n".join([*self.lines, *self.sentences])
 
+    def __repr__(self) -> str:
+        """The lines `print(r)` shows (a notebook cell's value, the REPL's echo); never the arrays it holds."""
+        if not self.fakes:
+            return f"ScoreResult(nothing scored; wrote {', '.join(map(str, self.saved)) or 'nothing'})"
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: one table row per model and metric, then the comparisons in words."""
+        if not self.fakes:
+            from html import escape
+
+            return f"<p>{escape(repr(self))}</p>"
+        from ganeval.app.score_print import html_view
+
+        return html_view(self)
+
 
 def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
     """Seconds by stage in the order of the work: scan (inputs found, image headers checked), hash (contents not
@@ -145,7 +161,7 @@ def score(real: Any, fakes: Any = (), *,
     """
     from ganeval.app.score_request import DefaultMetrics, default_metrics, default_workers, given_metrics
 
-    labels, sets = fake_inputs(fakes)
+    labels, sets, said = fake_inputs(fakes)
     chosen = given_metrics(metrics if metrics is not None else default_metrics(real))
     unchosen = metrics is None or isinstance(metrics, DefaultMetrics)
     if protocol is not None:
@@ -157,7 +173,7 @@ def score(real: Any, fakes: Any = (), *,
         sp.apply_protocol(values, {k for k, v in defaults.items() if getattr(values, k) != v})
         features, dims, resize, seed, size = values.features, values.dims, values.resize, values.seed, values.size
     request = ScoreRequest(
-        real=real, fakes=sets, labels=labels, features=features, metrics=chosen, runs=runs, sample_size=sample_size,
+        real=real, fakes=sets, labels=labels, said=said, features=features, metrics=chosen, runs=runs, sample_size=sample_size,
         confidence=confidence, seed=seed, device=device, batch_size=batch_size, weights=weights, dims=dims,
         download=download, cache_dir=cache_dir, num_workers=default_workers(num_workers), size=size, layout=layout,
         pixels_size=pixels_size,
@@ -184,9 +200,11 @@ def load_real(request: ScoreRequest) -> InputSet:
     """REAL loaded (as the protocol fixes it, under --protocol)."""
     if request.protocol is not None:
         return sp.load_real(request.protocol, str(request.real), request.size)
-    label = "real" if not isinstance(request.real, (str, os.PathLike)) else str(request.real)
-    return given_input(request.real, label, request.size, request.layout, request.n_generated, request.seed,
-                       request.vocab)
+    in_memory = not isinstance(request.real, (str, os.PathLike))
+    s = given_input(request.real, "real" if in_memory else str(request.real), request.size, request.layout,
+                    request.n_generated, request.seed, request.vocab)
+    s.said = "real" if in_memory else None  # a message names it as the caller wrote it
+    return s
 
 
 def load_fakes(request: ScoreRequest) -> list[InputSet]:
@@ -199,6 +217,8 @@ def load_fakes(request: ScoreRequest) -> list[InputSet]:
         s = given_input(f, shown, request.size, request.layout, request.n_generated, request.seed, request.vocab)
         if label is not None:
             s.name, s.labelled = label, True
+        if not isinstance(f, (str, os.PathLike)) and request.said:
+            s.said = request.said[i]  # a message names it as the caller wrote it: fakes, fakes[0], fakes['a']
         fakes.append(s)
     return fakes
 
@@ -390,8 +410,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
                         **{g["model"]: int(cast(np.ndarray, f).shape[1]) for g, f in fakes_f}}
     if late:
         try:
-            settle_dims(request, plan, {f"REAL {real.arg}": int(cast(np.ndarray, real_f).shape[1]),
-                                        **{f"FAKE {f.arg}": int(cast(np.ndarray, x).shape[1])
+            settle_dims(request, plan, {real.named(True): int(cast(np.ndarray, real_f).shape[1]),
+                                        **{f.named(False): int(cast(np.ndarray, x).shape[1])
                                            for f, (_, x) in zip(fakes, fakes_f)}})
         except ValueError:
             if made is not None:  # nothing of this command's stays: the folders it made are empty (no record, no grids)
@@ -464,7 +484,7 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet], 
     dim = check_inputs_fakes(fakes, extractor)
     check_reference(ref, real.arg, extractor, list(metrics), dim)
     mom = reference_moments(ref, extractor, real.arg)
-    sizes = {f"FAKE {f.arg}": len(f) for f in fakes}
+    sizes = {f.named(False): len(f) for f in fakes}
     if request.runs > 1 and request.sample_size is None:
         raise ValueError(f"--runs {request.runs} draws subsamples of the generated sets: give their size with "
                          "--sample-size M, or --runs 1 to score the full sets")
