@@ -79,7 +79,7 @@ def value_rows(result: Any) -> list[tuple[str, str, str]]:
     (IMD to its probe noise's digits, KID with its std over subsets), mean ± half-width with runs > 1; under --protocol
     the full-set FID its papers report on a row of its own."""
     from ganeval.results.tables import metric_label
-    from ganeval.results.verdict import decimals_for
+    from ganeval.results.intervals import decimals_for
 
     full = result.record.config["full_sets"]
     extractor = result.record.extractor or None  # named as every file names it: FID, FID (clean), FD_pixels, ...

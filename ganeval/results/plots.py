@@ -76,12 +76,13 @@ def _run_values(runs: pd.DataFrame, columns: list[str], group: tuple, metric: st
 
 
 def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame | None = None,
-                   extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None) -> Any:
+                   extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None,
+                   given_sets: bool = False) -> Any:
     """The figure of `plot_summary`: one panel per metric, in the table's units (the registry's label and scale,
     e.g. KID×10³), panels laid out so that no label reaches into a neighbour (constrained layout); with `runs`
-    (runs.csv's rows) the per-run values behind each interval as faint points."""
-    from ganeval.metrics.registry import REGISTRY
-    from ganeval.results.tables import metric_label
+    (runs.csv's rows) the per-run values behind each interval as faint points. Each panel is headed by which way is
+    better, or between given sets (two languages, two layers: `given_sets`) as a distance."""
+    from ganeval.results.tables import better_word, metric_label
 
     plt = _plt()
     cols = summary_group_columns(summary)
@@ -109,8 +110,7 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
             ax.legend(fontsize=7)
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
         ax.set_xlim(-0.5 - (0.3 if runs is not None else 0), len(s) - 0.5 + (0.3 if seeds is not None else 0))
-        better = "higher" if getattr(REGISTRY.get(m), "higher_is_better", False) else "lower"
-        ax.set_title(f"{label} ({better} is better)", fontsize=10)
+        ax.set_title(f"{label} {better_word(m, given_sets)}", fontsize=10)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     conf = summary["confidence"].iloc[0] if "confidence" in summary else None
@@ -119,13 +119,14 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
 
 
 def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None,
-                 extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None) -> Path:
+                 extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None,
+                 given_sets: bool = False) -> Path:
     """One panel per metric: each group's mean with its confidence interval as an error bar, in the table's units.
 
     With `seeds` (the per-(model, seed) summary) each training seed's mean is a small point beside its model's
     pooled interval; with `runs` (runs.csv's rows, see `stored_runs`) each run's value a faint point behind it.
     """
-    return _save(summary_figure(summary, title, seeds, extractor, runs), path)
+    return _save(summary_figure(summary, title, seeds, extractor, runs, given_sets), path)
 
 
 def plot_blur(summary: pd.DataFrame, path: str | Path, value: str = "normalized") -> Path:

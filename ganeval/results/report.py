@@ -111,10 +111,11 @@ def svg_figures(out: Path, record: RunRecord, ours: Any) -> list[dict[str, Any]]
     summary_file, comparison_file = out / "summary.csv", out / "comparison.csv"
     if ours(out / "summary.png") and ours(summary_file):
         summary, runs = pd.read_csv(summary_file), stored_runs(out)
-        svgs = [summary_figure(summary[summary.metric == m], "", seeds, extractor, runs)
+        given = record.between_given_sets()
+        svgs = [summary_figure(summary[summary.metric == m], "", seeds, extractor, runs, given)
                 for m in dict.fromkeys(summary.metric)]
         conf = f"{summary['confidence'].iloc[0]:.0%}" if "confidence" in summary.columns and len(summary) else ""
-        note = (f"Each model's mean with its {conf} interval"
+        note = (f"Each {'set' if given else 'model'}'s mean with its {conf} interval"
                 + ("; orange: each training seed's mean" if seeds is not None else "")
                 + ("; grey, behind: the value of each run" if runs is not None else "") + ".")
         figures.append({"source": "summary.png", "note": note,
@@ -192,7 +193,8 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "", table
     panels = svg_figures(out, record, ours)
     drawn = {f["source"] for f in panels}
     pngs = sorted(p for p in out.glob("*.png") if ours(p) and p.name not in drawn)
-    generators = [(f"generator {k}", shown_identity(v)) for k, v in sorted((record.generators or {}).items())]
+    what = "set" if record.between_given_sets() else "generator"  # two languages or layers are not generators
+    generators = [(f"{what} {k}", shown_identity(v)) for k, v in sorted((record.generators or {}).items())]
     hidden = (REPORT_FILE, ".ganeval.lock")  # the lock is held while the report is written, removed at a clean exit
     files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in hidden) if out.is_dir() else []
     page = {

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from ganeval.results.intervals import decimals_for
 from ganeval.results.power import MOST, needed_text, pairs_needed_range
 
 PAIR_COLUMNS = {"metric", "a", "b", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "n_seeds",
@@ -25,13 +26,6 @@ PAIR_COLUMNS = {"metric", "a", "b", "diff_mean", "diff_std", "ci_low", "ci_high"
 VERDICT_FILE = "verdict.md"
 VERDICT_HEADING = "# Verdict"
 RESULT_END = "---"  # in a study's verdict.md: the rule between its result sentences and the rest
-
-
-def decimals_for(half_width: float) -> int:
-    """Decimals that show an interval's half-width to two significant digits (the precision a value has)."""
-    if not math.isfinite(half_width) or half_width <= 0:
-        return 3
-    return max(0, 1 - math.floor(math.log10(half_width)))
 
 
 def signed(value: float, decimals: int) -> str:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ganeval.metrics.registry import Metrics
 
 MetricsArg = Iterable[str] | Mapping[str, Mapping[str, Any] | None]
+EXTRACTOR_OPTIONS = ("weights", "download", "resize", "dims")  # the extractors' options, given in features_options
 _ANY_SIZE = 2**31  # what the arguments are checked with at construction when sample_size=None
 
 
@@ -52,6 +53,9 @@ class Protocol(Metric):
                  reset_real_features: bool = True, features_options: Mapping[str, Any] | None = UNSET, *,
                  feature: FeatureArg = UNSET, feature_options: Mapping[str, Any] | None = UNSET,
                  **kwargs: Any) -> None:
+        loose = [k for k in EXTRACTOR_OPTIONS if k in kwargs]  # else torchmetrics' "Unexpected keyword arguments"
+        if loose:
+            raise ValueError(f"{loose[0]}= is an option of the extractor: give features_options={{{loose[0]!r}: ...}}")
         super().__init__(**kwargs)
         features = renamed("features", features, "feature", feature, UNSET)
         features = "inception" if features is UNSET else features
