@@ -216,11 +216,19 @@ def pair_points(comparison_row: pd.Series, frame: pd.DataFrame, pair_by: str, va
     return (a - b).dropna()
 
 
+def seed_color(frame: pd.DataFrame, pair_by: str, seed: Any) -> str:
+    """A training seed's colour in the differences figure: matplotlib's cycle by the seed's rank in `frame`."""
+    order = sorted(frame[pair_by].unique().tolist())
+    return f"C{order.index(seed) % 10}"
+
+
 def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = None, pair_by: str = "train_seed",
                        value: str = "mean", extractor: Any = None, title: str = "") -> Any:
     """The figure of `plot_differences`: per metric, each compared pair's difference a − b (dot) and its paired
-    interval (bar) against 0 (dashed), in the table's units, with the per-pair differences behind it (seeds labelled
-    s0, s1, ...); with training seeds a second row joins each seed's value across the models (one line per seed)."""
+    interval (bar) against 0 (dashed), in the table's units, with the per-pair differences behind it; with training
+    seeds each seed's difference in its own colour and a second row joining each seed's value across the models (one
+    line per seed, the same colours), the legend naming the seeds beside the panel: no legend over a point, no two
+    seed labels over each other however close their values."""
     from ganeval.results.tables import metric_label
 
     plt = _plt()
@@ -247,12 +255,9 @@ def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = No
             if frame is not None:
                 pts = pair_points(r, frame, pair_by, value)
                 jitter = np.linspace(-0.18, 0.18, len(pts)) if len(pts) > 1 else np.zeros(len(pts))
-                ax.scatter(pts.to_numpy(float) * scale, y + 0.3 + jitter * 0.5, s=14, color="#bf8700", zorder=2,
+                colors = [seed_color(frame, pair_by, seed) for seed in pts.index] if seeds else "#bf8700"
+                ax.scatter(pts.to_numpy(float) * scale, y + 0.3 + jitter * 0.5, s=14, c=colors, zorder=2,
                            alpha=0.9 if seeds else 0.4)
-                if seeds:
-                    for k, (seed, v) in enumerate(pts.items()):
-                        ax.annotate(f"s{seed}", (v * scale, y + 0.3 + jitter[k] * 0.5), fontsize=7,
-                                    xytext=(2, 2), textcoords="offset points")
         ax.axvline(0.0, color="#cf222e", ls="--", lw=1)
         ax.set_yticks([-i for i in range(len(part))], names, fontsize=8)
         ax.set_ylim(-len(part) + 0.4, 0.8)
@@ -266,10 +271,14 @@ def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = No
                 for seed, line in sub.groupby(pair_by):
                     line = line.set_index(line["model"].astype(str)).reindex(models)
                     ax2.plot(range(len(models)), line[value].to_numpy(float) * scale, "-o", ms=4, lw=1,
-                             label=f"s{seed}")
+                             color=seed_color(frame, pair_by, seed), label=f"s{seed}")
             ax2.set_xticks(range(len(models)), models, fontsize=8)
             ax2.set_title(f"{label}: each training seed across the models", fontsize=9)
-            ax2.legend(fontsize=7, title="seed", title_fontsize=7)
+            handles, texts = ax2.get_legend_handles_labels()
+            keep = dict(zip(texts, handles))  # one entry per seed (a seed's lines of several datasets share it)
+            # beside the panel, never over a point; the seeds' colours are those of the dots above
+            ax2.legend(keep.values(), keep.keys(), fontsize=7, title="seed", title_fontsize=7, loc="upper left",
+                       bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig

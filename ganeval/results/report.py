@@ -126,7 +126,7 @@ def svg_figures(out: Path, record: RunRecord, ours: Any) -> list[dict[str, Any]]
         svgs = [differences_figure(comparison[comparison.metric == m], frame, pair_by, value, extractor)
                 for m in dict.fromkeys(comparison.metric)]
         note = ("Each paired difference a − b (dot) with its interval (bar) against 0 (dashed); blue: significant; "
-                + ("ochre: each training seed's difference, and below each seed's value across the models."
+                + ("each training seed's difference in its colour, and below each seed's value across the models."
                    if pair_by == "train_seed" else "ochre: each run's difference."))
         figures.append({"source": "differences.png", "note": note,
                         "svgs": [_safe(inline_svg(svg_text(f), f"d{i}")) for i, f in enumerate(svgs)]})

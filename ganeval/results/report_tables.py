@@ -19,7 +19,7 @@ from ganeval.results.tables import PaperTable, metric_label
 from ganeval.results.intervals import decimals_for
 
 # in the metric's unit: scaled as the table scales it (KID×10³); `mde` is the smallest detectable difference
-INTERVAL_COLUMNS = ("mean", "std", "ci_low", "ci_high", "half_width", "diff_mean", "diff_std", "mde")
+INTERVAL_COLUMNS = ("mean", "std", "ci_low", "ci_high", "half_width", "diff_mean", "diff_std", "mde", "mde_holm")
 UNIT_NOTE = ("Rounded to each interval's precision (its half-width to two significant digits), in the table's "
              "units{kid}; the CSV files below hold every digit.")
 

@@ -18,9 +18,8 @@ import pandas as pd
 from ganeval.common import atomic_write_text
 from ganeval.metrics.registry import feature_space, metric_order
 from ganeval.results.intervals import decimals_for
-from ganeval.results.power import paired_t_mde
 from ganeval.results.seeds import coverage_note
-from ganeval.results.summary import FULL_SET_COLUMN, PROTOCOL_COLUMNS, summary_group_columns
+from ganeval.results.summary import FULL_SET_COLUMN, PROTOCOL_COLUMNS, holm_level, summary_group_columns, with_holm_mde
 
 def fd_name(extractor: str | Mapping[str, Any] | None) -> str | None:
     """The feature space's name in FD_<name> (e.g. DINOv2), or None for Inception pool3 (FID itself) and
@@ -263,14 +262,16 @@ def comparison_notes(comparison: pd.DataFrame | None,
     if comparison is None or comparison.empty or "mde" not in comparison.columns:
         return "", []
     count = "n_seeds" if "n_seeds" in comparison.columns else "n_runs"
+    if "mde_holm" not in comparison.columns:  # a comparison.csv of before the column
+        comparison = with_holm_mde(comparison, count)
     skip = {"a", "b", "metric", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "mde",
-            "n_runs", "n_seeds", "better", "confidence"}
+            "mde_holm", "n_runs", "n_seeds", "better", "confidence"}
     groups = [c for c in comparison.columns if c not in skip]
     conf = float(comparison["confidence"].iloc[0])
     pairs = "training seeds" if count == "n_seeds" else "runs"
-    tests = max(1, int(pd.to_numeric(comparison["p_value"], errors="coerce").notna().sum()))
-    level = 1.0 - (1.0 - conf) / tests  # the Holm level of the comparisons made together (its strictest step)
-    at = (f"at the Holm level of the {tests} comparisons ({1 - conf:.2g}/{tests})" if tests > 1 else f"at {conf:.0%}")
+    _, tests = holm_level(comparison)  # the Holm level of the comparisons made together (its strictest step)
+    at = (f"at the Holm level of the {tests} comparisons ({1 - conf:.2g}/{tests}; comparison.csv: mde_holm, where "
+          f"mde is at {conf:.0%} for one comparison alone)" if tests > 1 else f"at {conf:.0%} (comparison.csv: mde)")
     intro = (f"Paired differences a − b, {conf:.0%} interval; *smallest detectable*: the true difference a paired "
              f"t {at} finds with 80 % power, from the measured spread of the differences over the {pairs} "
              "paired:")
@@ -278,7 +279,7 @@ def comparison_notes(comparison: pd.DataFrame | None,
     for _, r in comparison.iterrows():
         label, scale, _ = metric_label(str(r["metric"]), extractor)
         where = ", ".join(_fmt(r[c]) for c in groups)
-        detectable = paired_t_mde(float(r["diff_std"]), int(r[count]), level) if np.isfinite(r["mde"]) else np.nan
+        detectable = float(r["mde_holm"])
         mde = "–" if not np.isfinite(detectable) else f"{detectable * scale:.3g}"
         better = r["better"] if isinstance(r["better"], str) and r["better"] else ""
         items.append(f"{where + ', ' if where else ''}{label}: {r['a']} − {r['b']} = {r['diff_mean'] * scale:.3g} "
