@@ -46,8 +46,10 @@ def _environment() -> Environment:
     name an error (never an empty string)."""
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")), autoescape=True,
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")), autoescape=True,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters["breakable"] = breakable
+    return env
 
 
 def _safe(html: str) -> Markup:
@@ -76,10 +78,33 @@ def records_table(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"columns": cols, "rows": [[cell_text(r.get(c)) for c in cols] for r in rows]}
 
 
+def readable(value: Any, nested: bool = False) -> str:
+    """A record's value as a reader reads it, not as JSON: a mapping one `key: value` a line (a nested one inline,
+    `(key: value, ...)`), a list comma-separated, None as "none", a float to 3 significant digits."""
+    if isinstance(value, dict):
+        parts = [f"{k}: {readable(v, True)}" for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))]
+        return f"({', '.join(parts)})" if nested else "\n".join(parts)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(readable(v, True) for v in value)
+    if value is None:
+        return "none"
+    return cell_text(value)[0] if isinstance(value, float) else str(value)
+
+
 def meta_rows(items: Iterable[tuple[str, Any]]) -> list[tuple[str, str]]:
-    """Key-value rows (values None left out; dicts and lists as compact JSON)."""
-    return [(str(key), json.dumps(value, sort_keys=True, default=str) if isinstance(value, (dict, list)) else str(value))
-            for key, value in items if value is not None]
+    """Key-value rows (values None left out; dicts and lists `readable`)."""
+    return [(str(key), readable(value)) for key, value in items if value is not None]
+
+
+BREAK_AFTER = "/_,:=-"  # where a long value (a path, a name, a hash's key) may wrap before it must break mid-word
+
+
+def breakable(text: Any) -> Markup:
+    """`text` escaped, with a line-break opportunity (<wbr>) after each of BREAK_AFTER: on a phone a path wraps at
+    its slashes rather than inside a folder's name (the report's Jinja filter `breakable`)."""
+    from markupsafe import Markup, escape
+
+    return Markup(re.sub("([" + re.escape(BREAK_AFTER) + "])", r"\1<wbr>", str(escape(str(text)))))  # noqa: S704
 
 
 def png(path: Path) -> dict[str, str]:
