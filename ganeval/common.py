@@ -6,6 +6,7 @@ With `ganeval.hashing`, the ganeval modules that `metrics`, `features`, `data` a
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import socket
@@ -36,7 +37,7 @@ def progress_bar(*args: Any, **kwargs: Any) -> Any:
     (`tqdm.auto` without ipywidgets warns "IProgress not found" and falls back to text: the user caused nothing)."""
     if "ipykernel" in sys.modules:
         try:
-            import ipywidgets  # noqa: F401  (tqdm.auto's widget needs it)
+            importlib.import_module("ipywidgets")  # tqdm.auto's widget needs it
         except ImportError:
             pass
         else:

@@ -84,7 +84,7 @@ def test_a_training_loop_gets_the_kid_note_once_at_its_own_line() -> None:
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")  # every emission counted (no deduplication by location)
         p = Protocol(["kid"], features="identity", runs=2, sample_size=50)
-        for step in range(3):
+        for _step in range(3):  # three steps of a training loop
             p.update(torch.from_numpy(REAL[:60]).float(), real=True)
             p.update(torch.from_numpy(FAKE[:60]).float(), real=False)
             p.compute()

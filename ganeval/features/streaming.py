@@ -239,7 +239,7 @@ class Rows:
 
     def whole(self, done: dict[int, np.ndarray], bounds: list[tuple[int, int]]) -> np.ndarray:
         """The filled array, with the chunks read from disk (a resumed run) copied in."""
-        for i, (s, e) in enumerate(bounds):
+        for i, (s, _end) in enumerate(bounds):
             part = done[i]
             if self.array is None or not np.shares_memory(part, self.array):
                 self.put(s, part)

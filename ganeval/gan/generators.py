@@ -464,7 +464,7 @@ class CallableGenerator(_Base):
         file's SHA-256."""
         target = self.function if isinstance(self.function, str) else (
             f"{getattr(self.function, '__module__', '?')}:{getattr(self.function, '__qualname__', '?')}")  # fmt: skip
-        ident = {"kind": self.kind, "name": self.name, "function": target, "points": self.points}
+        ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "function": target, "points": self.points}
         if self.seed is not None:
             ident["seed"] = self.seed
         if self.layout != "auto":  # absent under auto: identities of before stay valid

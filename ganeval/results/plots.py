@@ -4,7 +4,6 @@ PNG files; and any figure as SVG text (`svg_text`), which report.html inlines so
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
 from typing import Any, Mapping
 

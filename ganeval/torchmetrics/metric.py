@@ -39,6 +39,38 @@ class Protocol(Metric):
     Vendi: e.g. two networks' layers); with the default metrics those needing one dimension are then left out (a
     logged note). `sample_size=None` takes the smaller pool whole (every run then scores the same rows, as
     torchmetrics' FID does); `reset_real_features=False` keeps the real rows across `reset()`.
+
+    Args:
+        metrics: Names (`["imd", "fid", "kid"]`, the default) or a mapping name → options, as `ganeval.evaluate`
+            takes them.
+        features: How a batch becomes feature rows: `"inception"` (default) or an int (64, 192, 768, 2048: FID
+            Inception's block), `"dinov2"`, `"clip"`, `"pixels"`, `"identity"` (rows given directly), an
+            `nn.Module` returning N×D, or an `Extractor`.
+        runs: Random subsamples scored at `compute()` (1: one value, as torchmetrics' FID).
+        sample_size: Rows drawn from each pool per run; None: the smaller pool whole.
+        confidence: The interval's level (runs > 1).
+        seed: Seed of every draw (as `evaluate`'s).
+        reset_real_features: False: `reset()` keeps the real pool (feed a fixed real set once).
+        features_options: The extractor's options: `{"weights": FILE}`, `{"download": False}`, `{"resize": MODE}`.
+        feature: The former name of `features` (torchmetrics'; kept, with a DeprecationWarning).
+        feature_options: The former name of `features_options`.
+        **kwargs: torchmetrics' `Metric` arguments (`sync_on_compute`, `process_group`, ...).
+
+    Raises:
+        ValueError: A bad argument, in one line naming it, when the metric is made.
+        ganeval.features.WeightsNotFoundError: The extractor's weights cannot be found (one line, naming
+            `features_options={"weights": FILE}` and the offline way).
+
+    Examples:
+        >>> import torch
+        >>> from ganeval.torchmetrics import Protocol
+        >>> metric = Protocol({"fid": None, "kid": {"subset_size": 150}}, features="identity", runs=3, sample_size=150)
+        >>> g = torch.Generator().manual_seed(0)
+        >>> for step in range(2):  # a loop's batches
+        ...     metric.update(torch.randn(100, 8, generator=g), real=True)
+        ...     metric.update(torch.randn(100, 8, generator=g) + 0.3, real=False)
+        >>> {k: round(float(v), 3) for k, v in metric.compute().items()}
+        {'fid': 1.204, 'fid_ci_low': 0.678, 'fid_ci_high': 1.731, 'kid': 0.409, 'kid_ci_low': 0.234, 'kid_ci_high': 0.584}
     """
 
     is_differentiable = False
@@ -201,7 +233,29 @@ class IMD(Protocol):
     """IMD alone (the metric torchmetrics lacks), with `options` from IMD's option table (k, m, nv, ...).
 
     `compute()` returns a 0-d tensor whatever `runs` (as torchmetrics' FID does): the mean over runs;
-    `compute_interval()` returns Protocol's dict (imd and, when runs > 1, imd_ci_low, imd_ci_high)."""
+    `compute_interval()` returns Protocol's dict (imd and, when runs > 1, imd_ci_low, imd_ci_high).
+
+    Args:
+        features: As `Protocol`'s (default `"inception"`).
+        runs: Random subsamples scored at `compute()`.
+        sample_size: Rows drawn from each pool per run; None: the smaller pool whole.
+        confidence: The interval's level (runs > 1).
+        seed: Seed of every draw, IMD's probes included.
+        reset_real_features: False: `reset()` keeps the real pool.
+        options: IMD's options (`{"k": 5, "m": 10, "nv": 100, "knn": "exact"}`: its option table).
+        features_options: The extractor's options, as `Protocol`'s.
+        **kwargs: torchmetrics' `Metric` arguments, and `feature=`/`feature_options=` (former names).
+
+    Examples:
+        >>> import torch
+        >>> from ganeval.torchmetrics import IMD
+        >>> metric = IMD(features="identity")  # pools of any dimension each: IMD compares unaligned sets
+        >>> g = torch.Generator().manual_seed(0)
+        >>> metric.update(torch.randn(300, 8, generator=g), real=True)
+        >>> metric.update(torch.randn(300, 8, generator=g) * 1.5, real=False)
+        >>> round(float(metric.compute()), 2)
+        36.51
+    """
 
     def __init__(self, features: FeatureArg = UNSET, runs: int = 1, sample_size: int | None = None,
                  confidence: float = 0.99, seed: int = 0, reset_real_features: bool = True,
