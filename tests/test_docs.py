@@ -95,7 +95,9 @@ API_EXEMPT = {"ganeval.metrics.imd.imd", "ganeval.metrics.imd.heat_trace", "gane
 
 
 def api_objects() -> list[str]:
-    """The functions and classes docs/api.md renders: each `::: path` (a module's listed `members` included)."""
+    """The functions and classes docs/api.md renders: each `::: path` (a module's listed `members` included; a
+    class's listed members are its own, under it)."""
+    import importlib
     import re
 
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
@@ -103,7 +105,10 @@ def api_objects() -> list[str]:
     for block in re.split(r"^(?=::: )", text, flags=re.M)[1:]:
         path = block.split()[1]
         members = re.search(r"members:\n((?:\s+- \S+\n)+)", block)
-        if members:
+        parent, _, name = path.rpartition(".")
+        module = not hasattr(importlib.import_module(parent), name) or isinstance(
+            getattr(importlib.import_module(parent), name), type(importlib))
+        if members and module:
             out += [f"{path}.{m}" for m in re.findall(r"- (\S+)", members.group(1)) if not m.startswith("_")]
         elif "members: false" not in block:
             out.append(path)

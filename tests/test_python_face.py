@@ -150,7 +150,7 @@ print(json.dumps(out))
     out = json.loads(done.stdout.strip().splitlines()[-1])
     for key, text in out.items():
         assert text is not None and "\n" not in text and "--" not in text, (key, text)
-    assert out["vocab"].endswith("but real is not one: drop vocab")
+    assert out["vocab"].endswith("but real is not one: drop vocab=")
     assert 'did you mean features="pixels"?' in out["pixel"]
     assert "real (300×8 features) gives 8 and fakes['output'] (300×3 features) gives 3" in out["dims"]
     assert out["dims"].endswith("to compare them as they are") and "image" not in out["dims"]

@@ -53,11 +53,18 @@ def _flag(match: re.Match[str]) -> str:
     return f'{arg}="{value}"' if arg in _STRING and value not in _PLACEHOLDERS else f"{arg}={value}"
 
 
+def _dropped(match: re.Match[str]) -> str:
+    """`drop --flag` as `drop flag=`: the keyword argument to leave out of the call."""
+    flag = f"--{match.group(1)}"
+    return f"drop {_flags()[flag][0]}=" if flag in _flags() else match.group(0)
+
+
 PYTHON_WORDS: tuple[tuple[str, Any], ...] = (
     (r"--option (\w+)\.(\w+)=(\S+?)(?=[),;:]|$|\s)", r"""metrics={"\1": {"\2": \3}}"""),
     (r"--option (\w+)\.(\w+)", r"""metrics={"\1": {"\2": ...}}"""),
     (r"--option METRIC\.OPTION=VALUE", r"""metrics={"METRIC": {"OPTION": VALUE}}"""),
     (r"--no-download\b", "download=False"),
+    (r"\bdrop --([a-z][a-z0-9-]*)(?![\w-]| [\w./-]*\w)", _dropped),
     (r"--overwrite\b", "overwrite=True"),
     (r"--no-plots\b", "plots=False"),
     (r"--no-samples\b", "samples=False"),
