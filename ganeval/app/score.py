@@ -104,7 +104,7 @@ class FullHelp(argparse.Action):
     """-h/--help of the light parser: the full parser's help (with the extractors and datasets it lists)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:  # noqa: A002 - argparse's name
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:  # argparse's own names
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, p: argparse.ArgumentParser, *_: Any) -> NoReturn:
