@@ -115,7 +115,7 @@ def test_root_config_defaults() -> None:
     assert plain.runs == 100 and plain.sample_size == 10000 and plain.n_generated is None
     assert OmegaConf.to_container(plain.metrics) == {
         "imd": {"k": 5, "m": 10, "nv": 100, "normalization": "empty", "knn": "exact", "knn_precision": "float32",
-                "rademacher": False, "variance_reduction": True, "nndescent": None},
+                "rademacher": False, "variance_reduction": "chebyshev", "nndescent": None},
         "fid": {}, "kid": {"subsets": 100, "subset_size": 1000, "degree": 3, "coef0": 1.0}}
 
 

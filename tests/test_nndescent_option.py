@@ -45,7 +45,7 @@ def test_config_hash_moves_only_when_not_at_default() -> None:
     """The identity a results directory is keyed by is the one it was before the option existed, unless it is set."""
     base = Settings(runs=2, sample_size=50, metrics=["imd"], seed=0)
     before = {"sample_size": 50, "metrics": {"imd": {"k": 5, "m": 10, "nv": 100, "normalization": "empty",
-              "knn": "exact", "knn_precision": "float32", "rademacher": False, "variance_reduction": True}},
+              "knn": "exact", "knn_precision": "float32", "rademacher": False, "variance_reduction": "chebyshev"}},
               "seed": 0, "device": "cpu", "draws": 2}  # Settings.identity() without metrics.imd.nndescent
     assert base.identity() == before
     same = dataclasses.replace(base, metrics={"imd": {"nndescent": {"n_trees": 8, "max_candidates": 60}}})

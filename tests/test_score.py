@@ -99,10 +99,12 @@ def test_full_sets_with_out_store_one_run(sets, tmp_path, capsys) -> None:  # ty
     doc = score_json([str(sets["real"]), str(sets["fake"]), *OPTS, "--out", str(out), "--no-plots"], capsys)
     runs = pd.read_csv(out / "runs.csv")
     summary = pd.read_csv(out / "summary.csv")
-    assert (runs.run == 0).all() and len(runs) == 3 and (summary.n_runs == 1).all()
+    assert (runs.run == 0).all() and len(runs) == 4 and (summary.n_runs == 1).all()  # imd, imd:se, fid, kid
     for r in doc["results"]:
         stored = runs[(runs.model == r["model"]) & (runs.metric == r["metric"])].value.iloc[0]
         assert stored == r["value"]
+        if r["metric"] == "imd":
+            assert runs[(runs.model == r["model"]) & (runs.metric == "imd:se")].value.iloc[0] == r["se"] > 0
     assert "no interval" in json.loads((out / "summary.json").read_text())["interval_covers"]
     # the same call again resumes from runs.csv (nothing to compute) and prints the same values
     again = score_json([str(sets["real"]), str(sets["fake"]), *OPTS, "--out", str(out), "--no-plots"], capsys)
@@ -147,9 +149,10 @@ def test_plain_output_one_line_per_fake_and_metric(sets, capsys) -> None:  # typ
     assert [ln.split()[:2] for ln in lines] == [[m, label] for m in ("fake", "other")
                                                 for label in ("IMD", "FD_features", "KID")]
     for line, r in zip(lines, doc["results"]):
-        if r["metric"] == "imd":  # to the decimal of its probe noise's first significant digit
-            decimals = significant_decimals(r["probe_std"], r["value"])
-            assert line.split()[2] == f"{r['value']:.{decimals}f}" and "probe noise" in line
+        if r["metric"] == "imd":  # to the decimal of its standard error's first significant digit
+            decimals = significant_decimals(r["se"], r["value"])
+            assert line.split()[2:5] == [f"{r['value']:.{decimals}f}", "±", f"{r['se']:.2g}"]
+            assert "standard error" in line
         else:
             assert float(line.split()[2]) == pytest.approx(r["value"], rel=1e-5)  # printed to 6 significant digits
     assert "std over subsets" in lines[2]

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from PIL import Image
 
 from ganeval.app.score import main
-from ganeval.app.score_print import PROBE_SEEDS, in_flags, kid_std_text, significant_decimals
+from ganeval.app.score_print import in_flags, kid_std_text, significant_decimals
 from ganeval.app.score_request import KID_SUBSET_DEFAULT, default_kid_subset
 from ganeval.data import folder
 from ganeval.metrics import imd, kid
@@ -128,24 +129,27 @@ def test_in_flags_rewrites_keys() -> None:
                                      "directory")
 
 
-def test_imd_digits_follow_its_probe_noise(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The printed std is the std of IMD over seeds 0..PROBE_SEEDS computed directly; digits follow it."""
+def test_imd_digits_follow_its_standard_error(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The full-set IMD is imd(real, fake, seed) with its probes' standard error, in --json, summary.csv, runs.csv
+    (the row imd:se, so a rerun that resumes prints it too) and the printed line, whose digits follow the error."""
     rng = np.random.default_rng(1)
     real, fake = rng.normal(size=(200, 6)), rng.normal(size=(180, 6)) + 0.2
     np.save(tmp_path / "r.npy", real)
     np.save(tmp_path / "f.npy", fake)
-    assert main([str(tmp_path / "r.npy"), str(tmp_path / "f.npy"), "--metrics", "imd", "--option", "imd.nv=20",
-                 "--seed", "3", "--json"]) == 0
+    args = [str(tmp_path / "r.npy"), str(tmp_path / "f.npy"), "--metrics", "imd", "--option", "imd.nv=20",
+            "--seed", "3", "--out", str(tmp_path / "o")]
+    assert main([*args, "--json"]) == 0
     import json
 
     doc = json.loads(capsys.readouterr().out)
-    values = [imd(real, fake, seed=3 + i, nv=20) for i in range(PROBE_SEEDS + 1)]
+    want = imd(real, fake, seed=3, nv=20)
     r = doc["results"][0]
-    assert r["value"] == pytest.approx(values[0], rel=1e-9)
-    assert r["probe_std"] == pytest.approx(float(np.std(values, ddof=1)), rel=1e-9)
-    from ganeval.metrics.imd import imd_over_seeds
-
-    assert imd_over_seeds(real, fake, [5, 3], nv=20) == [imd(real, fake, seed=5, nv=20), values[0]]  # bit for bit
+    assert r["value"] == pytest.approx(float(want), rel=1e-9) and r["se"] == pytest.approx(want.se, rel=1e-9)
+    assert "imd:se" in (tmp_path / "o" / "runs.csv").read_text()
+    assert pd.read_csv(tmp_path / "o" / "summary.csv")["se"].iloc[0] == pytest.approx(want.se, rel=1e-9)
+    assert main(args) == 0  # resumed from runs.csv: the error comes back from its row
+    d = significant_decimals(want.se, float(want))
+    assert f"{float(want):.{d}f} ± {want.se:.2g}  (the standard error of its 20 random probes)" in capsys.readouterr().out
     assert significant_decimals(2.3, 10.0) == 0 and significant_decimals(0.04, 1.0) == 2
     assert significant_decimals(0.0, 123.456) == 3  # no noise: six significant digits
 

@@ -309,6 +309,39 @@ def test_lock_file_removed_on_clean_exit_kept_and_explained_after_a_crash(tmp_pa
     assert len(ev.runs) and not (d / LOCK_FILE).exists()
 
 
+def test_a_second_thread_is_told_another_thread_of_its_process_writes(tmp_path: Path) -> None:
+    """Two threads of one process on one results folder: the second is refused naming the first thread, not
+    "process N" (the lock file's pid, its own process's)."""
+    import threading
+
+    from ganeval.protocol.store import locked
+
+    d = tmp_path / "res"
+    held, done = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with locked(d):
+            held.set()
+            done.wait(30)
+
+    t = threading.Thread(target=writer, name="writer-1")
+    t.start()
+    try:
+        assert held.wait(30)
+        with pytest.raises(ResultsDirBusyError, match=rf"results_dir {d} is being written by another thread of this "
+                           r"process \(writer-1\) \(since \d{4}-\d\d-\d\dT[\d:]+\); wait for it") as exc:
+            with locked(d):
+                pass
+        assert f"process {os.getpid()}" not in str(exc.value)
+        with pytest.raises(ResultsDirBusyError, match="out .* is being written by another thread of this process"):
+            evaluate_detailed(*_sets(), runs=2, sample_size=60, metrics=("fid",), progress=False, out=d)
+    finally:
+        done.set()
+        t.join()
+    with locked(d):  # free again once the first thread is done
+        pass
+
+
 def test_the_run_lock_is_filelocks_primitive(tmp_path: Path) -> None:
     """The results directory's lock is taken with filelock's primitive (flock here, LockFileEx on Windows: never a
     silent no-lock), so a filelock.FileLock on the same file and the run lock exclude each other, in both orders."""

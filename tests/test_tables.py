@@ -82,7 +82,8 @@ def test_direction_sentence_follows_the_metrics() -> None:
 
 # every character with a meaning in LaTeX text, and what it must print as
 TEX_EXPECTED = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-                "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "|": r"\textbar{}"}
+                "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "|": r"\textbar{}",
+                "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 @pytest.mark.parametrize("char", sorted(TEX_EXPECTED))
@@ -100,6 +101,40 @@ def test_md_escape_each_special_character_renders_as_itself(char: str) -> None:
     for text in (f"a{char}b", f"{char}x{char}", char * 3, f"~~{char}~~ *{char}*"):
         html = _gfm("| h |\n|---|\n| " + md_escape(text) + " |")
         assert _texts(html, "td") == [text], (text, html)
+
+
+@pytest.mark.parametrize("text", ["- item", "+ item", "1. first", "12) twelfth", "  - indented", "a\nb", "a\r\n\r\n# b",
+                                  "x\n- y", "a\n\nb", "a\n===", "<b>bold</b> & R&amp;D"])
+def test_md_escape_shows_line_starts_and_breaks_as_written(text: str) -> None:
+    """A label at the head of a line (a verdict sentence begins with one) starts no list; a line break in a label
+    (Markdown shows it as a space) ends no paragraph and starts no block: one paragraph or cell, as written."""
+    from ganeval.results.tables import md_escape, md_unescape
+
+    flat = " ".join(text.split("\n")).replace("\r", "")
+    shown = " ".join(flat.split(" ")) if text.strip() == text else flat.strip()
+    assert _texts(_gfm(md_escape(text)), "p") == [shown]
+    assert _texts(_gfm("| h |\n|---|\n| " + md_escape(text) + " |"), "td") == [flat.strip()]
+    assert md_unescape(md_escape(text), keep="") == flat.replace("\r", "")
+
+
+def test_tex_escape_writes_a_line_break_as_a_space() -> None:
+    from ganeval.results.tables import tex_escape
+
+    assert tex_escape("a\n\nb\r\nc") == "a  b c"  # a blank line would end the paragraph (the table cell)
+
+
+@pytest.mark.parametrize("text", ["a$x$b", "$\\foo$", "cost $5 and $6", "\\$x$"])
+def test_mathtext_escape_draws_as_written(text: str) -> None:
+    """matplotlib reads text between two `$` as mathtext (`$\\foo$` raised ParseFatalException at savefig): escaped,
+    it is drawn as written (an SVG with text kept as text holds it verbatim)."""
+    import html as h
+
+    from ganeval.results.plots import _plt, svg_text
+    from ganeval.results.tables import mathtext_escape
+
+    fig, ax = _plt().subplots()
+    ax.set_title(mathtext_escape(text))
+    assert h.escape(text, quote=False) in svg_text(fig)
 
 
 def _gfm(text: str) -> str:

@@ -160,6 +160,34 @@ def test_score_word_vector_and_vocab_refusals(tmp_path: Path, capsys: pytest.Cap
     assert "--vocab reads the most frequent words of a word-vector file" in err and "a.npy" in err
 
 
+def _bin(path: Path, words: list[str], v: np.ndarray, header_dim: int) -> None:
+    """word2vec.c's binary layout (a newline after each vector) under a header of `header_dim`."""
+    path.write_bytes(f"{len(words)} {header_dim}\n".encode() + b"".join(
+        w.encode() + b" " + row.astype("<f4").tobytes() + b"\n" for w, row in zip(words, v)))
+
+
+def test_score_word2vec_binary_whose_header_disagrees_with_its_rows(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A .bin whose header says 20 over rows of 19 values was read out of step under --vocab (IMD 352.8 for the
+    true 73.47, docs/reliability.md): refused in one line naming both dimensions, by the command and by
+    `ganeval.score`; under a true header the .bin scores exactly what the .vec of the same vectors scores."""
+    x, y = _pair(300, 250, 19, 12)
+    words = [f"word{i:04d}" for i in range(300)]
+    _bin(tmp_path / "bad.bin", words, x, 20)
+    _bin(tmp_path / "en.bin", words, x, 19)
+    _vec(tmp_path / "en.vec", words, x)
+    _vec(tmp_path / "fr.vec", [f"m{i}" for i in range(250)], y)
+    common = ["--vocab", "200", "--metrics", "imd", "--option", "imd.nv=20"]
+    err = _refused([str(tmp_path / "bad.bin"), str(tmp_path / "fr.vec"), *common], capsys)
+    assert err.endswith("bad.bin: line 2: the rows have 19 values, but the header says dimension 20")
+    with pytest.raises(ValueError, match=r"bad\.bin: line 2: the rows have 19 values, but the header says dimension 20$"):
+        ganeval.score(str(tmp_path / "bad.bin"), str(tmp_path / "fr.vec"), vocab=200, metrics="imd", progress=False)
+    doc_bin, _ = _score([str(tmp_path / "en.bin"), str(tmp_path / "fr.vec"), *common, "--quiet"], capsys)
+    doc_vec, _ = _score([str(tmp_path / "en.vec"), str(tmp_path / "fr.vec"), *common, "--quiet"], capsys)
+    assert doc_bin["results"][0]["value"] == doc_vec["results"][0]["value"] == imd(x[:200], y[:200], nv=20, seed=0)
+    assert doc_bin["dims"]["real"] == 19
+
+
 @pytest.fixture()
 def half_pixels() -> object:
     """An image extractor of another space: the first half of each image's pixels (registered for the test only)."""
@@ -200,6 +228,104 @@ def test_score_real_through_an_extractor_of_its_own(tmp_path: Path, capsys: pyte
 
 
 # --------------------------------------------------------------------------- ganeval.torchmetrics
+@pytest.fixture(scope="module")
+def inception_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Stand-in FID Inception weights (random, through the real loading path: no network)."""
+    from ganeval.features.inception import save_random_weights
+
+    return save_random_weights(tmp_path_factory.mktemp("w") / "random_inception.pth", seed=0)
+
+
+def _two_image_sets(tmp_path: Path) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    real = rng.integers(0, 256, (12, 3, 16, 16), dtype=np.uint8)
+    fake = rng.integers(0, 256, (10, 3, 16, 16), dtype=np.uint8)
+    np.save(tmp_path / "real.npy", real)
+    np.save(tmp_path / "fake.npy", fake)
+    return real, fake
+
+
+@pytest.mark.slow  # Inception on a CPU: about 60 images
+def test_each_extractor_option_reaches_the_extractor_that_takes_it(tmp_path: Path, inception_file: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """With --real-features every extractor option was checked against both extractors ("--weights is for
+    --features inception … not pixels"): now --weights, --dims go to inception and --pixels-size to pixels, on
+    whichever side each is, in the command and in `ganeval.score`; IMD of exactly those features."""
+    from ganeval.features import extract, get_extractor
+
+    real, fake = _two_image_sets(tmp_path)
+    paths = [str(tmp_path / "real.npy"), str(tmp_path / "fake.npy")]
+    inc = get_extractor("inception", weights=str(inception_file))
+    inc64 = get_extractor("inception", weights=str(inception_file), dims=64)
+    pix4 = get_extractor("pixels", max_size=4)
+    common = ["--metrics", "imd", "--option", "imd.nv=5", "--quiet"]
+    # REAL through pixels (sized 4), FAKE through inception (its weights): the issue's case
+    doc, _ = _score([*paths, "--real-features", "pixels", "--features", "inception", "--weights", str(inception_file),
+                     "--pixels-size", "4", *common], capsys)
+    want = imd(extract(real, pix4), extract(fake, inc), nv=5, seed=0)
+    assert doc["dims"] == {"real": 48, "fake": 2048} and doc["results"][0]["value"] == pytest.approx(want, rel=1e-6)
+    assert doc["features"]["weights"] == inc.identity()["weights"] and doc["real_features"]["max_size"] == 4
+    r = ganeval.score(paths[0], paths[1], real_features="pixels", features="inception", weights=str(inception_file),
+                      pixels_size=4, metrics={"imd": {"nv": 5}}, progress=False)
+    assert r.to_dict()["results"][0]["value"] == doc["results"][0]["value"]
+    # the other way round: REAL through inception (its weights, its 64-d block), FAKE through pixels (sized 4)
+    doc, _ = _score([*paths, "--real-features", "inception", "--features", "pixels", "--weights", str(inception_file),
+                     "--dims", "64", "--pixels-size", "4", *common], capsys)
+    want = imd(extract(real, inc64), extract(fake, pix4), nv=5, seed=0)
+    assert doc["dims"] == {"real": 64, "fake": 48} and doc["results"][0]["value"] == pytest.approx(want, rel=1e-6)
+    assert doc["real_features"]["weights"] == inc.identity()["weights"]
+
+
+def test_weights_both_extractors_load_are_given_per_side(tmp_path: Path, inception_file: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The documented --real-features inception --features dinov2: both load a weights file, so --weights alone is
+    refused naming --real-weights; --real-weights reaches REAL's inception, --weights then FAKE's dinov2. Options
+    neither extractor takes are refused naming both, in the command's words and in Python's."""
+    from ganeval.app.score_inputs import given_input
+    from ganeval.app.score_request import ScoreRequest, make_extractor
+    from ganeval.app.scoring import extractor_requests, real_extractor
+
+    real, fake = _two_image_sets(tmp_path)
+    paths = [str(tmp_path / "real.npy"), str(tmp_path / "fake.npy")]
+    two = [*paths, "--real-features", "inception", "--features", "dinov2", "--metrics", "imd"]
+    err = _refused([*two, "--weights", str(inception_file)], capsys)
+    assert err.endswith(f"--weights {inception_file}: inception (--real-features, for REAL) and dinov2 (--features, "
+                        "for FAKE) both load a weights file: give inception's with --real-weights FILE and dinov2's "
+                        "with --weights FILE")
+    with pytest.raises(ValueError, match=r"give inception's with real_weights=FILE and dinov2's with weights=FILE$"):
+        ganeval.score(paths[0], paths[1], real_features="inception", features="dinov2", weights=str(inception_file),
+                      metrics="imd", progress=False)
+    s_real, s_fake = given_input(real, "real"), given_input(fake, "fake")
+    for weights in (None, "dinov2.safetensors"):
+        request = ScoreRequest(real=paths[0], fakes=[paths[1]], features="dinov2", real_features="inception",
+                               real_weights=str(inception_file), weights=weights, metrics={"imd": {}})
+        fake_request, real_request = extractor_requests(request, s_real)
+        fake_ex = make_extractor(fake_request, [s_fake])
+        real_ex = real_extractor(real_request, s_real, fake_ex)
+        assert (real_ex.name, real_ex.weights, fake_ex.name, fake_ex.weights) == (
+            "inception", str(inception_file), "dinov2", weights)
+        assert real_ex.weights_path() == inception_file
+    half = [*paths, "--real-features", "pixels", "--features", "inception", "--metrics", "imd"]
+    for extra, end in [
+        (["--real-weights", "w.pth"], "--real-weights is for --real-features inception, clip, dinov2, "
+                                      "inception_spatial, inception_logits or clip_l14_336, not pixels"),
+        (["--resize", "pil"], "--resize pil is not a preprocessing mode of --features inception (--features) or "
+                              "pixels (--real-features)"),
+        (["--dims", "768", "--features", "dinov2"], "--dims 768 is a dimension of --features inception, clip or "
+                                                    "clip_l14_336, not of dinov2 (--features) or pixels "
+                                                    "(--real-features): drop it"),
+    ]:
+        assert _refused([*half, *extra], capsys).endswith(end)
+    for same in ([], ["--real-features", "pixels", "--features", "pixels"]):  # no extractor of REAL's own
+        err = _refused([*paths, *same, "--real-weights", "w.pth", "--metrics", "imd"], capsys)
+        assert err.endswith("--real-weights gives REAL's own extractor (--real-features NAME) its weights; without "
+                            "one, REAL goes through --features too, whose weights --weights gives")
+    with pytest.raises(ValueError, match=r"^resize=\"pil\" is not a preprocessing mode of features=\"inception\" "
+                                         r"\(features\) or pixels \(real_features\)"):
+        ganeval.score(paths[0], paths[1], real_features="pixels", features="inception", resize="pil", metrics="imd",
+                      progress=False)
+
+
 def test_torchmetrics_pools_of_their_own_widths_give_evaluates_numbers() -> None:
     from ganeval.torchmetrics import IMD, Protocol
 

@@ -92,7 +92,7 @@ def test_score_prints_writes_and_reports_the_sentence(tmp_path: Path, capsys) ->
     printed = capsys.readouterr().out.strip().splitlines()[-1]
     assert printed.startswith("near vs far: near better on FD_features") and "(near − far, 99 % intervals, 4 runs)" in printed
     verdict = (out / "verdict.md").read_text()
-    assert verdict.splitlines()[0] == "# Verdict" and printed in verdict
+    assert verdict.splitlines()[0] == "# Verdict" and printed.replace("_", "\\_") in verdict  # Markdown-escaped
     html = (out / "report.html").read_text()
     assert html.index(printed.replace("−", "−")) < html.index("<h2")  # the verdict heads the page
     assert terminal_summary(out).endswith(printed)
@@ -131,3 +131,54 @@ def test_paired_differences_plot_uses_the_pairs(tmp_path: Path) -> None:
     assert path.name == "differences.png" and path.stat().st_size > 1000
     r = comp[comp.metric == "fid"].iloc[0]
     np.testing.assert_allclose(pair_points(r, seeds, "train_seed", "mean").to_numpy(), -np.array(diffs["fid"]))
+
+
+HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "a_b*c*|d|e_", "R&amp;D",
+           "x$y^z{w}~%#\\q", "- item", "1. first", "a$\\foo$b"]
+
+
+def test_every_file_shows_the_users_labels_as_written(tmp_path: Path) -> None:
+    """Labels that are HTML, Markdown, LaTeX or mathtext: verdict.md wrote them raw (a `<script>` or `<img onerror>`
+    became live HTML when rendered, `_ * |` emphasis and cells, `- ` a list); each file now escapes them for its
+    format and shows them as written: verdict.md and table.md rendered as GitHub does, table.tex, report.html, the
+    CSVs read back, the figures drawn (a label `a$\\foo$b` stopped the run in matplotlib's mathtext)."""
+    import html as h
+    import re
+
+    import ganeval
+    from ganeval.results.tables import tex_escape
+    from ganeval.results.verdict import result_sentences
+
+    markdown_it = pytest.importorskip("markdown_it")
+    md = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    rng = np.random.default_rng(0)
+    real = rng.normal(size=(150, 4)).astype(np.float32)
+    fakes = {label: rng.normal(size=(150, 4)).astype(np.float32) + 0.2 * i for i, label in enumerate(HOSTILE)}
+    out = tmp_path / "res"
+    r = ganeval.score(real, fakes, metrics="fid", runs=2, sample_size=100, out=out, progress=False)
+    assert r.sentences and all(any(label in s for label in HOSTILE) for s in r.sentences)
+    # verdict.md: one plain paragraph per sentence, each the sentence as written
+    tokens = md.parse((out / "verdict.md").read_text())
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or []}
+    assert not kinds & {"html_inline", "html_block", "em_open", "strong_open", "s_open", "code_inline", "table_open",
+                        "bullet_list_open", "ordered_list_open", "link_open", "image"}, kinds
+    page = md.render((out / "verdict.md").read_text())
+    assert [h.unescape(p) for p in re.findall(r"<p>(.*?)</p>", page, flags=re.S)] == r.sentences
+    assert "<script" not in page and "<img" not in page and "R&amp;amp;D" in page
+    assert result_sentences(out) == r.sentences  # read back as plain text (the terminal, report.html)
+    # table.md: one column per label, each shown as written
+    page = md.render((out / "table.md").read_text())
+    heads = [h.unescape(c) for c in re.findall(r"<th>(.*?)</th>", page)]
+    assert "<script" not in page and "<img" not in page
+    assert heads == ["metric", *HOSTILE]
+    # table.tex: each label escaped for LaTeX (every special character)
+    tex = (out / "table.tex").read_text()
+    assert all(tex_escape(label) in tex for label in HOSTILE) and "<script" not in tex
+    # report.html: no live tag made of a label; the sentences as text
+    report = (out / "report.html").read_text()
+    assert "<script>alert" not in report and "<img src=x" not in report
+    assert [h.unescape(t) for t in re.findall(r'<p class="verdict">(.*?)</p>', report)] == r.sentences
+    # the CSVs read back to the labels; the figures drawn
+    assert set(pd.read_csv(out / "runs.csv")["model"]) == set(HOSTILE)
+    assert set(pd.read_csv(out / "comparison.csv")["a"]) | set(pd.read_csv(out / "comparison.csv")["b"]) == set(HOSTILE)
+    assert (out / "summary.png").stat().st_size > 0 and (out / "differences.png").stat().st_size > 0

@@ -18,13 +18,13 @@ PY_WORDS = {"weights": "weights=FILE", "weights_arg": "weights", "no_download": 
 
 _PLACEHOLDERS = {"N", "M", "K", "FILE", "DIR", "MODE", "NAME", "PATH"}
 _STRING = {"features", "layout", "resize", "metrics", "device", "protocol", "out", "cache_dir", "weights", "save_ref",
-           "save_stats"}  # score()'s arguments whose values are strings (quoted in a message)
+           "save_stats", "real_features", "real_weights"}  # score()'s arguments whose values are strings (quoted in a message)
 
 
 _NUMBERS = ("runs", "sample-size", "confidence", "seed", "batch-size", "num-workers", "size", "pixels-size", "dims",
             "vocab")
 _TEXTS = ("features", "resize", "layout", "protocol", "metrics", "device", "weights", "cache-dir", "out", "save-ref",
-          "save-stats", "plugins", "real-features")
+          "save-stats", "plugins", "real-features", "real-weights")
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,7 +34,7 @@ def _flags() -> dict[str, tuple[str, tuple[str, ...] | None]]:
     from ganeval.data.images import LAYOUTS
     from ganeval.features.base import REGISTRY
 
-    choices = {"features": tuple(REGISTRY), "layout": tuple(LAYOUTS),
+    choices = {"features": tuple(REGISTRY), "real-features": tuple(REGISTRY), "layout": tuple(LAYOUTS),
                "resize": tuple(dict.fromkeys(m for e in REGISTRY.values() for m in e.resize))}
     return {f"--{f}": (f.replace("-", "_"), choices.get(f)) for f in (*_NUMBERS, *_TEXTS)}
 

@@ -177,6 +177,9 @@ def parser(light: bool = False) -> argparse.ArgumentParser:
                    f"{', '.join(n for n, e in registry.items() if e.weights)} (inception: "
                    "pt_inception-2015-12-05-6726825d.pth); default: $GANEVAL_INCEPTION_WEIGHTS "
                    "($GANEVAL_DINOV2_WEIGHTS, $GANEVAL_CLIP_WEIGHTS), the torch hub / Hugging Face cache, then a download")
+    p.add_argument("--real-weights", default=None, metavar="FILE", help="the weights file of REAL's own extractor "
+                   "(--real-features), where it and --features both load one (--weights is then FAKE's); otherwise "
+                   "--weights, --resize, --dims and --pixels-size go to whichever of the two extractors takes them")
     p.add_argument("--num-workers", type=int, default=None, help="processes decoding image files (folders, zips, tars) "
                    "(default: min(8, CPU cores), 0: in the main process)")
     p.add_argument("--size", type=int, default=None, help="resize every image file to SIZE×SIZE (PIL bilinear, as "
@@ -275,7 +278,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             resize=args.resize, save_ref=args.save_ref, save_stats=args.save_stats, out=args.out,
             overwrite=args.overwrite, plots=not args.no_plots, samples=not args.no_samples, progress=not args.quiet,
             command=shlex.join(["ganeval-score", *argv]), protocol=args.protocol, vocab=args.vocab,
-            real_features=args.real_features)
+            real_features=args.real_features, real_weights=args.real_weights)
     except user_errors() as e:
         from ganeval.app.score_print import refusal
 

@@ -8,8 +8,6 @@ import math
 import re
 from typing import Any, Mapping
 
-from ganeval.protocol.full import PROBE_SEEDS  # what the printed digits rest on
-
 
 def number(v: float) -> float | None:
     """A JSON-safe float (NaN -> null)."""
@@ -140,7 +138,7 @@ def single_value_text(result: Any, r: Any) -> str:
     """A full-set value as printed: IMD to the digits its probe noise supports, KID with its std over subsets."""
     extra = result.extras.get((str(r["model"]), str(r["metric"])), {})
     if r["metric"] == "imd":
-        return imd_text(float(r["mean"]), extra.get("probe_std"))
+        return imd_text(float(r["mean"]), extra.get("se"), int(result.record.config["metrics"]["imd"]["nv"]))
     text = f"{r['mean']:.6g}"
     if "std" in extra and r["metric"] == "kid":
         fake = next(f for f in result.fakes if f.name == str(r["model"]))
@@ -159,12 +157,12 @@ def significant_decimals(noise: float, value: float) -> int:
     return max(0, -math.floor(math.log10(noise)))
 
 
-def imd_text(value: float, probe_std: float | None) -> str:
-    """IMD on full sets with the digits its probe noise supports: '8.5 (± 2.7 over probe draws)'."""
-    if probe_std is None:
+def imd_text(value: float, se: float | None, probes: int) -> str:
+    """IMD on full sets with the digits its probes' standard error supports: '39.25 ± 0.053 (standard error …)'."""
+    if se is None:
         return f"{value:.6g}"
-    d = significant_decimals(probe_std, value)
-    return f"{value:.{d}f}  (probe noise: std {probe_std:.2g} over {PROBE_SEEDS + 1} probe draws)"
+    d = significant_decimals(se, value)
+    return f"{value:.{d}f} ± {se:.2g}  (the standard error of its {probes} random probes)"
 
 
 def kid_std_text(std: float, subset_size: int, rows: Mapping[str, int]) -> str:

@@ -124,6 +124,7 @@ class ScoreRequest:
     n_generated: int | None = None  # rows drawn from a generator input
     vocab: int | None = None  # word-vector inputs (.vec, .vec.gz, .bin): their most frequent words read (None: all)
     real_features: str | None = None  # REAL through an extractor of its own (None: `features`), for IMD-like metrics
+    real_weights: str | None = None  # the weights file of REAL's own extractor (`real_features`); `weights` then FAKE's
     default_metrics: bool = False  # `metrics` are the defaults: those needing one dimension left out where sets differ
 
 
@@ -168,7 +169,8 @@ def check_outputs_not_inputs(request: ScoreRequest) -> None:
 
 def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     """The extractor asked for (default: inception for images, identity for features), made from its registry entry
-    (`ganeval.features.base.REGISTRY`) and checked against the inputs."""
+    (`ganeval.features.base.REGISTRY`) and checked against the inputs; an extractor option it does not take is
+    refused (`option_refusal`)."""
     from ganeval.features.base import REGISTRY
 
     kinds = {s.images for s in sets}
@@ -187,15 +189,10 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
                          f"(e.g. {sets[0].describe()}): drop --features, or give --features identity (the default for feature "
                          "arrays)")
-    if request.weights is not None and not entry.weights:
-        takes = [n for n, e in REGISTRY.items() if e.weights]
-        raise ValueError(f"--weights is for --features {', '.join(takes[:-1])} or {takes[-1]}, not {name}")
-    if request.resize is not None and request.resize not in entry.resize:
-        raise ValueError(f"--resize {request.resize} is not a preprocessing mode of --features {name}"
-                         + (f" (one of {', '.join(entry.resize)})" if entry.resize else " (it resizes nothing)"))
-    if request.pixels_size is not None and name != "pixels":
-        raise ValueError(f"--pixels-size sizes --features pixels, not {name}: drop it, or use --size N to resize "
-                         "every image file")
+    for option in EXTRACTOR_OPTIONS:
+        value = getattr(request, option)
+        if value is not None and not takes(entry, option, value):
+            raise ValueError(option_refusal(option, value, name))
     options: dict[str, Any] = {}
     if name == "pixels":
         pixels_size = PIXELS_SIZE if request.pixels_size is None else request.pixels_size
@@ -212,6 +209,75 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
 
         pipeline.check_extractor_feeds(Metrics({k: dict(v or {}) for k, v in request.metrics.items()}), ex, name)
     return ex
+
+
+EXTRACTOR_OPTIONS = ("weights", "resize", "dims", "pixels_size")  # `ScoreRequest`'s options of an extractor
+NO_OWN_EXTRACTOR = ("--real-weights gives REAL's own extractor (--real-features NAME) its weights; without one, REAL "
+                    "goes through --features too, whose weights --weights gives")
+
+
+def takes(entry: Any, option: str, value: Any) -> bool:
+    """Whether the extractor of registry entry `entry` takes the extractor option `option` with `value`: a weights
+    file where it loads one, a preprocessing mode it declares, a dimension it gives, pixels' size."""
+    if option == "weights":
+        return bool(entry.weights)
+    if option == "resize":
+        return value in entry.resize
+    if option == "dims":
+        return value in entry.dims
+    return bool(entry.name == "pixels")  # pixels_size
+
+
+def option_refusal(option: str, value: Any, given: str) -> str:
+    """The refusal of extractor option `option` (`value`) that the extractor(s) `given` ("pixels", or "pixels
+    (--real-features) or identity (--features)") do not take, naming those that do."""
+    from ganeval.features.base import REGISTRY
+
+    takers = [n for n, e in REGISTRY.items() if takes(e, option, value)]
+    listed = f"{', '.join(takers[:-1])} or {takers[-1]}" if len(takers) > 1 else "".join(takers)
+    if option == "weights":
+        return f"--weights is for --features {listed}, not {given}"
+    if option == "resize":
+        one = REGISTRY.get(given)
+        return (f"--resize {value} is not a preprocessing mode of --features {given}"
+                + ("" if one is None else f" (one of {', '.join(one.resize)})" if one.resize else " (it resizes nothing)"))
+    if option == "dims":
+        return (f"--dims {value} is a dimension of --features {listed}, not of {given}: drop it" if takers else
+                f"--dims {value} is a dimension of no extractor: drop it")
+    return f"--pixels-size sizes --features pixels, not {given}: drop it, or use --size N to resize every image file"
+
+
+def side_requests(request: ScoreRequest, fake: str, real: str) -> tuple[ScoreRequest, ScoreRequest]:
+    """FAKE's and REAL's requests when REAL goes through an extractor of its own (`real`, --real-features; FAKE
+    through `fake`, --features or its default): each extractor option reaches the extractor(s) that take it and is
+    refused where neither does. `--weights` where both load a weights file is refused (a file is one network's):
+    `--real-weights` gives REAL's, `--weights` then FAKE's."""
+    import dataclasses
+
+    from ganeval.features.base import REGISTRY
+
+    sides = {"fake": REGISTRY[fake], "real": REGISTRY[real]}
+    kept: dict[str, dict[str, Any]] = {"fake": {}, "real": {}}
+    for option in EXTRACTOR_OPTIONS:
+        value = getattr(request, option)
+        if value is None or option == "weights" and request.real_weights is not None:
+            continue  # --weights beside --real-weights: FAKE's alone (checked by `make_extractor`)
+        taken = {side for side, entry in sides.items() if takes(entry, option, value)}
+        if not taken:
+            raise ValueError(option_refusal(option, value, f"{fake} (--features) or {real} (--real-features)"))
+        if option == "weights" and len(taken) == 2:
+            raise ValueError(f"--weights {value}: {real} (--real-features, for REAL) and {fake} (--features, for "
+                             f"FAKE) both load a weights file: give {real}'s with --real-weights FILE and {fake}'s "
+                             "with --weights FILE")
+        for side in set(sides) - taken:
+            kept[side][option] = None
+    if request.real_weights is not None:
+        if not sides["real"].weights:
+            raise ValueError(option_refusal("weights", request.real_weights, real).replace(
+                "--weights is for --features", "--real-weights is for --real-features", 1))
+        kept["real"]["weights"] = request.real_weights
+    return (dataclasses.replace(request, **kept["fake"], real_weights=None),
+            dataclasses.replace(request, features=real, **kept["real"], real_weights=None))
 
 
 def feature_dim(extractor: Any, s: InputSet) -> int | None:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import logging
 import os
 import time
@@ -29,10 +30,11 @@ from ganeval.app.score_inputs import (
 )
 from ganeval.app.score_request import (
     ScoreRequest, check_inputs, check_out_not_input, check_outputs_not_inputs, check_inputs_fakes,
-    default_metrics_for_dims, make_extractor, make_settings, set_dims, two_spaces,
+    NO_OWN_EXTRACTOR, default_metrics_for_dims, make_extractor, make_settings, set_dims, side_requests, two_spaces,
 )
 from ganeval.data.references import ReferenceError, check_file_writable
 from ganeval.hashing import array_identity
+from ganeval.results.summary import SE_COLUMN
 from ganeval.protocol import Block, Settings
 
 if TYPE_CHECKING:
@@ -110,7 +112,8 @@ class ScoreResult:
             key: A metric's name (`"fid"`), or (label, metric name) of one of several generated sets.
 
         Returns:
-            The number, a float in the metric's own unit (KID raw, not ×10³).
+            The number, a float in the metric's own unit (KID raw, not ×10³). On the full sets IMD's value carries
+            its probes' standard error, `r["imd"].se`.
 
         Raises:
             KeyError: No such metric or set, or a metric alone where several sets were scored (naming what there is).
@@ -125,7 +128,13 @@ class ScoreResult:
         model = models[0] if model is None else model
         if model not in models:
             raise KeyError(f"no generated set {model!r} in this result; it has {', '.join(map(repr, models))}")
-        return float(rows[rows["model"].astype(str) == model]["mean"].iloc[0])
+        row = rows[rows["model"].astype(str) == model].iloc[0]
+        se = row.get(SE_COLUMN, math.nan)
+        if metric == "imd" and pd.notna(se):  # one value with its probes' standard error (IMDValue.se)
+            from ganeval.metrics.imd import IMDValue
+
+            return IMDValue(float(row["mean"]), float(se))
+        return float(row["mean"])
 
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable document `ganeval-score --json` prints (`ganeval.app.score_print.as_json`)."""
@@ -191,7 +200,7 @@ def score(real: Any, fakes: Any = (), *,
           cache_dir: str | None = None, num_workers: int | None = None, save_ref: str | None = None,
           save_stats: str | None = None, overwrite: bool = False, plots: bool = True, samples: bool = True,
           progress: bool = True, protocol: str | None = None, command: str = "", vocab: int | None = None,
-          real_features: str | None = None) -> ScoreResult | None:
+          real_features: str | None = None, real_weights: str | None = None) -> ScoreResult | None:
     """Score generated sets against a real one: what `ganeval-score` does, from Python (`ganeval.score`).
 
     One value per metric on the full sets by default (as pytorch-fid and torch-fidelity give it), or with `runs` > 1
@@ -251,7 +260,9 @@ def score(real: Any, fakes: Any = (), *,
             leave it empty: refusals then name these arguments, not the command's flags).
         vocab: Word-vector inputs (.vec, .vec.gz, .bin): read their `vocab` most frequent words (default: all).
         real_features: `real`'s own extractor (default: `features`): two feature spaces, which only dimension-free
-            metrics (IMD, Vendi) compare.
+            metrics (IMD, Vendi) compare. Each extractor option goes to the extractor that takes it.
+        real_weights: With `real_features`, the weights file of `real`'s extractor where both extractors load one
+            (`weights` is then the generated sets').
 
     Returns:
         A `ScoreResult`: `r["fid"]` the number, `print(r)` the command's lines, `r.to_dict()` the `--json` document,
@@ -297,7 +308,10 @@ def score(real: Any, fakes: Any = (), *,
         pixels_size=pixels_size,
         resize=resize, save_ref=save_ref, save_stats=save_stats, out=None if out is None else os.fspath(out),
         overwrite=overwrite, plots=plots, samples=samples, progress=progress, command=command, protocol=protocol,
-        n_generated=n_generated, vocab=vocab, real_features=real_features, default_metrics=unchosen)
+        n_generated=n_generated, vocab=vocab, real_features=real_features, real_weights=real_weights,
+        default_metrics=unchosen)
+    if request.real_weights is not None and request.real_features is None:
+        raise ValueError(NO_OWN_EXTRACTOR)
     if request.batch_size is not None and request.batch_size < 1:
         raise ValueError(f"--batch-size must be at least 1, got {request.batch_size}")
     if request.num_workers < 0:
@@ -341,17 +355,24 @@ def load_fakes(request: ScoreRequest) -> list[InputSet]:
     return fakes
 
 
-def real_extractor(request: ScoreRequest, real: InputSet, extractor: Any) -> Any:
-    """REAL's extractor: `extractor`, or with `request.real_features` one of its own (REAL's features then differ
-    from the FAKEs' in space and maybe dimension, which only dimension-free metrics compare)."""
-    import dataclasses
-
-    if request.real_features in (None, request.features or ("inception" if real.images else "identity")):
-        return extractor
+def extractor_requests(request: ScoreRequest, real: InputSet) -> tuple[ScoreRequest, ScoreRequest | None]:
+    """The requests FAKE's extractor and REAL's own one are made from (None: REAL goes through FAKE's): with
+    --real-features, each extractor option goes to the extractor that takes it (`side_requests`)."""
+    fake = request.features or ("inception" if real.images else "identity")
+    if request.real_features in (None, fake):
+        if request.real_weights is not None:
+            raise ValueError(NO_OWN_EXTRACTOR)
+        return request, None
     if precomputed(real):
         raise ValueError(f"--real-features extracts REAL's features, but REAL {real.arg} already holds features "
                          "(a reference file): drop --real-features")
-    return make_extractor(dataclasses.replace(request, features=request.real_features), [real])
+    return side_requests(request, fake, request.real_features)
+
+
+def real_extractor(request: ScoreRequest | None, real: InputSet, extractor: Any) -> Any:
+    """REAL's extractor: `extractor`, or made from `request` (`extractor_requests`) one of its own (REAL's features
+    then differ from the FAKEs' in space and maybe dimension, which only dimension-free metrics compare)."""
+    return extractor if request is None else make_extractor(request, [real])
 
 
 def make_plan(request: ScoreRequest, real: InputSet, fakes: list[InputSet], extractor: Any,
@@ -463,7 +484,7 @@ def load_sets(request: ScoreRequest) -> tuple[InputSet, list[InputSet], float]:
 def score_sets(request: ScoreRequest) -> ScoreResult | None:
     """Load and check every input, extract features, score (full sets or protocol) and, with `out`, write the
     pipeline's files (runs.csv, runs.meta.json, summary.csv/json, tables, plots, report.html)."""
-    from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask
+    from ganeval.protocol.full import FULL_SET_NOTE, FullSetTask, split_extras, with_standard_errors
     from ganeval.protocol.loop import run_loop
 
     if not request.fakes and request.save_ref is None and request.save_stats is None:
@@ -488,17 +509,19 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     label_sets(fakes)
     notes: list[str] = []
     settings = make_settings(request, real, fakes, notes)
-    own = request.real_features not in (None, request.features or ("inception" if real.images else "identity"))
-    extractor = make_extractor(request, fakes if precomputed(real) or own else [real, *fakes])
-    real_ex = real_extractor(request, real, extractor)  # REAL's own extractor when `own`
+    fake_request, real_request = extractor_requests(request, real)
+    own = real_request is not None
+    extractor = make_extractor(fake_request, fakes if precomputed(real) or own else [real, *fakes])
+    real_ex = real_extractor(real_request, real, extractor)  # REAL's own extractor when `own`
     planned = set_dims(real, fakes, extractor, real_ex)
     narrowed = two_spaces(request, real_ex, extractor) if own else default_metrics_for_dims(request, planned)
     if narrowed is not None:  # default metrics, sets of different dimension: the dimension-free ones scored
         notes = [narrowed]
         settings = make_settings(request, real, fakes, notes)
     check_inputs(real, fakes, extractor, settings, real_ex)
-    if callable(getattr(extractor, "weights_path", None)):
-        extractor.weights_path()  # missing Inception weights refused now (extraction resolves them first anyway)
+    for ex in dict.fromkeys((real_ex, extractor)):
+        if callable(getattr(ex, "weights_path", None)):
+            ex.weights_path()  # missing weights refused now (extraction resolves them first anyway)
     for note in notes:  # after every check: a refused command prints only why (in Python's words from Python)
         log.warning("%s", note if request.command else in_python(note))
     plan = make_plan(request, real, fakes, extractor, settings, real_ex)
@@ -542,8 +565,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     with plan.stage("runs"):
         if full:
             task = FullSetTask(real_f, fakes_f, settings)
-            rows = run_loop(task, settings, results_dir, plan.identity(), request.overwrite)
-            extras = task.extras
+            rows, stored = split_extras(run_loop(task, settings, results_dir, plan.identity(), request.overwrite))
+            extras = {k: {**task.extras.get(k, {}), **stored.get(k, {})} for k in {*task.extras, *stored}}
         else:
             from ganeval.protocol import run_blocks
 
@@ -553,6 +576,7 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
     summary = sp.add_full_set(plan, request.protocol, real_f, fakes_f, summary)
     if full:
         plan.record.interval_covers = FULL_SET_NOTE
+        summary = with_standard_errors(summary, extras)
     if results_dir is not None:
         title = f"ganeval-score: {', '.join(f.name for f in fakes)} vs {real.name}"
         with plan.stage("writing"):

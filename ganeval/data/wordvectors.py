@@ -2,7 +2,11 @@
 
 Such files list words by decreasing frequency, so the `vocab` most frequent words are the first `vocab` rows; only
 those rows are read (streaming, memory bounded by `vocab` × dimension). A bad file is refused in one line naming the
-line (the header is line 1, word k is line k + 1; in a binary file a "line" is one word's entry).
+line (the header is line 1, word k is line k + 1; in a binary file a "line" is one word's entry). A binary file has
+no line breaks to go by: each entry's bytes are placed by the header's dimension, so a header that disagrees with the
+rows reads them out of step, silently where the words are long. Its first entries are therefore read under the
+header's dimension and under every other one, whatever `vocab`, and a header that another dimension fits is refused
+naming both; every entry read after them is checked as it comes (its word, the newline after its vector).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -23,6 +28,7 @@ BINARY_SUFFIXES = (".bin", ".bin.gz")
 SUFFIXES = TEXT_SUFFIXES + BINARY_SUFFIXES
 _MAX_WORD_BYTES = 4096  # a binary entry's word longer than this is a corrupt file, not a word
 _CHUNK = 1 << 20
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which Windows editors write at the start of a text file
 
 
 class WordVectorsError(ValueError):
@@ -50,7 +56,8 @@ def read_word_vectors(path: str | os.PathLike, vocab: int | None = None) -> Word
     """The `vocab` most frequent words of the fastText/word2vec file `path` (all of them when None) and their vectors.
 
     A file with fewer words than `vocab`, a header that disagrees with the rows, a duplicate or non-UTF-8 word, a
-    missing, non-numeric or non-finite value, or an empty vocabulary raise `WordVectorsError` naming the line."""
+    missing, non-numeric or non-finite value (or one past float32's range), or an empty vocabulary raise
+    `WordVectorsError` naming the line. A text file may start with a UTF-8 byte-order mark."""
     p = Path(path).expanduser()
     name = str(p)
     if vocab is not None and (isinstance(vocab, bool) or not isinstance(vocab, (int, np.integer)) or vocab < 1):
@@ -64,7 +71,8 @@ def read_word_vectors(path: str | os.PathLike, vocab: int | None = None) -> Word
     with raw as f:
         try:
             reader = io.BufferedReader(f, buffer_size=_CHUNK) if isinstance(f, gzip.GzipFile) else f
-            n, d = _header(reader.readline(), name)
+            first = reader.readline()
+            n, d = _header(first if binary else first.removeprefix(_BOM), name)
             if vocab is not None and vocab > n:
                 raise WordVectorsError(f"{name}: line 1: the file has {n} words, fewer than vocab={vocab}")
             rows = n if vocab is None else int(vocab)
@@ -137,9 +145,19 @@ def _text_rows(f: BinaryIO, name: str, out: np.ndarray, n: int) -> tuple[list[st
                     else f"{len(tokens)} values, but the header says dimension {d}")
             raise WordVectorsError(f"{name}: line {line}: {what}")
         if not np.isfinite(values).all():
-            raise WordVectorsError(f"{name}: line {line}: a value is not finite (nan or inf)")
+            raise WordVectorsError(f"{name}: line {line}: {_not_finite(raw[cut + 1:].split(), values)}")
         out[i] = values
     return words, b""
+
+
+def _not_finite(tokens: list[bytes], values: np.ndarray) -> str:
+    """What is wrong with the first value of a text row that float32 does not hold: a number past its range (it
+    would be read as inf), or nan/inf as written."""
+    token = tokens[int(np.flatnonzero(~np.isfinite(values))[0])]
+    if np.isfinite(float(token)):
+        return (f"the value {token[:30].decode('utf-8', 'replace')} exceeds float32's range "
+                f"(±{float(np.finfo(np.float32).max):.4g}): rescale the vectors")
+    return "a value is not finite (nan or inf)"
 
 
 def _values(text: bytes) -> np.ndarray | None:
@@ -161,43 +179,154 @@ def _is_number(token: bytes) -> bool:
 
 
 def _binary_rows(f: BinaryIO, name: str, out: np.ndarray, n: int) -> tuple[list[str], bytes]:
-    """Fill `out` from word2vec binary entries "word<space><D little-endian float32>[\\n]" after the header (`n`
-    words); the words in order and the bytes read past the last entry."""
+    """Fill `out` from word2vec binary entries "word<space><D little-endian float32>" after the header (`n` words),
+    each followed by a newline (word2vec.c) or by nothing (gensim) as the first entry is; the words in order and the
+    bytes read past the last entry. The file's first entries are checked against the header's dimension whatever
+    `out`'s rows (`_check_head`), then every entry read against the header as it comes (`_entry`)."""
     rows, d = out.shape
-    size = 4 * d
+    want = max(_CHUNK, (_PROBE + 1) * (4 * d + _MAX_WORD_BYTES + 2))
+    buf = f.read(want)
+    eof = len(buf) < want
+    sep = _check_head(name, buf, eof, n, d)
     words: list[str] = []
     seen: set[str] = set()
-    buf = b""
     pos = 0
     for i in range(rows):
         line = i + 2
-        while True:  # the word: bytes up to a space, after the previous entry's optional newline(s)
-            while pos < len(buf) and buf[pos:pos + 1] == b"\n":
-                pos += 1
-            cut = buf.find(b" ", pos)
-            if cut >= 0:
-                break
-            if len(buf) - pos > _MAX_WORD_BYTES:
-                raise WordVectorsError(f"{name}: line {line}: no word (no space within {_MAX_WORD_BYTES} bytes)")
-            more = f.read(_CHUNK)
-            if not more:
-                raise WordVectorsError(f"{name}: line {line}: the file ends after {i} words, but its header "
-                                       f"says {n}")
+        got = _entry(buf, pos, d, sep, eof)
+        while got is None:  # the entry goes on past what was read
+            more = f.read(max(_CHUNK, 4 * d + _MAX_WORD_BYTES + 2))
+            eof = not more
             buf, pos = buf[pos:] + more, 0
+            got = _entry(buf, pos, d, sep, eof)
+        if isinstance(got, str):
+            raise WordVectorsError(_fault_message(name, line, got, i, n, d))
+        cut, end = got
         words.append(_word(buf[pos:cut], name, line, seen))
-        pos = cut + 1
-        while len(buf) - pos < size:
-            more = f.read(max(_CHUNK, size))
-            if not more:
-                raise WordVectorsError(f"{name}: line {line}: the file ends inside the vector of "
-                                       f"{words[-1]!r} ({len(buf) - pos} of {size} bytes)")
-            buf, pos = buf[pos:] + more, 0
-        values = np.frombuffer(buf, dtype="<f4", count=d, offset=pos)
-        if not np.isfinite(values).all():
-            raise WordVectorsError(f"{name}: line {line}: a value of {words[-1]!r} is not finite (nan or inf)")
-        out[i] = values
-        pos += size
+        out[i] = np.frombuffer(buf, dtype="<f4", count=d, offset=cut + 1)
+        pos = end
+    for start in range(0, rows, _CHUNK // 16):  # finite values, checked in blocks (a row at a time costs more)
+        bad = np.flatnonzero(~np.isfinite(out[start:start + _CHUNK // 16]).all(axis=1))
+        if bad.size:
+            i = start + int(bad[0])
+            raise WordVectorsError(f"{name}: line {i + 2}: a value of {words[i]!r} is not finite (nan or inf)")
     return words, buf[pos:]
+
+
+_PROBE = 6  # a binary file's first entries, read under its header's dimension and under others, whatever the vocab
+_END = "END"  # `_entry`: the file ends where an entry would begin
+# no word holds whitespace (word2vec.c and fastText split words at it) or NUL; in a row read out of step, float bytes do
+_NOT_IN_WORDS = re.compile(rb"[\x00\t\n\v\f\r]")
+
+
+def _entry(buf: bytes, pos: int, d: int, sep: bytes, eof: bool) -> tuple[int, int] | str | None:
+    """The binary entry at `pos` of `buf` read with dimension `d`, each vector followed by `sep` (b"\\n" or b""):
+    (where its word ends, where the next entry begins); what is wrong with it (`_END`: nothing is left); None when
+    `buf` ends inside it and more may follow (not `eof`)."""
+    cut = buf.find(b" ", pos, pos + _MAX_WORD_BYTES + 1)
+    if cut < 0:
+        if len(buf) - pos > _MAX_WORD_BYTES:
+            return f"no word (no space within {_MAX_WORD_BYTES} bytes)"
+        if not eof:
+            return None
+        return _END if pos >= len(buf) else f"the file ends inside the word {buf[pos:pos + 40]!r}"
+    raw = buf[pos:cut]
+    fault = _word_fault(raw)
+    if fault is not None:
+        return fault
+    end = cut + 1 + 4 * d
+    if len(buf) < end + len(sep) and not eof:
+        return None
+    if len(buf) < end:
+        return f"the file ends inside the vector of {_shown(raw)} ({len(buf) - cut - 1} of {4 * d} bytes)"
+    if sep and end < len(buf) and buf[end:end + 1] != sep:  # the last entry's newline may be left out
+        return (f"the {d} values of {_shown(raw)} are followed by {buf[end:end + 1]!r}, not by the newline that "
+                "follows the first row's")
+    return cut, min(end + len(sep), len(buf))
+
+
+def _word_fault(raw: bytes) -> str | None:
+    """What makes the bytes `raw` no binary entry's word (empty, not UTF-8, whitespace or NUL), else None."""
+    if not raw:
+        return "empty word"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"the word {raw[:40]!r} is not UTF-8"
+    if _NOT_IN_WORDS.search(raw):
+        return f"the word {raw[:40]!r} holds whitespace or NUL"
+    return None
+
+
+def _shown(raw: bytes) -> str:
+    return repr(raw[:40].decode("utf-8", "replace"))
+
+
+def _entries(buf: bytes, d: int, sep: bytes, limit: int, n: int, eof: bool) -> tuple[int, str | None]:
+    """How many of the first `limit` entries of `buf` (a binary file's bytes after its header line, `n` words) read
+    with dimension `d` and separator `sep`, and what is wrong with the next (None: `limit` read, or `buf` ended
+    first while more may follow; with every entry of a whole file read, bytes after them are a fault)."""
+    pos = 0
+    for i in range(limit):
+        got = _entry(buf, pos, d, sep, eof)
+        if got is None:
+            return i, None
+        if isinstance(got, str):
+            return i, got
+        pos = got[1]
+    if limit == n and eof and buf[pos:].strip():
+        return limit, f"more rows than the header's {n} words"
+    return limit, None
+
+
+def _check_head(name: str, head: bytes, eof: bool, n: int, d: int) -> bytes:
+    """The separator after each vector of a binary file whose first bytes after the header line are `head`: b"\\n"
+    when the first entry read with the header's dimension `d` is followed by one (word2vec.c), else b"" (gensim).
+    Refused, naming the rows' dimension when another one reads them: a header whose dimension its first rows
+    disagree with; rows of fewer values, each followed by a newline, that read as the header's dimension too (each
+    vector then ends with the newline and the next word's first letters, and the next word loses them)."""
+    first = _entry(head, 0, d, b"\n", eof)
+    sep = b"\n" if isinstance(first, tuple) else b""
+    limit = min(n, _PROBE)
+    count, fault = _entries(head, d, sep, limit, n, eof)
+    other = _other_dimension(head, d, n, eof, fault is None)
+    if other is not None:
+        raise WordVectorsError(f"{name}: line 2: the rows have {other} values, but the header says dimension {d}")
+    if fault is not None:
+        raise WordVectorsError(_fault_message(name, count + 2, fault, count, n, d))
+    return sep
+
+
+def _other_dimension(head: bytes, d: int, n: int, eof: bool, below: bool) -> int | None:
+    """A dimension other than `d` with which every entry in `head` reads (see `_entries`; all `n` of them, and
+    nothing after, when `head` is the whole file), nearest `d` first; None when there is none. Entries may merge by
+    chance where words are short, but not all through a file. With `below` (the header's dimension reads the first
+    entries too), only smaller ones that read at least 2 entries followed by newlines or 3 followed by nothing."""
+    cut = head.find(b" ", 0, _MAX_WORD_BYTES + 1)
+    if cut < 0 or _word_fault(head[:cut]) is not None:
+        return None  # the first word is where it is whatever the dimension
+    top = d - 1 if below else min((len(head) - cut - 1) // 4, 4 * d + _MAX_WORD_BYTES)
+    for e in sorted(range(1, top + 1), key=lambda e: (abs(e - d), e)):
+        at = cut + 1 + 4 * e
+        for sep in (b"\n", b""):
+            nxt = head[at:at + 1]
+            if nxt and (nxt != b"\n" if sep else (nxt in b" \x00\t\n\v\f\r" or 0x80 <= nxt[0] < 0xC2)):
+                continue  # cannot be followed by what follows `e` values (a newline; a word's first byte)
+            count, fault = _entries(head, e, sep, n, n, eof)
+            if fault is None and (count >= (2 if sep else 3) or count == n and not below):
+                return e
+    return None
+
+
+def _fault_message(name: str, line: int, fault: str, read: int, n: int, d: int) -> str:
+    """The refusal of a binary entry at `line` (`read` entries before it) that `_entry` found wrong: out of step
+    with its header once rows before it were read, since an entry's bytes are placed by the dimension."""
+    if fault == _END:
+        return f"{name}: line {line}: the file ends after {read} words, but its header says {n}"
+    if read == 0 or fault.startswith("more rows"):
+        return f"{name}: line {line}: {fault}"
+    return (f"{name}: line {line}: {fault}: a row before it does not have the header's dimension {d} "
+            "(or the file is damaged)")
 
 
 def _nothing_after(f: BinaryIO, name: str, n: int, rest: bytes) -> None:

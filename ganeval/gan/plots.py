@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from ganeval.common import atomic_write_bytes, atomic_write_text
+from ganeval.results.tables import mathtext_escape
 
 LOSS_COLUMNS = ("gen_step", "critic_step", "epoch", "loss_critic", "loss_gen", "critic_gap", "grad_penalty")
 
@@ -35,7 +36,7 @@ def plot_losses(path: str | Path, history: np.ndarray, title: str = "") -> None:
             ax.plot(step, _smooth(history[:, col]), label=label, lw=1)
         ax.legend(loc="best", fontsize=8)
     ax.set_xlabel("generator step")
-    ax.set_title(title)
+    ax.set_title(mathtext_escape(title))
     ax.grid(alpha=0.3)
     _save_fig(fig, path)
 
@@ -102,6 +103,6 @@ def save_points_plot(path: str | Path, points: np.ndarray, real: np.ndarray | No
         if len(cols) == 1:
             cols.append(np.zeros_like(cols[0]))
         ax.scatter(*cols, s=2, alpha=0.5, label=label, color=color)  # type: ignore[misc]  # x, y (and z): never s
-    ax.set_title(title)
+    ax.set_title(mathtext_escape(title))
     ax.legend(loc="best", fontsize=8)
     _save_fig(fig, path)

@@ -2,13 +2,16 @@
 k-NN graphs, compared at all scales.
 
 Defaults (the option table `OPTIONS`: k=5, m=10 Lanczos steps, nv=100 probes, normalization "empty") follow the
-paper's reference code (`msid`, Tsitsulin et al.) exactly; `probes` feeds given starting vectors so results can be
-checked digit for digit against another implementation. `imd_over_seeds`: the estimator's noise alone, over several
-probe draws on fixed sets.
+paper's reference code (`msid`, Tsitsulin et al.); its control variate is `variance_reduction="paper"` (or True),
+ours by default a Chebyshev one with exact traces (`control_variate`), which leaves ~1 % of the probes' noise.
+`probes` feeds given starting vectors so results can be checked digit for digit against another implementation.
+Every IMD value carries its standard error over the probes (`IMDValue.se`); `imd_over_seeds`: the estimator's
+noise observed over several probe draws on fixed sets.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Mapping, Sequence
 
@@ -16,13 +19,15 @@ import numpy as np
 import torch
 
 from ganeval.common import ArrayLike, resolve_device, upload
+from ganeval.metrics.control_variate import (CHEBYSHEV_DEGREE, CONTROL_VARIATES, control_variate, probe_estimates,
+                                             recorded_control)
 from ganeval.metrics.knn import KnnGraph, exact_knn, exact_knn_graph
 from ganeval.metrics.knn_approx import PARAMS_EXPECTED, full_params, params_valid
 from ganeval.metrics.knn_precision import PRECISIONS
-from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
+from ganeval.metrics.laplacian import adjacency_power_traces, dense_laplacian, normalized_adjacency
 from ganeval.metrics.parallel import device_map
 from ganeval.metrics.registry import GramHook, GramTap, Metric, PairWork, boolean, fan_out, integer, one_of, option, register_metric
-from ganeval.metrics.slq import exact_heat_trace, lanczos, quadrature, slq_heat_trace
+from ganeval.metrics.slq import exact_heat_trace, lanczos, quadrature
 from ganeval.metrics.validation import finite_result, load_features, peak_of, shape_of
 
 SCALE = 1e6  # the reference reports normalised traces ×1e6
@@ -82,7 +87,11 @@ OPTIONS = (
            "exact search's products: float32 | bfloat16 | tf32 | auto (the fastest, measured at start-up; "
            "certified: the same graph; float32 while KID shares the Gram strips)"),
     option("rademacher", False, boolean(), "Rademacher instead of Gaussian probes"),
-    option("variance_reduction", True, boolean(), "the control variate of the paper's appendix"),
+    option("variance_reduction", "chebyshev",
+           (lambda v: isinstance(v, (bool, np.bool_)) or v in CONTROL_VARIATES,
+            "true, false or one of " + ", ".join(repr(c) for c in CONTROL_VARIATES)),
+           f"the probes' control variate: chebyshev (degree {CHEBYSHEV_DEGREE}, exact traces: ~1 % of the noise left), "
+           "paper (the reference's linear term; also true) or none (also false)", normalize=recorded_control),
     option("nndescent", None, (params_valid, PARAMS_EXPECTED),
            "knn=approx's pynndescent build parameters (knn_approx.DEFAULT_PARAMS where null or not given), e.g. "
            "{n_trees: 2, n_iters: 5} for a lower-recall graph; recorded and hashed only when not the defaults",
@@ -134,7 +143,36 @@ def _features(x: ArrayLike, name: str, k: int, device: torch.device) -> torch.Te
     return load_features(x, name, device, min_rows=k + 2, reaches=[("IMD's k-NN search", reach)])
 
 
-def trace_from_graph(
+@dataclass(frozen=True)
+class HeatTrace:
+    """A normalised heat trace ×1e6 (one value per t) and its standard error over the probes (zeros if exact)."""
+
+    values: np.ndarray
+    se: np.ndarray
+
+
+class IMDValue(float):
+    """An IMD value (a float) with its estimator's standard error over the probes (`se`, 0 for exact traces) and
+    the temperature where its maximum lies (`t`). Arithmetic gives plain floats."""
+
+    se: float
+    t: float
+
+    def __new__(cls, value: float, se: float = 0.0, t: float = float("nan")) -> IMDValue:
+        obj = super().__new__(cls, value)
+        obj.se, obj.t = float(se), float(t)
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return IMDValue, (float(self), self.se, self.t)
+
+    def __repr__(self) -> str:
+        return f"IMDValue({float(self)!r}, se={self.se:.3g}, t={self.t:.3g})"
+
+    __str__ = float.__repr__
+
+
+def probe_traces(
     nbrs: torch.Tensor,
     t: np.ndarray,
     *,
@@ -144,15 +182,16 @@ def trace_from_graph(
     normalization: str = "empty",
     method: str = "slq",
     rademacher: bool = False,
-    variance_reduction: bool = True,
+    variance_reduction: bool | str = DEFAULTS["variance_reduction"],
     probes: ArrayLike | None = None,
 ) -> np.ndarray:
-    """The normalised heat trace ×1e6 of a k-NN graph given as N×k neighbour indices."""
+    """nv×T normalised single-probe heat-trace estimates ×1e6 of a k-NN graph given as N×k neighbour indices
+    (1×T, exact, for method="exact"): their mean is the heat trace, their spread its standard error."""
     n, k = nbrs.shape
     device = nbrs.device
     tt = torch.as_tensor(t, dtype=torch.float64, device=device)
     if method == "exact":
-        trace = exact_heat_trace(dense_laplacian(nbrs), tt)
+        trace = exact_heat_trace(dense_laplacian(nbrs), tt)[None, :]
     else:
         if probes is None:
             p = draw_probes(n, nv, seed, rademacher)
@@ -164,8 +203,28 @@ def trace_from_graph(
                 raise ValueError("probes must be finite with no all-zero column")
         alpha, beta = lanczos(normalized_adjacency(nbrs), upload(p, device), m)  # pinned: no pageable copy
         theta, weights = quadrature(alpha, beta)
-        trace = slq_heat_trace(theta, weights, n, tt, variance_reduction)
-    return finite_result(normalize_trace(trace.cpu().numpy(), normalization, n, k, t) * SCALE, "the heat trace")
+        control = control_variate(variance_reduction)
+        powers = adjacency_power_traces(nbrs, CHEBYSHEV_DEGREE) if control == "chebyshev" else None
+        trace = probe_estimates(theta, weights, n, tt, control, powers)
+    return normalize_trace(trace.cpu().numpy(), normalization, n, k, t) * SCALE
+
+
+def heat_trace_from_probes(estimates: np.ndarray) -> HeatTrace:
+    """The heat trace (the mean of the single-probe estimates) and its standard error (their sd / √nv)."""
+    nv = estimates.shape[0]
+    values = finite_result(estimates.mean(axis=0), "the heat trace")
+    se = estimates.std(axis=0, ddof=1) / np.sqrt(nv) if nv > 1 else np.zeros_like(values)
+    return HeatTrace(values, se)
+
+
+def traced(nbrs: torch.Tensor, t: np.ndarray, **options: Any) -> HeatTrace:
+    """`probe_traces` reduced to the heat trace with its standard error."""
+    return heat_trace_from_probes(probe_traces(nbrs, t, **options))
+
+
+def trace_from_graph(nbrs: torch.Tensor, t: np.ndarray, **options: Any) -> np.ndarray:
+    """The normalised heat trace ×1e6 of a k-NN graph given as N×k neighbour indices (`probe_traces`' options)."""
+    return traced(nbrs, t, **options).values
 
 
 def heat_trace(
@@ -179,7 +238,7 @@ def heat_trace(
     method: str = "slq",
     knn: str = DEFAULTS["knn"],
     rademacher: bool = DEFAULTS["rademacher"],
-    variance_reduction: bool = DEFAULTS["variance_reduction"],
+    variance_reduction: bool | str = DEFAULTS["variance_reduction"],
     probes: ArrayLike | None = None,
     knn_precision: str = DEFAULTS["knn_precision"],
     device: str | torch.device | None = None,
@@ -214,6 +273,15 @@ def imd_from_traces(hx: ArrayLike, hy: ArrayLike, t: ArrayLike | None = None) ->
     return finite_result(float(np.max(np.exp(-2 * (ts + 1 / ts)) * np.abs(hx - hy))), "IMD")
 
 
+def imd_value(hx: HeatTrace, hy: HeatTrace, t: np.ndarray) -> IMDValue:
+    """IMD of two heat traces with its standard error: the probes' standard errors of both traces at the
+    temperature t* of the maximum, combined (independent draws) and weighted like the difference there."""
+    value = imd_from_traces(hx.values, hy.values, t)
+    weight = np.exp(-2 * (t + 1 / t))
+    top = int(np.argmax(weight * np.abs(hx.values - hy.values)))
+    return IMDValue(value, weight[top] * float(np.hypot(hx.se[top], hy.se[top])), float(t[top]))
+
+
 def imd(
     x: ArrayLike,
     y: ArrayLike,
@@ -228,15 +296,16 @@ def imd(
     *,
     t: ArrayLike | None = None,
     rademacher: bool = DEFAULTS["rademacher"],
-    variance_reduction: bool = DEFAULTS["variance_reduction"],
+    variance_reduction: bool | str = DEFAULTS["variance_reduction"],
     method: str = "slq",
     knn_precision: str = DEFAULTS["knn_precision"],
     nndescent: Mapping[str, Any] | None = DEFAULTS["nndescent"],
-) -> float:
+) -> IMDValue:
     """IMD between sample sets x (N×D) and y (M×D'); D may differ (the distance is intrinsic).
 
-    x's and y's probes are independent draws from one Generator seeded by `seed` (x's first), so
-    imd(x, y, seed=s) == imd_from_traces(heat_trace(x, seed=g), heat_trace(y, seed=g)) for
+    Returns a float that carries its standard error over the probes, `.se` (0 for method="exact"), and the
+    temperature of the maximum, `.t`. x's and y's probes are independent draws from one Generator seeded by `seed`
+    (x's first), so imd(x, y, seed=s) == imd_from_traces(heat_trace(x, seed=g), heat_trace(y, seed=g)) for
     g = numpy.random.default_rng(s). `probes=(Px, Py)` gives the starting vectors instead.
     """
     check_imd_options(method, k=k, m=m, nv=nv, normalization=normalization, knn=knn, rademacher=rademacher,
@@ -261,14 +330,13 @@ def imd(
     opts: dict[str, Any] = dict(m=m, nv=nv, normalization=normalization, method=method, rademacher=rademacher,
                 variance_reduction=variance_reduction)
 
-    def trace(job: tuple[torch.Tensor, ArrayLike | None]) -> np.ndarray:
-        return trace_from_graph(knn_graph(job[0], k, knn, knn_seed, knn_precision, nndescent), ts, probes=job[1],
-                                **opts)
+    def trace(job: tuple[torch.Tensor, ArrayLike | None]) -> HeatTrace:
+        return traced(knn_graph(job[0], k, knn, knn_seed, knn_precision, nndescent), ts, probes=job[1], **opts)
 
     jobs = [(xt, px), (yt, py)]
     # pynndescent runs one build at a time
     hx, hy = device_map(trace, jobs, dev) if knn == "exact" else [trace(job) for job in jobs]
-    return imd_from_traces(hx, hy, ts)
+    return imd_value(hx, hy, ts)
 
 
 def _prepare(x: torch.Tensor, o: Mapping[str, Any], hooks: Sequence[GramHook], tap: GramTap | None) -> KnnGraph:
@@ -288,8 +356,8 @@ def _pair(gx: KnnGraph, gy: KnnGraph, o: Mapping[str, Any], rng: np.random.Gener
                 variance_reduction=o["variance_reduction"])
     graphs = (gx.nbrs, gy.nbrs)
     probes = [draw_probes(g.shape[0], o["nv"], rng, o["rademacher"]) for g in graphs]
-    jobs = [partial(trace_from_graph, g, ts, probes=p, **opts) for g, p in zip(graphs, probes)]
-    return PairWork(jobs, lambda traces: imd_from_traces(traces[0], traces[1], ts))
+    jobs = [partial(traced, g, ts, probes=p, **opts) for g, p in zip(graphs, probes)]
+    return PairWork(jobs, lambda traces: imd_value(traces[0], traces[1], ts))
 
 
 def lanczos_bytes(n: int, o: Mapping[str, Any]) -> tuple[float, str]:
@@ -311,7 +379,8 @@ METRIC = register_metric(Metric(
 ))
 
 
-def imd_over_seeds(x: ArrayLike, y: ArrayLike, seeds: Sequence[int], device: Any = None, **options: Any) -> list[float]:
+def imd_over_seeds(x: ArrayLike, y: ArrayLike, seeds: Sequence[int], device: Any = None,
+                   **options: Any) -> list[IMDValue]:
     """IMD(x, y) for each seed's probe draw (x's probes then y's from default_rng(seed), as `imd` draws them): the
     noise of the estimator alone. Equal to `[imd(x, y, seed=s) for s in seeds]` with exact k-NN, but each set's k-NN
     graph is built once (with the first seed, which matters only for knn=approx), so a further draw costs only its
@@ -333,6 +402,5 @@ def imd_over_seeds(x: ArrayLike, y: ArrayLike, seeds: Sequence[int], device: Any
         rng = np.random.default_rng(s)
         px = draw_probes(gx.shape[0], o["nv"], rng, o["rademacher"])
         py = draw_probes(gy.shape[0], o["nv"], rng, o["rademacher"])
-        values.append(imd_from_traces(trace_from_graph(gx, ts, probes=px, **opts),
-                                      trace_from_graph(gy, ts, probes=py, **opts), ts))
+        values.append(imd_value(traced(gx, ts, probes=px, **opts), traced(gy, ts, probes=py, **opts), ts))
     return values

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 
 
@@ -36,3 +38,22 @@ def dense_laplacian(nbrs: torch.Tensor, dtype: torch.dtype = torch.float64) -> t
     """The normalised Laplacian as a dense matrix: for the exact method on small graphs only."""
     n = nbrs.shape[0]
     return torch.eye(n, dtype=dtype, device=nbrs.device) - normalized_adjacency(nbrs, dtype).to_dense()
+
+
+def adjacency_power_traces(nbrs: torch.Tensor, degree: int, rows_per_chunk: int = 1 << 16) -> np.ndarray:
+    """Exact tr S^i, i = 0..degree, of S = D^-1/2 A D^-1/2 (float64, on the CPU): tr S^i = ⟨S^a, S^b⟩_F with
+    a = ⌊i/2⌋, b = ⌈i/2⌉ (S is symmetric), summed over blocks of rows so that only a block of S^⌈d/2⌉ is held."""
+    n = nbrs.shape[0]
+    rows, cols = (v.cpu().numpy() for v in union_edges(nbrs))
+    deg = np.bincount(rows, minlength=n).astype(np.float64)
+    s = sp.csr_matrix((1.0 / np.sqrt(deg[rows] * deg[cols]), (rows, cols)), shape=(n, n))
+    top = (degree + 1) // 2
+    step = max(1, rows_per_chunk // max(1, int(np.ceil(len(rows) / n)) ** max(top - 1, 0)))
+    out = np.zeros(degree + 1)
+    for a in range(0, n, step):
+        powers = [sp.identity(n, format="csr")[a:a + step], s[a:a + step]]
+        while len(powers) <= top:
+            powers.append(powers[-1] @ s)
+        for i in range(degree + 1):
+            out[i] += powers[i // 2].multiply(powers[(i + 1) // 2]).sum()
+    return out

@@ -138,18 +138,6 @@ def quadrature(alpha: torch.Tensor, beta: torch.Tensor) -> tuple[torch.Tensor, t
     return theta, vecs[:, 0, :] ** 2
 
 
-def slq_heat_trace(
-    theta: torch.Tensor, weights: torch.Tensor, n: int, t: torch.Tensor, variance_reduction: bool = True
-) -> torch.Tensor:
-    """SLQ estimate of tr exp(−tL) for each t, optionally with the control variate
-    h(t) = S_exp(t) + t·e^−t·(S_1 − n), where S_1 is the SLQ estimate of tr L = n from the same probes."""
-    s_exp = n * torch.einsum("pk,tpk->t", weights, torch.exp(-t[:, None, None] * theta[None])) / theta.shape[0]
-    if not variance_reduction:
-        return s_exp
-    s_1 = n * (weights * theta).sum() / theta.shape[0]
-    return s_exp + t * torch.exp(-t) * (s_1 - n)
-
-
 def exact_heat_trace(laplacian: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     """tr exp(−tL) from a dense eigendecomposition: the ground truth on small graphs."""
     lam = torch.linalg.eigvalsh(laplacian)

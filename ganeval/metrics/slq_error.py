@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ganeval.metrics.control_variate import (CHEBYSHEV_DEGREE, chebyshev_basis, control_variate,
+                                             heat_chebyshev_coefficients, paper_term)
 from ganeval.metrics.laplacian import dense_laplacian, normalized_adjacency
 from ganeval.metrics.slq import lanczos, quadrature
 
@@ -55,10 +57,7 @@ class ProbeForms:
     def estimates(self, n: int, t: torch.Tensor, variance_reduction: bool = True) -> torch.Tensor:
         """nv×T single-probe trace estimates n·q (+ the control variate t·e^−t·(n·l − n)); their mean over
         probes is the nv-probe estimate."""
-        est = n * self.q
-        if variance_reduction:
-            est = est + (t * torch.exp(-t))[None, :] * (n * self.l[:, None] - n)
-        return est
+        return n * self.q + paper_term(n, t, self.l) if variance_reduction else n * self.q
 
 
 def exact_forms(spec: Spectrum, probes: torch.Tensor, t: torch.Tensor) -> ProbeForms:
@@ -76,14 +75,19 @@ def slq_forms(nbrs: torch.Tensor, probes: torch.Tensor, t: torch.Tensor, m: int)
     return ProbeForms(q, (weights * theta).sum(dim=1))
 
 
-def single_probe_variance(spec: Spectrum, t: torch.Tensor, variance_reduction: bool = True) -> torch.Tensor:
+def single_probe_variance(spec: Spectrum, t: torch.Tensor, variance_reduction: bool | str = True) -> torch.Tensor:
     """Exact variance over one probe uniform on the unit sphere (a normalised Gaussian) of the single-probe
-    estimate n·vᵀAv, A = exp(−tL) (+ t·e^−t·L with the control variate): 2n²/(n+2)·var(a), a = A's eigenvalues
-    (population variance). The nv-probe estimate's variance is this over nv."""
+    estimate n·vᵀAv, A = exp(−tL) less the control variate's polynomial (`control_variate`: True is the paper's
+    t·e^−t·L term): 2n²/(n+2)·var(a), a = A's eigenvalues (population variance). The nv-probe estimate's
+    variance is this over nv."""
     n = spec.n
     a = torch.exp(-t[:, None] * spec.values[None, :])
-    if variance_reduction:
+    control = control_variate(variance_reduction)
+    if control == "paper":
         a = a + (t * torch.exp(-t))[:, None] * spec.values[None, :]
+    elif control == "chebyshev":
+        coef = torch.as_tensor(heat_chebyshev_coefficients(t.numpy(), CHEBYSHEV_DEGREE), dtype=a.dtype)
+        a = a - coef @ chebyshev_basis(1.0 - spec.values, CHEBYSHEV_DEGREE)
     return 2.0 * n * n / (n + 2) * a.var(dim=1, unbiased=False)
 
 

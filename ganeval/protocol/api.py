@@ -20,6 +20,7 @@ from ganeval.protocol.loop import run_loop
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings
 from ganeval.hashing import array_identity
 from ganeval.protocol.task import Block, MetricTask, SharedArray, as_array
+from ganeval.results.summary import SE_COLUMN
 from ganeval.words import UNSET, python_errors, renamed
 
 log = logging.getLogger(__name__)
@@ -141,7 +142,11 @@ def run_blocks(
                 for b in blocks
             ]}
         full_identity = store_identity(settings, identity)
-    return run_loop(MetricTask(blocks, settings), settings, results_dir, full_identity, overwrite)
+    task = MetricTask(blocks, settings)
+    rows = run_loop(task, settings, results_dir, full_identity, overwrite)
+    if settings.runs == 1 and task.errors:  # one run: its values' own standard errors (not kept in runs.csv)
+        rows.attrs[SE_COLUMN] = [{k: v for k, v in e.items() if k != "run"} for e in task.errors]
+    return rows
 
 
 @dataclass

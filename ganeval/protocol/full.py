@@ -3,7 +3,8 @@ functions on every row of each set, as a run-loop task so the value is stored li
 
 Each generated set is scored against the real set on its own, every metric seeded by `seed`:
 `imd(real, fake, seed=seed)` (probes from `default_rng(seed)`, the real set's first, so every generated set
-meets the same real probes), `fid(real, fake)`, `kid(real, fake, subsets, subset_size, seed=seed)` (its
+meets the same real probes; with its standard error over those probes, stored beside it as the row `imd:se`),
+`fid(real, fake)`, `kid(real, fake, subsets, subset_size, seed=seed)` (its
 subsets drawn from `default_rng(seed)`). A metric without a full-set function here (a plugin) runs its
 registered stages on the full sets with the draws of `default_rng(seed)`. Each metric is scored on its own,
 from a Generator of its own, so its value is the same alone or beside any other metric. There is no interval:
@@ -29,15 +30,15 @@ FULL_SET_NOTE = (
     "subsamples) is not covered. For intervals use runs > 1 with a sample size (the subsample protocol)."
 )
 
-
-PROBE_SEEDS = 4  # IMD's further probe draws on full sets (seed+1 ...): the probe noise its printed digits rest on
+STORED_EXTRAS = {"imd": ("se",)}  # what a full-set value comes with that runs.csv keeps, as rows "imd:se"
+EXTRA_SEP = ":"
 
 
 def _imd(x: Any, y: Any, seed: int, device: Any, o: Mapping[str, Any]) -> dict[str, float]:
-    from ganeval.metrics.imd import imd_over_seeds
+    from ganeval.metrics.imd import imd
 
-    values = imd_over_seeds(x, y, range(seed, seed + PROBE_SEEDS + 1), device=device, **o)  # graphs built once
-    return {"value": values[0], "probe_std": float(np.std(values, ddof=1))}
+    value = imd(x, y, seed=seed, device=device, **o)
+    return {"value": float(value), "se": value.se}
 
 
 def _fid(x: Any, y: Any, seed: int, device: Any, o: Mapping[str, Any]) -> dict[str, float]:
@@ -105,7 +106,8 @@ def check_full_sizes(sizes: Mapping[str, int], metrics: Mapping[str, Mapping[str
 class FullSetTask:
     """Run 0 -> the rows (run, model, metric, value) of every generated set scored on the full sets (runs=1 only).
 
-    `extras[(model, metric)]` keeps what a value comes with besides itself (KID's std over subsets)."""
+    `extras[(model, metric)]` keeps what a value comes with besides itself (KID's std over subsets, IMD's standard
+    error); those of `STORED_EXTRAS` are rows of their own ("imd:se"), so a resumed folder has them too."""
 
     real: Any
     fakes: list[tuple[dict[str, Any], Any]]
@@ -121,9 +123,33 @@ class FullSetTask:
             values = score_full(self.real, fake, cast("Metrics", s.metrics), s.seed, s.device)
             for m, v in values.items():
                 out.append({"run": r, **groups, "metric": m, "value": float(v["value"])})
+                out += [{"run": r, **groups, "metric": m + EXTRA_SEP + k, "value": float(v[k])}
+                        for k in STORED_EXTRAS.get(m, ())]
                 self.extras[(str(groups.get("model")), m)] = {k: float(x) for k, x in v.items() if k != "value"}
         return out
 
     def row_spec(self) -> RowSpec:
-        """One row per generated set and metric."""
-        return RowSpec(tuple(dict(g) for g, _ in self.fakes), tuple(self.settings.metrics))
+        """One row per generated set and metric, and one per stored extra ("imd:se")."""
+        extras = tuple(m + EXTRA_SEP + k for m in self.settings.metrics for k in STORED_EXTRAS.get(m, ()))
+        return RowSpec(tuple(dict(g) for g, _ in self.fakes), tuple(self.settings.metrics) + extras)
+
+
+def with_standard_errors(summary: Any, extras: Mapping[tuple[str, str], Mapping[str, float]]) -> Any:
+    """The full-set summary with a column `se` (SE_COLUMN): each value's estimator standard error where it has one
+    (IMD's, over its probes), empty otherwise."""
+    from ganeval.results.summary import SE_COLUMN
+
+    if not any("se" in e for e in extras.values()):
+        return summary
+    se = [extras.get((str(r["model"]), str(r["metric"])), {}).get("se", np.nan) for _, r in summary.iterrows()]
+    return summary.assign(**{SE_COLUMN: se})
+
+
+def split_extras(rows: Any) -> tuple[Any, dict[tuple[str, str], dict[str, float]]]:
+    """Full-set rows without the stored-extra rows ("imd:se"), and those as extras[(model, metric)][key]."""
+    extra = rows["metric"].str.contains(EXTRA_SEP, regex=False)
+    extras: dict[tuple[str, str], dict[str, float]] = {}
+    for _, row in rows[extra].iterrows():
+        metric, key = str(row["metric"]).split(EXTRA_SEP, 1)
+        extras.setdefault((str(row.get("model")), metric), {})[key] = float(row["value"])
+    return rows[~extra].reset_index(drop=True), extras

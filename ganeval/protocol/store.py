@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -393,10 +394,13 @@ def locked(results_dir: str | Path) -> Iterator[None]:
                 text = ""
             pid, _, since = text.strip().partition(" ")
             holder = lock_holder(fd)
+            thread = _HELD.get(_file_key(fd))
             os.close(fd)
             if holder is not None and holder != pid:  # the file names a writer, the kernel another: trust the kernel
                 pid, since = holder, "unknown"
-            raise ResultsDirBusyError(f"results_dir {d} is being written by process {pid or '(unknown)'} (since "
+            writer = (f"another thread of this process ({thread})" if thread is not None and holder is None
+                      else f"process {pid or '(unknown)'}")
+            raise ResultsDirBusyError(f"results_dir {d} is being written by {writer} (since "
                                       f"{since.splitlines()[0] if since else 'unknown'}); wait for it or choose "
                                       "another results_dir")
         if _same_file(fd, path):
@@ -405,6 +409,8 @@ def locked(results_dir: str | Path) -> Iterator[None]:
     else:  # pragma: no cover - only under a storm of lock holders
         raise ResultsDirBusyError(f"results_dir {d}: its lock file keeps changing; retry")
     clean = False
+    key = _file_key(fd)
+    _HELD[key] = threading.current_thread().name
     try:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()} {datetime.datetime.now().isoformat(timespec='seconds')}\n".encode())
@@ -421,7 +427,18 @@ def locked(results_dir: str | Path) -> Iterator[None]:
         else:
             with contextlib.suppress(OSError):
                 os.write(fd, STALE_NOTE.encode())
+        _HELD.pop(key, None)
         os.close(fd)
+
+
+# the lock files this process holds (device, inode) -> the holding thread's name: a second thread of the process is
+# told so (the kernel's lock table names the process alone, and the lock file its pid, the caller's own)
+_HELD: dict[tuple[int, int], str] = {}
+
+
+def _file_key(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
 
 
 STALE_NOTE = ("# left by the process above, which stopped before finishing (error, interrupt or kill). It is not held:\n"

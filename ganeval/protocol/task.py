@@ -90,6 +90,9 @@ class MetricTask:
     settings: Settings
     _rows: DeviceRows | None = field(default=None, repr=False)
     _infos: dict[int, Any] = field(default_factory=dict, repr=False)
+    # what a value computed in this process comes with: {**groups, metric, se} of values with a standard error
+    # (IMD's over its probes); not stored in runs.csv
+    errors: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def __call__(self, r: int) -> list[dict[str, Any]]:
         import torch
@@ -125,6 +128,7 @@ class MetricTask:
                 values = score_pair(real_state, fake_state, draws, s.metrics, s.device)
                 head = {"run": r, **block.groups, **groups}
                 out += [{**head, **probe, "metric": m, "value": float(v)} for m, v in values.items()]
+                self.errors += [{**head, **probe, "metric": m, "se": v.se} for m, v in values.items() if hasattr(v, "se")]
                 if imd is not None:  # IMD once more on the same subsamples, with the probes of another draw
                     again = score_pair(real_state, fake_state, probe_draws(s.seed, r, *block.draw), imd, s.device)
                     out.append({**head, PROBE_DRAW: 1, "metric": "imd", "value": float(again["imd"])})

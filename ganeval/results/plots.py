@@ -13,6 +13,7 @@ import pandas as pd
 from ganeval.common import atomic_write_bytes
 from ganeval.metrics.registry import unscaled_label
 from ganeval.results.summary import summary_group_columns
+from ganeval.results.tables import mathtext_escape
 
 
 
@@ -91,7 +92,7 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
         label, scale, _ = metric_label(m, extractor)
         s = summary[summary.metric == m]
         groups = list(s[cols].itertuples(index=False, name=None))
-        labels = [" / ".join(str(v) for v in r) for r in groups] if cols else ["value"]
+        labels = [mathtext_escape(" / ".join(str(v) for v in r)) for r in groups] if cols else ["value"]
         x = np.arange(len(s))
         if runs is not None:  # the values the interval summarises, behind it
             for i, g in enumerate(groups):
@@ -113,7 +114,7 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     conf = summary["confidence"].iloc[0] if "confidence" in summary else None
-    fig.suptitle((title + " " if title else "") + (f"(mean, {conf:.0%} CI)" if conf else ""), fontsize=10)
+    fig.suptitle(mathtext_escape(title + " " if title else "") + (f"(mean, {conf:.0%} CI)" if conf else ""), fontsize=10)
     return fig
 
 
@@ -144,7 +145,7 @@ def plot_blur(summary: pd.DataFrame, path: str | Path, value: str = "normalized"
         for ci, m in enumerate(dict.fromkeys(part.metric)):
             s = part[part.metric == m].sort_values("sigma")
             color = f"C{ci}"
-            label = unscaled_label(m) + ("" if line is None else f" vs {line}")
+            label = unscaled_label(m) + ("" if line is None else mathtext_escape(f" vs {line}"))
             ax.plot(s["sigma"], s[f"{value}_mean"], styles[li % 4], marker=markers.get(m, "o"), color=color,
                     label=label, ms=4)
             ax.fill_between(s["sigma"], s[f"{value}_ci_low"], s[f"{value}_ci_high"], color=color, alpha=0.2)
@@ -165,7 +166,7 @@ def plot_heat_traces(summary: pd.DataFrame, path: str | Path, normalization: str
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for i, (name, s) in enumerate(summary.groupby("data", sort=False)):
         s = s.sort_values("t")
-        ax.plot(s["t"], s["mean"], color=f"C{i}", label=str(name))
+        ax.plot(s["t"], s["mean"], color=f"C{i}", label=mathtext_escape(name))
         ax.fill_between(s["t"], s["ci_low"], s["ci_high"], color=f"C{i}", alpha=0.25)
     ax.set_xscale("log")
     if (summary["ci_low"] > 0).all():
@@ -191,7 +192,7 @@ def plot_points_3d(sets: Mapping[str, np.ndarray], path: str | Path, max_points:
             pts = pts[rng.choice(len(pts), max_points, replace=False)]
         ax = fig.add_subplot(1, len(sets), i + 1, projection="3d")
         ax.scatter(pts[:, 0], pts[:, 1], pts[:, 2], s=1, alpha=0.5, color=f"C{i}")
-        ax.set_title(str(name), fontsize=9)
+        ax.set_title(mathtext_escape(name), fontsize=9)
         ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])  # the first set's box on every panel (outliers clipped)
         ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
         ax.set_zlim(lo[2] - pad[2], hi[2] + pad[2])
@@ -245,7 +246,7 @@ def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = No
         for i, r in part.iterrows():
             y = -i
             where = f"{r['data']}: " if "data" in part.columns and isinstance(r.get("data"), str) else ""
-            names.append(f"{where}{r['a']} − {r['b']}")
+            names.append(mathtext_escape(f"{where}{r['a']} − {r['b']}"))
             sig = bool(isinstance(r.get("better"), str) and r.get("better"))
             color = "#0969da" if sig else "#57606a"
             ax.errorbar([r["diff_mean"] * scale], [y],
@@ -271,7 +272,7 @@ def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = No
                     line = line.set_index(line["model"].astype(str)).reindex(models)
                     ax2.plot(range(len(models)), line[value].to_numpy(float) * scale, "-o", ms=4, lw=1,
                              color=seed_color(frame, pair_by, seed), label=f"s{seed}")
-            ax2.set_xticks(range(len(models)), models, fontsize=8)
+            ax2.set_xticks(range(len(models)), [mathtext_escape(m) for m in models], fontsize=8)
             ax2.set_title(f"{label}: each training seed across the models", fontsize=9)
             handles, texts = ax2.get_legend_handles_labels()
             keep = dict(zip(texts, handles))  # one entry per seed (a seed's lines of several datasets share it)
@@ -279,7 +280,7 @@ def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = No
             ax2.legend(keep.values(), keep.keys(), fontsize=7, title="seed", title_fontsize=7, loc="upper left",
                        bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(mathtext_escape(title), fontsize=10)
     return fig
 
 

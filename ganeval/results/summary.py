@@ -17,6 +17,8 @@ PROTOCOL_COLUMNS = ("sample_size", "confidence")
 MODEL_COLUMNS = ("n_seeds", "covers", "share_seed", "share_subsample", "share_probe")
 # under a named protocol: the full-set value its papers report, beside the interval (`ganeval.protocol.reported`)
 FULL_SET_COLUMN = "fid_full"
+# on full sets (runs = 1): a value's estimator standard error where it has one (IMD's, over its probes)
+SE_COLUMN = "se"
 
 
 def group_columns(rows: pd.DataFrame) -> list[str]:
@@ -26,7 +28,7 @@ def group_columns(rows: pd.DataFrame) -> list[str]:
 
 def summary_group_columns(summary: pd.DataFrame) -> list[str]:
     """The group columns of a summary (what tables and plots label by): all but metric, statistics and protocol."""
-    skip = {"metric", *SUMMARY_STATS, *PROTOCOL_COLUMNS, *MODEL_COLUMNS, FULL_SET_COLUMN}
+    skip = {"metric", *SUMMARY_STATS, *PROTOCOL_COLUMNS, *MODEL_COLUMNS, FULL_SET_COLUMN, SE_COLUMN}
     return [c for c in summary.columns if c not in skip]
 
 
@@ -48,7 +50,8 @@ def floored(stats: dict[str, float], metric: object) -> dict[str, float]:
 
 
 def summarize_runs(rows: pd.DataFrame, confidence: float, sample_size: int) -> pd.DataFrame:
-    """One row per group and metric: the group columns, metric, mean, std, ci_low, ci_high, n_runs, sample_size, confidence."""
+    """One row per group and metric: the group columns, metric, mean, std, ci_low, ci_high, n_runs, sample_size,
+    confidence; and `se` where the rows of one run carry their values' standard errors (`rows.attrs["se"]`)."""
     if rows.empty:
         raise ValueError("rows is empty: no run finished, so there is nothing to summarise")
     keys = group_columns(rows) + ["metric"]
@@ -58,7 +61,12 @@ def summarize_runs(rows: pd.DataFrame, confidence: float, sample_size: int) -> p
         order = np.argsort(g["run"].to_numpy(), kind="stable")
         stats = floored(t_interval(g["value"].to_numpy()[order], confidence), key[-1])
         out.append({**dict(zip(keys, key)), **stats, "sample_size": int(sample_size), "confidence": float(confidence)})
-    return pd.DataFrame(out)
+    summary = pd.DataFrame(out)
+    errors = rows.attrs.get(SE_COLUMN)
+    if errors and rows["run"].nunique() == 1:
+        found = {tuple(e.get(k) for k in keys): e[SE_COLUMN] for e in errors}
+        summary[SE_COLUMN] = [found.get(tuple(r[k] for k in keys), np.nan) for _, r in summary.iterrows()]
+    return summary
 
 
 def compare_runs(

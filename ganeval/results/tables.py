@@ -347,21 +347,37 @@ TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#
 MD_SPECIAL = "\\`*_{}[]<>#|$^~&"
 
 
+# what starts a list item at the head of a line ("- ", "+ ", "1. ", "1) "): escaped there, since a label may begin one
+_MD_LEADING = re.compile(r"^([ \t]*\d{0,9})([-+.)])(?=[ \t]|$)")
+_LINE_BREAK = re.compile(r"\r\n|[\r\n\v\f\x85\u2028\u2029]")  # one line of text: a break would end a cell or a block
+
+
 def md_unescape(s: str, keep: str = "|") -> str:
     """`md_escape` undone for reading as plain text (the terminal), except the characters in `keep` (a table row's
     `\\|` stays, so that the row keeps its columns)."""
-    return re.sub("\\\\([" + re.escape(MD_SPECIAL) + "])", lambda m: m.group() if m.group(1) in keep else m.group(1), s)
+    return re.sub("\\\\([" + re.escape(MD_SPECIAL + "-+.)") + "])",
+                  lambda m: m.group() if m.group(1) in keep else m.group(1), s)
 
 
 def tex_escape(s: str) -> str:
-    """`s` as LaTeX text that prints as `s`: every special character of LaTeX escaped (labels such as `ours$^{x}`)."""
-    return re.sub("[" + re.escape("".join(TEX_SPECIAL)) + "]", lambda m: TEX_SPECIAL[m.group()], str(s))
+    """`s` as LaTeX text that prints as `s`: every special character of LaTeX escaped (labels such as `ours$^{x}`), a
+    line break as a space (a blank line would end the paragraph, or the table cell)."""
+    return re.sub("[" + re.escape("".join(TEX_SPECIAL)) + "]", lambda m: TEX_SPECIAL[m.group()],
+                  _LINE_BREAK.sub(" ", str(s)))
 
 
 def md_escape(s: str) -> str:
-    """`s` as Markdown text that shows as `s` (a table cell included: `|` does not split it): each punctuation
-    character with a meaning in Markdown backslash-escaped."""
-    return re.sub("[" + re.escape(MD_SPECIAL) + "]", lambda m: "\\" + m.group(), str(s))
+    """`s` as Markdown text that shows as `s`, wherever it is put (a table cell: `|` does not split it; the head of a
+    line: no list item): each punctuation character with a meaning in Markdown backslash-escaped, a list marker at
+    its head too, a line break written as a space (Markdown shows it as one)."""
+    text = re.sub("[" + re.escape(MD_SPECIAL) + "]", lambda m: "\\" + m.group(), _LINE_BREAK.sub(" ", str(s)))
+    return _MD_LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), text, count=1)
+
+
+def mathtext_escape(s: str) -> str:
+    """`s` as matplotlib text that draws as `s`: each `$` escaped, so no pair of them is read as mathtext (a label
+    `a$x$b` drew x as math; `$\\foo$` stopped the run with a ParseFatalException after every number was computed)."""
+    return str(s).replace("$", "\\$")
 
 
 def tex_text(s: str) -> str:

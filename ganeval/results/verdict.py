@@ -169,15 +169,26 @@ def split_verdict(text: str) -> tuple[list[str], str]:
 
 
 def result_sentences(out_dir: str | Path, ours: Any = None) -> list[str]:
-    """The result in words of a results directory: the head of its verdict.md (a study's claims, or a comparison's
-    sentences), else the sentences of its comparison.csv; `ours(path)` says which files this run wrote."""
+    """The result in words of a results directory, as plain text: the head of its verdict.md (a study's claims, or a
+    comparison's sentences; its escapes undone), else the sentences of its comparison.csv; `ours(path)` says which
+    files this run wrote."""
+    from ganeval.results.tables import md_unescape
+
     out = Path(out_dir)
     ours = ours or (lambda p: p.is_file())
     if ours(out / VERDICT_FILE):
         head, _ = split_verdict((out / VERDICT_FILE).read_text())
         if head:
-            return head
+            return [md_unescape(s, keep="") for s in head]
     return sentences_for_dir(out) if ours(out / "comparison.csv") else []
+
+
+def markdown_sentences(sentences: Iterable[str]) -> list[str]:
+    """Plain-text sentences (model labels in them as the user typed them) as Markdown that shows them as written:
+    no label becomes live HTML, emphasis or a table (`md_escape`)."""
+    from ganeval.results.tables import md_escape
+
+    return [md_escape(s) for s in sentences]
 
 
 def write_verdict(out_dir: str | Path, comparison: pd.DataFrame | None, extractor: str | Mapping[str, Any] | None = None) -> Path | None:
@@ -188,7 +199,7 @@ def write_verdict(out_dir: str | Path, comparison: pd.DataFrame | None, extracto
     if not sentences:
         return None
     path = Path(out_dir) / VERDICT_FILE
-    atomic_write_text(path, verdict_markdown(sentences))
+    atomic_write_text(path, verdict_markdown(markdown_sentences(sentences)))
     return path
 
 

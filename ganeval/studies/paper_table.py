@@ -413,10 +413,10 @@ def verdict_markdown(summary: pd.DataFrame, comparison: pd.DataFrame | None, dif
     if agree:
         lines += ["", "IMD against KID and FID (the paper's caption: IMD agrees with both):", *agree]
     lines += ["", overall(o), "", _not_comparable(differences), "", coverage_note(summary), ""]
-    from ganeval.results.verdict import comparison_sentences, percent
+    from ganeval.results.verdict import comparison_sentences, markdown_sentences, percent
     from ganeval.results.verdict import verdict_markdown as with_head
 
-    head = [*([f"**{note}**"] if note else []), *comparison_sentences(comparison),
+    head = [*([f"**{note}**"] if note else []), *markdown_sentences(comparison_sentences(comparison)),
             claim_result(o, percent(float(summary["confidence"].iloc[0])), stand_in)]
     return with_head(head, lines[0].lstrip("# "), "\n".join(lines[2:]))
 

@@ -296,14 +296,14 @@ def verdict_markdown(summary: pd.DataFrame, v: pd.DataFrame, good: str, bad: str
     lines = ["# Vanilla GANs on a torus: verdict", "",
              "The paper's claim (appendix, figure \"torus\"): FID's and KID's intervals of the good and the bad GAN "
              "overlap while IMD's are distinct, the bad GAN's higher.", ""]
-    from ganeval.results.verdict import claim_sentences, comparison_sentences
+    from ganeval.results.verdict import claim_sentences, comparison_sentences, markdown_sentences
     from ganeval.results.verdict import verdict_markdown as with_head
 
     sentences = []
     if comparison is not None:
         found = claims(summary, comparison, seeds, seed_cmp, v, good, bad, selected_by_search({"about_default": about}))
         conf = float(summary["confidence"].iloc[0])
-        sentences = (comparison_sentences(comparison) + seed_sentence(seed_cmp, seeds, good, bad)
+        sentences = (markdown_sentences(comparison_sentences(comparison) + seed_sentence(seed_cmp, seeds, good, bad))
                      + claim_sentences(found, conf))
         from ganeval.results.verdicts import holm_confidence, tests_in
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, cast
 
+import numpy as np
+import pandas as pd
 import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
@@ -17,6 +19,7 @@ from torchmetrics.utilities import dim_zero_cat
 from ganeval.metrics.dims import fit_metrics
 from ganeval.protocol.api import evaluate
 from ganeval.protocol.settings import DEFAULT_METRICS, Settings, fit_kid_subset, kid_subset_chosen
+from ganeval.results.summary import SE_COLUMN
 from ganeval.torchmetrics.features import FeatureArg, extractor_of, features_of
 from ganeval.words import UNSET, caller_stacklevel, python_errors, renamed
 
@@ -208,12 +211,15 @@ class Protocol(Metric):
         return evaluate(real, fake, s.runs, s.sample_size, metrics, s.seed, s.confidence, s.device, progress=False)
 
     def compute(self) -> dict[str, torch.Tensor]:
-        """{metric: mean} and, when runs > 1, {metric_ci_low, metric_ci_high}: evaluate's numbers, bit for bit."""
+        """{metric: mean} and, when runs > 1, {metric_ci_low, metric_ci_high}: evaluate's numbers, bit for bit; when
+        runs = 1, {metric_se} for a value with an estimator standard error (IMD's, over its probes)."""
         out: dict[str, torch.Tensor] = {}
         for row in self._summary().itertuples():
             keys = {row.metric: row.mean}
             if self.runs > 1:
                 keys.update({f"{row.metric}_ci_low": row.ci_low, f"{row.metric}_ci_high": row.ci_high})
+            elif pd.notna(getattr(row, SE_COLUMN, np.nan)):
+                keys[f"{row.metric}_se"] = getattr(row, SE_COLUMN)
             out.update({k: torch.tensor(float(v), dtype=torch.float64, device=self.device) for k, v in keys.items()})
         return out
 
@@ -232,8 +238,9 @@ class Protocol(Metric):
 class IMD(Protocol):
     """IMD alone (the metric torchmetrics lacks), with `options` from IMD's option table (k, m, nv, ...).
 
-    `compute()` returns a 0-d tensor whatever `runs` (as torchmetrics' FID does): the mean over runs;
-    `compute_interval()` returns Protocol's dict (imd and, when runs > 1, imd_ci_low, imd_ci_high).
+    `compute()` returns a 0-d tensor whatever `runs` (as torchmetrics' FID does, so `self.log` takes it): the mean
+    over runs; `compute_interval()` returns Protocol's dict: imd with, when runs > 1, imd_ci_low and imd_ci_high, and
+    when runs = 1 imd_se, the standard error of the value over IMD's random probes.
 
     Args:
         features: As `Protocol`'s (default `"inception"`).
@@ -269,8 +276,7 @@ class IMD(Protocol):
         return super().compute()["imd"]
 
     def compute_interval(self) -> dict[str, torch.Tensor]:
-        """{imd} and, when runs > 1, {imd_ci_low, imd_ci_high}: Protocol's compute() (what compute() returned at
-        runs > 1 before it returned one tensor)."""
+        """{imd} and, when runs > 1, {imd_ci_low, imd_ci_high}, when runs = 1 {imd_se}: Protocol's compute()."""
         with self.sync_context(dist_sync_fn=self.dist_sync_fn, should_sync=self._to_sync,
                                should_unsync=self._should_unsync):  # every rank's rows, as compute() gathers them
             return Protocol.compute(self)
