@@ -261,7 +261,7 @@ class IMD(Protocol):
         >>> metric.update(torch.randn(300, 8, generator=g), real=True)
         >>> metric.update(torch.randn(300, 8, generator=g) * 1.5, real=False)
         >>> round(float(metric.compute()), 2)
-        36.51
+        24.25
     """
 
     def __init__(self, features: FeatureArg = UNSET, runs: int = 1, sample_size: int | None = None,
