@@ -6,9 +6,11 @@ With `ganeval.hashing`, the ganeval modules that `metrics`, `features`, `data` a
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import socket
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, cast
@@ -28,6 +30,23 @@ def check_plain(a: Any, name: str) -> None:
     if isinstance(a, np.ma.MaskedArray):
         raise ValueError(f"{name} is a numpy masked array: ganeval would score its masked values too; drop the masked "
                          "rows (a[~a.mask.any(axis=1)]) or pass a.filled(...) / a.data, as you mean it")
+
+
+def progress_bar(*args: Any, **kwargs: Any) -> Any:
+    """A tqdm bar: the notebook widget where a Jupyter kernel runs and ipywidgets is installed, else tqdm's text bar
+    (`tqdm.auto` without ipywidgets warns "IProgress not found" and falls back to text: the user caused nothing)."""
+    if "ipykernel" in sys.modules:
+        try:
+            importlib.import_module("ipywidgets")  # tqdm.auto's widget needs it
+        except ImportError:
+            pass
+        else:
+            from tqdm.auto import tqdm as auto
+
+            return auto(*args, **kwargs)
+    from tqdm import tqdm
+
+    return tqdm(*args, **kwargs)
 
 
 def resolve_device(device: str | torch.device | None, *arrays: ArrayLike) -> torch.device:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from typing import Any, Callable, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -40,6 +41,15 @@ def reworded(error: BaseException, text: str) -> BaseException:
     return new
 
 
+def did_you_mean(word: Any, choices: Any, shown: str = "{!r}") -> str:
+    """' (did you mean X?)' naming the choice closest to a misspelt `word` (`shown` formats it, e.g. "--features {}"),
+    or '' when none is close."""
+    import difflib
+
+    near = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {shown.format(near[0])}?)" if near else ""
+
+
 def python_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """`fn` raising its ValueErrors in Python's words (`in_python_keys`), one line, without the library's chain."""
 
@@ -66,8 +76,21 @@ def renamed(new: str, value: Any, old: str, old_value: Any, unset: Any) -> Any:
     import warnings
 
     warnings.warn(f"{old}= is now {new}= (the name ganeval.score, ganeval.evaluate and ganeval.torchmetrics share)",
-                  DeprecationWarning, stacklevel=3)
+                  DeprecationWarning, stacklevel=caller_stacklevel())
     return old_value
+
+
+LIBRARIES = ("ganeval", "torchmetrics", "lightning", "pytorch_lightning")  # frames a warning never points at
+
+
+def caller_stacklevel() -> int:
+    """The `stacklevel` that makes `warnings.warn`, called in the function calling this, point at the first frame
+    outside ganeval and the training libraries that call it (torchmetrics, Lightning): the caller's own line (a
+    script's, a notebook cell's), not ganeval's, however many ganeval frames lie between."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] in LIBRARIES:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class _Unset:

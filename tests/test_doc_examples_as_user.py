@@ -69,6 +69,11 @@ def env() -> dict[str, str]:
     return e
 
 
+# a warning attributed to ganeval's own line (not the caller's: `ganeval.words.caller_stacklevel`) or tqdm's
+# "IProgress not found": warnings the reader did not cause (issue 57)
+UNCAUSED = re.compile(r"/ganeval/[\w/]+\.py:\d+: \w*Warning|IProgress not found")
+
+
 def run_block(name: str, lang: str, body: str, cwd: Path) -> None:
     if lang == "python":
         script = cwd / f"example_{re.sub(r'[^a-z0-9]+', '_', name.lower())}.py"
@@ -76,6 +81,7 @@ def run_block(name: str, lang: str, body: str, cwd: Path) -> None:
         done = subprocess.run([sys.executable, script.name], cwd=cwd, env=env(), capture_output=True, text=True,
                               timeout=600)
         assert done.returncode == 0, f"{name} (python {script.name}) failed:\n{done.stderr[-3000:]}"
+        assert not UNCAUSED.search(done.stderr), f"{name} warns what the reader did not cause:\n{done.stderr[-3000:]}"
         return
     for command in shell_commands(body):
         argv = shlex.split(command, comments=True)
@@ -141,3 +147,5 @@ def test_the_pages_python_examples_run_as_one_notebook(page: str, tmp_path: Path
         os.environ.update(old)
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
+    streams = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    assert not UNCAUSED.search(streams), streams[-3000:]

@@ -48,7 +48,8 @@ def test_protocol_on_pools_under_1000_rows_scores_kid_as_evaluate_does() -> None
         out = p.compute()
     want = ganeval.evaluate(REAL[:500].astype(np.float32), FAKE[:500].astype(np.float32), runs=1, sample_size=500,
                             metrics={"imd": None, "fid": None, "kid": {"subset_size": 500}}, progress=False)
-    assert {k: float(v) for k, v in out.items()} == dict(zip(want.metric, want["mean"]))
+    assert {k: float(v) for k, v in out.items() if not k.endswith("_se")} == dict(zip(want.metric, want["mean"]))
+    assert float(out["imd_se"]) == float(want.set_index("metric").loc["imd", "se"])  # IMD's probe standard error
 
 
 def test_the_app_fits_the_default_subset_and_records_it(tmp_path: Path) -> None:
@@ -70,3 +71,34 @@ def test_the_app_fits_the_default_subset_and_records_it(tmp_path: Path) -> None:
     assert s.set_index("metric").loc["kid", "mean"] == want.set_index("metric").loc["kid", "mean"]
     record = json.loads((tmp_path / "res" / "summary.json").read_text())
     assert record["config"]["metrics"]["kid"]["subset_size"] == 100
+
+
+def test_a_training_loop_gets_the_kid_note_once_at_its_own_line() -> None:
+    """A metric computed at every step warns KID's subset note once (not at each compute()), and the warning points
+    at the caller's line (this file), not ganeval's or torchmetrics' (issue 57). Kills: the note warned from
+    `Settings` at every compute(), or with a fixed stacklevel that lands inside ganeval."""
+    pytest.importorskip("torchmetrics")
+    import warnings
+
+    from ganeval.torchmetrics import Protocol
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")  # every emission counted (no deduplication by location)
+        p = Protocol(["kid"], features="identity", runs=2, sample_size=50)
+        for _step in range(3):  # three steps of a training loop
+            p.update(torch.from_numpy(REAL[:60]).float(), real=True)
+            p.update(torch.from_numpy(FAKE[:60]).float(), real=False)
+            p.compute()
+            p.reset()
+    notes = [w for w in seen if "KID's subsets hold" in str(w.message)]
+    assert len(notes) == 1 and notes[0].filename == __file__, [(w.filename, w.lineno, str(w.message)) for w in seen]
+
+
+def test_evaluate_points_the_kid_note_at_the_callers_line() -> None:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        ganeval.evaluate(REAL, FAKE, runs=2, sample_size=600, metrics=["kid"], progress=False)
+    notes = [w for w in seen if "KID's subsets hold" in str(w.message)]
+    assert [w.filename for w in notes] == [__file__]

@@ -31,6 +31,9 @@ def test_in_python_rewrites_flags_and_keys() -> None:
         'runs=10 sample_size=M (M at most the smallest set); features="pixels", out="results/x"')
     assert in_python("choose it with --option kid.subset_size=N") == 'choose it with metrics={"kid": {"subset_size": N}}'
     assert in_python("--features must be one of a, b") == "features must be one of a, b"  # a word is not a value
+    assert in_python("but x is not one: drop --vocab") == "but x is not one: drop vocab="  # the argument to leave out
+    assert in_python("drop --real-features, or give --features identity") == (
+        'drop real_features=, or give features="identity"')
     assert in_python_keys("metrics.kid.subset_size=1000 exceeds sample_size=600: lower metrics.kid.subset_size") == (
         'metrics={"kid": {"subset_size": 1000}} exceeds sample_size=600: lower metrics={"kid": {"subset_size": ...}}')
     assert in_python_keys("choose another results_dir or pass overwrite=true") == (

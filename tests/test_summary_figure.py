@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ganeval.results import plots
+from ganeval.results.intervals import decimals_for
 from ganeval.results.tables import metric_label, table_markdown
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference" / "quickstart"
@@ -28,7 +29,8 @@ def test_panels_use_the_tables_units_and_labels() -> None:
     expected = summary[summary.metric == "kid"]["mean"].to_numpy() * 1e3
     np.testing.assert_allclose(means, expected)
     cell = table_markdown(summary).split("| KID×10³ |")[1].split("|")[0]
-    assert cell.strip().startswith(f"{expected[0]:.2f} ± ")
+    half = summary[summary.metric == "kid"]["half_width"].to_numpy()[0] * 1e3
+    assert cell.strip().startswith(f"{expected[0]:.{decimals_for(half)}f} ± ")
     plots._plt().close(fig)
 
 

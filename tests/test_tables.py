@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from ganeval.results.summary import compare_runs, summarize_runs
+from ganeval.results.intervals import decimals_for
 from ganeval.results.tables import table_latex, table_markdown
 
 
@@ -29,12 +30,15 @@ def test_table_layout_and_best_marked() -> None:
     assert lines[0] == r"| metric | mnist / wgan | mnist / wgan\_gp | cifar10 / wgan | cifar10 / wgan\_gp |"
     assert [ln.split("|")[1].strip() for ln in lines[2:]] == ["IMD", "KID×10³", "FID"]
     kid = lines[3].split("|")
-    # KID is scaled by 1e3 in the table only: 0.01 * 1 -> 10.00
-    kid_mean = s[(s.data == "mnist") & (s.model == "wgan_gp") & (s.metric == "kid")]["mean"].iloc[0]
-    assert kid[3].strip().startswith(f"**{kid_mean * 1e3:.2f} ± ") and abs(kid_mean * 1e3 - 10) < 0.5
+    # KID is scaled by 1e3 in the table only: 0.01 * 1 -> 10, to the digits of its interval (two significant ones of
+    # the half-width, as report.html's CSV view and the terminal round)
+    row = s[(s.data == "mnist") & (s.model == "wgan_gp") & (s.metric == "kid")].iloc[0]
+    d = decimals_for(row["half_width"] * 1e3)
+    assert kid[3].strip() == f"**{row['mean'] * 1e3:.{d}f} ± {row['half_width'] * 1e3:.{d}f}**"
+    assert abs(row["mean"] * 1e3 - 10) < 0.5 and d == 3  # half-width 0.055: three decimals, not two
     assert not kid[2].strip().startswith("**")  # wgan is worse
-    fid_mean = s[(s.data == "mnist") & (s.model == "wgan") & (s.metric == "fid")]["mean"].iloc[0]
-    assert f"{fid_mean:.2f}" in lines[4].split("|")[2]
+    fid = s[(s.data == "mnist") & (s.model == "wgan") & (s.metric == "fid")].iloc[0]
+    assert f"{fid['mean']:.{decimals_for(fid['half_width'])}f} ± " in lines[4].split("|")[2]
     assert "over 10 runs of 500 samples" in md
     assert "bold: significantly best at 99%: the interval of every paired difference (by run)" in md
     assert "**" not in table_markdown(s) and "nothing is bold: no paired comparison of the models was made" in table_markdown(s)
@@ -178,7 +182,7 @@ def test_model_labels_with_special_characters_make_valid_tables() -> None:
 
     tex = table_latex(s, c, caption="ours_{1} & 50% #1")
     assert r"\textbf{Metric} & ours\$\textasciicircum{}\{x\} & a\textbar{}b & ours\$\textasciicircum{}\{x\} & a\textbar{}b \\" in tex
-    assert r"\caption{ours\_\{1\} \& 50\% \#1}" in tex
+    assert r"\caption{ours\_\{1\} \& 50\% \#1. Mean $\pm$ half-width of the 99\% Student-t interval" in tex
     body = tex[tex.index(r"\toprule"):tex.index(r"\bottomrule")]
     for line in body.splitlines():
         if line.endswith(r"\\") and r"\multicolumn" not in line:  # each row: 5 cells, so 4 column separators
@@ -186,7 +190,9 @@ def test_model_labels_with_special_characters_make_valid_tables() -> None:
     # braces balance, and `$` opens and closes math only in the value cells (pairs per line)
     assert _unescaped(tex, "{") == _unescaped(tex, "}")
     assert all(_unescaped(ln, "$") % 2 == 0 for ln in tex.splitlines())
-    assert _unescaped(tex, "%") == 0 and _unescaped(tex, "#") == 0 and _unescaped(tex, "_") == 0
+    comment, rest = tex.split("\n", 1)  # the first line a comment: the package the table needs
+    assert comment.startswith("% needs \\usepackage{booktabs}")
+    assert _unescaped(rest, "%") == 0 and _unescaped(tex, "#") == 0 and _unescaped(tex, "_") == 0
 
 
 def test_report_shows_the_escaped_markdown_labels_as_themselves() -> None:
@@ -225,3 +231,25 @@ def test_fid_label_does_not_depend_on_import_order() -> None:
                                       check=True).stdout)
     assert fresh == {n: metric_label("fid", n)[0] for n in names}
     assert fresh["inception"] == "FID" and fresh["dinov2"] == "FD_DINOv2"
+
+
+def test_table_tex_rounds_to_the_interval_and_says_what_the_plus_minus_is() -> None:
+    """table.tex (issue 57): each mean ± half-width to the digits the interval carries (two significant digits of the
+    half-width, the rule of report.html's CSV view: `56 ± 25`, not `56.39 ± 25.35`), a caption saying what ± is,
+    and a first line naming the package it needs. Kills: the fixed two decimals; a caption of the title alone."""
+    from ganeval.results.report_tables import rounded_frame
+
+    s = pd.DataFrame({"model": ["a", "b"], "metric": ["fid", "fid"], "mean": [56.3912, 40.1], "std": [1.0, 1.0],
+                      "ci_low": [31.04, 40.0877], "ci_high": [81.74, 40.1123], "half_width": [25.3512, 0.0123],
+                      "n_runs": [10, 10], "sample_size": [1000, 1000], "confidence": [0.99, 0.99]})
+    tex = table_latex(s, None, "mine vs real")
+    assert "FID & $56 \\pm 25$ & $40.100 \\pm 0.012$ \\\\" in tex
+    csv_view = rounded_frame(s)[0]
+    assert list(csv_view["mean"]) == ["56", "40.100"] and list(csv_view["half_width"]) == ["25", "0.012"]
+    assert tex.splitlines()[0] == "% needs \\usepackage{booktabs} (\\toprule, \\midrule, \\cmidrule, \\bottomrule)"
+    assert ("\\caption{mine vs real. Mean $\\pm$ half-width of the 99\\% Student-t interval over 10 runs of 1000 "
+            "samples per set.}") in tex
+    seeds = s.assign(n_seeds=3)
+    assert "interval across seeds (2 degrees of freedom)" in table_latex(seeds)
+    full = s.assign(n_runs=1, half_width=np.nan, ci_low=np.nan, ci_high=np.nan, std=np.nan)
+    assert "\\caption{One value per cell, on the full sets (no interval).}" in table_latex(full)

@@ -154,7 +154,7 @@ def test_score_word_vector_and_vocab_refusals(tmp_path: Path, capsys: pytest.Cap
     err = _refused([str(tmp_path / "en.vec"), str(tmp_path / "bad.vec"), "--metrics", "imd", "--out", str(out)], capsys)
     assert err.endswith("bad.vec: line 3: 4 values, but the header says dimension 5") and not out.exists()
     err = _refused([str(tmp_path / "en.vec"), str(tmp_path / "en.vec"), "--vocab", "1000", "--metrics", "imd"], capsys)
-    assert "line 1: the file has 260 words, fewer than vocab=1000" in err
+    assert "line 1: the file has 260 words, fewer than --vocab 1000" in err  # the command's words (issue 57)
     np.save(tmp_path / "a.npy", x)
     err = _refused([str(tmp_path / "a.npy"), str(tmp_path / "en.vec"), "--vocab", "10", "--metrics", "imd"], capsys)
     assert "--vocab reads the most frequent words of a word-vector file" in err and "a.npy" in err

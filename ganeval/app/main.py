@@ -76,7 +76,8 @@ def report(e: BaseException) -> int:
     e = unwrapped(e)
     text: Any = e
     if isinstance(e, WeightsNotFoundError):
-        from ganeval.app.score_print import APP_WORDS, weights_message
+        from ganeval.app.score_print import APP_WORDS
+        from ganeval.features.missing_weights import weights_message
 
         text = weights_message(e, "download disabled" not in str(e), APP_WORDS)
     log.error("%s%s", text, "" if full else "  (HYDRA_FULL_ERROR=1 for the traceback)", exc_info=e if full else None)

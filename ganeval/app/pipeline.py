@@ -233,14 +233,15 @@ def write(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None, ti
     write_verdict(plan.results_dir, comparison, plan.record.extractor or None)
     if plan.options.plots and tables:
         plots.plot_summary(summary, plan.results_dir / "summary.png", title, seeds=seeds,
-                           extractor=plan.record.extractor or None, runs=plots.stored_runs(plan.results_dir))
+                           extractor=plan.record.extractor or None, runs=plots.stored_runs(plan.results_dir),
+                           given_sets=plan.record.between_given_sets())
         if comparison is not None and len(comparison) and {"a", "b", "diff_mean"} <= set(comparison.columns):
             from ganeval.results.plots import plot_paired
 
             plot_paired(plan.results_dir, comparison, seeds, plan.record.extractor or None, title)
     plan.report_title = title
-    plan.report_table = paper_table(summary, comparison, title, extractor=plan.record.extractor or None) if tables \
-        else None
+    plan.report_table = paper_table(summary, comparison, title, extractor=plan.record.extractor or None,
+                                    given_sets=plan.record.between_given_sets()) if tables else None
     write_report(plan)
     log.info("results in %s", plan.results_dir)
 

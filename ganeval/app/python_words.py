@@ -21,7 +21,8 @@ _STRING = {"features", "layout", "resize", "metrics", "device", "protocol", "out
            "save_stats", "real_features", "real_weights"}  # score()'s arguments whose values are strings (quoted in a message)
 
 
-_NUMBERS = ("runs", "sample-size", "confidence", "seed", "batch-size", "num-workers", "size", "pixels-size", "dims")
+_NUMBERS = ("runs", "sample-size", "confidence", "seed", "batch-size", "num-workers", "size", "pixels-size", "dims",
+            "vocab")
 _TEXTS = ("features", "resize", "layout", "protocol", "metrics", "device", "weights", "cache-dir", "out", "save-ref",
           "save-stats", "plugins", "real-features", "real-weights")
 
@@ -52,11 +53,18 @@ def _flag(match: re.Match[str]) -> str:
     return f'{arg}="{value}"' if arg in _STRING and value not in _PLACEHOLDERS else f"{arg}={value}"
 
 
+def _dropped(match: re.Match[str]) -> str:
+    """`drop --flag` as `drop flag=`: the keyword argument to leave out of the call."""
+    flag = f"--{match.group(1)}"
+    return f"drop {_flags()[flag][0]}=" if flag in _flags() else match.group(0)
+
+
 PYTHON_WORDS: tuple[tuple[str, Any], ...] = (
     (r"--option (\w+)\.(\w+)=(\S+?)(?=[),;:]|$|\s)", r"""metrics={"\1": {"\2": \3}}"""),
     (r"--option (\w+)\.(\w+)", r"""metrics={"\1": {"\2": ...}}"""),
     (r"--option METRIC\.OPTION=VALUE", r"""metrics={"METRIC": {"OPTION": VALUE}}"""),
     (r"--no-download\b", "download=False"),
+    (r"\bdrop --([a-z][a-z0-9-]*)(?![\w-]| [\w./-]*\w)", _dropped),
     (r"--overwrite\b", "overwrite=True"),
     (r"--no-plots\b", "plots=False"),
     (r"--no-samples\b", "samples=False"),
@@ -81,8 +89,8 @@ def python_error(error: BaseException, download: bool = True) -> BaseException:
     """The error a Python call raises for a user error: one line in Python's words (missing weights: every way out,
     `features="pixels"` among them), of the same class when it can be rebuilt from a message, else ValueError."""
     from ganeval.app.errors import unwrapped
-    from ganeval.app.score_print import weights_message
     from ganeval.features.inception import WeightsNotFoundError
+    from ganeval.features.missing_weights import weights_message
 
     inner = unwrapped(error)
     if isinstance(inner, WeightsNotFoundError):

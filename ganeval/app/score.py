@@ -100,36 +100,62 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}{hint}; `{self.prog} --help` lists the options\n")
 
 
-def parser() -> argparse.ArgumentParser:
-    """The command-line parser (its help lists the dataset names a REAL or FAKE may be)."""
-    from ganeval.app.protocols import protocol_table
-    from ganeval.app.score_inputs import data_names
-    from ganeval.features.base import REGISTRY
-    from ganeval.app.score_request import PIXELS_SIZE
+class FullHelp(argparse.Action):
+    """-h/--help of the light parser: the full parser's help (with the extractors and datasets it lists)."""
 
-    p = Parser(
-        prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Score generated sets (FAKE) against a real set (REAL) with IMD, FID and KID.",
-        epilog=EPILOG.format(names=", ".join(data_names())))
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:  # argparse's own names
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, p: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        parser().print_help()
+        p.exit()
+
+
+def parser(light: bool = False) -> argparse.ArgumentParser:
+    """The command-line parser (its help lists the dataset names a REAL or FAKE may be). `light`: the same flags
+    without what the extractor registry and the data configs fill in (choices, help), so that it imports neither
+    torch nor the extractors: `run` refuses a mistyped flag with it in a fraction of a second, then parses again
+    with the full parser."""
+    if light:
+        p = Parser(prog="ganeval-score", add_help=False)
+        p.add_argument("-h", "--help", action=FullHelp)
+        registry: dict[str, Any] = {}
+        pixels_size, protocols = 0, ""
+    else:
+        from ganeval.app.protocols import protocol_table
+        from ganeval.app.score_inputs import data_names
+        from ganeval.app.score_request import PIXELS_SIZE
+        from ganeval.features.base import REGISTRY
+
+        p = Parser(
+            prog="ganeval-score", formatter_class=argparse.RawDescriptionHelpFormatter,
+            description="Score generated sets (FAKE) against a real set (REAL) with IMD, FID and KID.",
+            epilog=EPILOG.format(names=", ".join(data_names())))
+        registry, pixels_size, protocols = dict(REGISTRY), PIXELS_SIZE, ", ".join(protocol_table())
+
+    def choices(values: Any) -> list[Any] | None:  # the light parser checks no value against the registry
+        return None if light else list(values)
+
     p.add_argument("real", metavar="REAL", help="the real set: folder, .npy/.npz file, word vectors (.vec, .bin) or "
                    "dataset name")
     p.add_argument("fakes", metavar="FAKE", nargs="*", help="generated set(s), each scored against REAL")
-    p.add_argument("--features", choices=list(REGISTRY), default=None,
+    p.add_argument("--features", choices=choices(registry), default=None,
                    help="feature extractor (default: inception for images, identity for feature arrays): "
-                   + "; ".join(f"{n}: {e.help}" if e.help else n for n, e in REGISTRY.items()))
-    modes = list(dict.fromkeys(m for e in REGISTRY.values() for m in e.resize))  # every extractor's, in order
-    p.add_argument("--real-features", choices=list(REGISTRY), default=None, metavar="NAME",
+                   + "; ".join(f"{n}: {e.help}" if e.help else n for n, e in registry.items()))
+    modes = list(dict.fromkeys(m for e in registry.values() for m in e.resize))  # every extractor's, in order
+    p.add_argument("--real-features", choices=choices(registry), default=None, metavar="NAME",
                    help="REAL's own extractor (default: --features), e.g. --real-features inception --features dinov2: "
                    "sets in two feature spaces, which only dimension-free metrics compare (imd, vendi)")
     p.add_argument("--vocab", type=int, default=None, metavar="N", help="word-vector inputs (.vec, .vec.gz, .bin): "
                    "read their N most frequent words (default: every word)")
-    p.add_argument("--resize", default=None, choices=modes,
+    p.add_argument("--resize", default=None, choices=choices(modes),
                    help="preprocessing mode, the first one the default: " + "; ".join(
-                       f"{n} {' | '.join(e.resize)}" for n, e in REGISTRY.items() if e.resize and not e.options))
+                       f"{n} {' | '.join(e.resize)}" for n, e in registry.items() if e.resize and not e.options))
     p.add_argument("--plugins", default=None, metavar="MODULE[,MODULE]", help="import these modules first (from "
                    "PYTHONPATH), so the extractors and metrics they register can be chosen (the app's plugins=[...])")
     p.add_argument("--protocol", default=None, metavar="NAME", help="a named protocol, as the ganeval app's "
-                   f"protocol=NAME ({', '.join(protocol_table())}; ganeval/configs/protocol/): fixes --features, --dims, --resize, --seed, REAL and the FAKE count, "
+                   f"protocol=NAME ({protocols}; ganeval/configs/protocol/): fixes --features, --dims, --resize, --seed, REAL and the FAKE count, "
                    "refuses other values, and prints the full-set FID its papers report beside ours")
     p.add_argument("--metrics", default=None, help="comma-separated metrics (default: imd,fid,kid; fid against a "
                    "moments-only reference)")
@@ -148,7 +174,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=None, help="feature-extraction batch size (default 250 on a GPU; "
                    "32 on a CPU, where a larger one takes more memory)")
     p.add_argument("--weights", default=None, help="weights file of --features "
-                   f"{', '.join(n for n, e in REGISTRY.items() if e.weights)} (inception: "
+                   f"{', '.join(n for n, e in registry.items() if e.weights)} (inception: "
                    "pt_inception-2015-12-05-6726825d.pth); default: $GANEVAL_INCEPTION_WEIGHTS "
                    "($GANEVAL_DINOV2_WEIGHTS, $GANEVAL_CLIP_WEIGHTS), the torch hub / Hugging Face cache, then a download")
     p.add_argument("--real-weights", default=None, metavar="FILE", help="the weights file of REAL's own extractor "
@@ -160,12 +186,12 @@ def parser() -> argparse.ArgumentParser:
                    "ganeval.data.folder's size=) before the extractor's own preprocessing (--resize); without it, "
                    "image files of one set must share one size")
     p.add_argument("--pixels-size", type=int, default=None, metavar="N", help="--features pixels: an image with "
-                   f"a side over N is resized to N×N (bilinear, antialiased; default {PIXELS_SIZE}: 256² RGB would "
+                   f"a side over N is resized to N×N (bilinear, antialiased; default {pixels_size}: 256² RGB would "
                    "give 196 608-d rows, beyond FID's memory); 0 keeps every image at its own size")
     p.add_argument("--layout", default="auto", choices=("auto", "nchw", "nhwc"), help="how 4-D image arrays are laid "
                    "out (default auto: an array fitting both N×C×H×W and N×H×W×C, e.g. 200×3×8×3, is refused)")
-    chosen = {n: e.dims for n, e in REGISTRY.items() if len(e.dims) > 1}  # the extractors whose `dims` chooses
-    p.add_argument("--dims", type=int, default=None, choices=sorted({d for dims in chosen.values() for d in dims}),
+    chosen = {n: e.dims for n, e in registry.items() if len(e.dims) > 1}  # the extractors whose `dims` chooses
+    p.add_argument("--dims", type=int, default=None, choices=choices(sorted({d for dims in chosen.values() for d in dims})),
                    help="feature dimension of " + "; ".join(f"--features {n}: {' | '.join(map(str, d))} (default "
                                                             f"{d[0]})" for n, d in chosen.items()))
     p.add_argument("--no-download", action="store_true", help="never download Inception weights")
@@ -200,8 +226,6 @@ def import_plugins(argv: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; user errors print one line on stderr and exit 2. Output piped into a reader that stops
     early (`| head`) ends quietly, as other command-line tools do."""
-    from ganeval.features.distributed import leave_group
-
     try:
         return run(argv)
     except BrokenPipeError:
@@ -210,7 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
         return 1
     finally:
-        leave_group()  # under torchrun: the group left before exit
+        if "ganeval.features.distributed" in sys.modules:  # under torchrun: the group (joined after it was imported)
+            from ganeval.features.distributed import leave_group  # left before exit; a refused flag imports no torch
+
+            leave_group()
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -224,6 +251,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         print(f"ganeval-score: {e}", file=sys.stderr)
         return 2
+    parser(light=True).parse_args(argv)  # a mistyped flag refused before torch and the extractors are imported
     args = parser().parse_args(argv)
     from ganeval.app.errors import user_errors
 

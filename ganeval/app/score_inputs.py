@@ -45,6 +45,7 @@ class InputSet:
     stream: Any = None  # the ganeval.data.sources.ImageSource of a folder, zip or tar (never held in memory)
     features: Any = None  # a streamed set's features when extracted before the plan (`ganeval.app.scoring.extract_first`)
     labelled: bool = False  # its name is the label the user gave (a key of `score`'s fakes dict), kept as given
+    said: str | None = None  # an in-memory input: how the Python caller wrote it (real, fakes, fakes[0], fakes['a'])
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -58,13 +59,20 @@ class InputSet:
     def __len__(self) -> int:
         return int(self.shape[0])
 
-    def describe(self) -> str:
-        """'ARG (N images of H×W with C channels)' or 'ARG (N×D features)' for messages."""
+    def contents(self) -> str:
+        """'N images of H×W with C channels' or 'N×D features'."""
         from ganeval.data.images import describe
 
-        if self.images:
-            return f"{self.arg} ({len(self)} {describe(self.shape)})"
-        return f"{self.arg} ({len(self)}×{self.shape[1]} features)"
+        return f"{len(self)} {describe(self.shape)}" if self.images else f"{len(self)}×{self.shape[1]} features"
+
+    def describe(self) -> str:
+        """'ARG (N images of H×W with C channels)' or 'ARG (N×D features)' for messages."""
+        return f"{self.arg} ({self.contents()})"
+
+    def named(self, real: bool) -> str:
+        """The set in a message: 'REAL ARG' / 'FAKE ARG' as on the command line (`python_words` writes REAL as real
+        and FAKE as fakes for a Python caller); an in-memory input as the caller wrote it (real, fakes['a'])."""
+        return self.said if self.said is not None else f"{'REAL' if real else 'FAKE'} {self.arg}"
 
 
 def data_names() -> list[str]:
@@ -198,16 +206,17 @@ def given_input(obj: Any, label: str, size: int | None = None, layout: str = "au
     return classify(InputSet(label, label, source, arr, False))
 
 
-def fake_inputs(fakes: Any) -> tuple[list[str | None], list[Any]]:
-    """(labels, inputs) of `score`'s `fakes`: one input, a list of them (no labels) or a dict label -> input."""
+def fake_inputs(fakes: Any) -> tuple[list[str | None], list[Any], list[str]]:
+    """(labels, inputs, how the caller writes each) of `score`'s `fakes`: one input (`fakes`), a list of them (no
+    labels; `fakes[0]`) or a dict label -> input (`fakes['a']`)."""
     if isinstance(fakes, Mapping):
         bad = [k for k in fakes if not isinstance(k, str) or not k]
         if bad:
             raise ValueError(f"fakes: a dict's keys label the generated sets and must be non-empty strings, got {bad[0]!r}")
-        return list(fakes), list(fakes.values())
+        return list(fakes), list(fakes.values()), [f"fakes[{k!r}]" for k in fakes]
     if isinstance(fakes, (list, tuple)):
-        return [None] * len(fakes), list(fakes)
-    return [None], [fakes]
+        return [None] * len(fakes), list(fakes), [f"fakes[{i}]" for i in range(len(fakes))]
+    return [None], [fakes], ["fakes"]
 
 
 def in_memory(obj: Any, label: str) -> np.ndarray:
@@ -224,7 +233,8 @@ def in_memory(obj: Any, label: str) -> np.ndarray:
 
 
 def generated(obj: Any, label: str, layout: str, n_generated: int | None, seed: int) -> np.ndarray:
-    """`n_generated` samples of a generator drawn with `seed` (checked and laid out by `ganeval.gan.generators`)."""
+    """`n_generated` samples of a generator drawn with `seed` (checked and laid out by `ganeval.gan.generators`): a
+    callable's 2-D output is N×D feature rows, any other images, as a given array is classified (`classify`)."""
     if n_generated is None:
         raise ValueError(f"{label} is a generator: give n_generated=N, the number of samples to draw from it")
     if isinstance(n_generated, bool) or not isinstance(n_generated, int) or n_generated < 2:
@@ -232,7 +242,7 @@ def generated(obj: Any, label: str, layout: str, n_generated: int | None, seed: 
     if not callable(getattr(obj, "sample", None)):
         from ganeval.gan.generators import CallableGenerator
 
-        obj = CallableGenerator(obj, name=label, layout=layout)
+        obj = CallableGenerator(obj, name=label, layout=layout, points=None)  # rows or images, as an array is read
     return np.asarray(obj.sample(n_generated, seed))
 
 

@@ -72,17 +72,17 @@ def reference_json(real: Any) -> dict[str, Any] | None:
     return {"path": ref.path, "layout": ref.layout, "moments_only": ref.moments_only, "mode": ref.mode}
 
 
-def plain_lines(result: Any) -> list[str]:
-    """One line per FAKE and metric: model, metric label, value (± half-width with runs > 1)."""
+def value_rows(result: Any) -> list[tuple[str, str, str]]:
+    """(model, metric label, value text) per FAKE and metric, as `plain_lines` prints them: the value alone on full sets
+    (IMD to its probe noise's digits, KID with its std over subsets), mean ± half-width with runs > 1; under --protocol
+    the full-set FID its papers report on a row of its own."""
     from ganeval.results.tables import metric_label
-    from ganeval.results.verdict import decimals_for
+    from ganeval.results.intervals import decimals_for
 
     full = result.record.config["full_sets"]
     extractor = result.record.extractor or None  # named as every file names it: FID, FID (clean), FD_pixels, ...
-    width = max(len(f.name) for f in result.fakes)
     labels = {m: metric_label(m, extractor)[0].split("×")[0] for m in map(str, result.summary["metric"])}  # raw KID
-    column = max([4, *map(len, labels.values())])
-    lines = []
+    rows = []
     for _, r in result.summary.iterrows():
         label = labels[str(r["metric"])]
         if full:
@@ -91,15 +91,42 @@ def plain_lines(result: Any) -> list[str]:
             d = decimals_for(float(r["half_width"]))  # the mean to its interval's precision, as report.html does
             text = (f"{r['mean']:.{d}f} ± {r['half_width']:.{d}f}  ({r['confidence']:.0%} CI over {int(r['n_runs'])} "
                     f"runs of {int(r['sample_size'])})")
-        lines.append(f"{str(r['model']):<{width}}  {label:<{column}} {text}")
+        rows.append((str(r["model"]), label, text))
         if pd_notna(r.get("fid_full")):  # --protocol: the number its papers report, beside ours
-            lines.append(f"{str(r['model']):<{width}}  {label}, full sets {r['fid_full']:.6g}  (one value: all "
-                         f"rows of each set, the number protocol {result.record.full_set['protocol']} reports)")
+            rows.append((str(r["model"]), f"{label}, full sets", f"{r['fid_full']:.6g}  (one value: all rows of each "
+                         f"set, the number protocol {result.record.full_set['protocol']} reports)"))
+    return rows
+
+
+def moments_line(result: Any) -> str | None:
+    """What the numbers are against when REAL is a moments-only reference (None otherwise)."""
     ref = getattr(result.real, "reference", None)
-    if ref is not None and ref.moments_only:
-        lines.append(f"(against the moments of {result.real.arg}, fixed: "
-                     + ("an interval covers generated subsamples only)" if not full else "one value, no interval)"))
-    return lines
+    if ref is None or not ref.moments_only:
+        return None
+    return (f"(against the moments of {result.real.arg}, fixed: "
+            + ("an interval covers generated subsamples only)" if not result.record.config["full_sets"]
+               else "one value, no interval)"))
+
+
+def plain_lines(result: Any) -> list[str]:
+    """One line per FAKE and metric: model, metric label, value (± half-width with runs > 1)."""
+    rows = value_rows(result)
+    width = max(len(f.name) for f in result.fakes)
+    column = max([4, *(len(label) for _, label, _ in rows if not label.endswith(", full sets"))])
+    lines = [f"{model:<{width}}  {label:<{column}} {text}" for model, label, text in rows]
+    return lines + [line for line in [moments_line(result)] if line is not None]
+
+
+def html_view(result: Any) -> str:
+    """A result as a notebook shows it (`ScoreResult._repr_html_`): a table of `value_rows`, then the comparisons
+    in words and the moments line, each escaped."""
+    from html import escape
+
+    cells = "".join(f"<tr><td>{escape(m)}</td><td>{escape(label)}</td><td style='text-align:left'>{escape(t)}</td></tr>"
+                    for m, label, t in value_rows(result))
+    notes = [*result.sentences, *[line for line in [moments_line(result)] if line is not None]]
+    return ("<table><thead><tr><th>model</th><th>metric</th><th style='text-align:left'>value</th></tr></thead>"
+            f"<tbody>{cells}</tbody></table>" + "".join(f"<p>{escape(n)}</p>" for n in notes))
 
 
 def pd_notna(v: Any) -> bool:
@@ -170,6 +197,9 @@ FLAG_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?<![-.\w])features=(\w+)", r"--features \1"),
     (r"(?<![-.\w])metrics=(\w+)", r"--metrics \1"),
     (r"(?<![-.\w])cache_dir\b", r"--cache-dir"),
+    (r"(?<![-.\w])vocab=(\d+)", r"--vocab \1"),  # ganeval.data.wordvectors' words
+    (r"(?<![-.\w])vocab must (.*) \(or None for all\)", r"--vocab must \1 (or no --vocab for all)"),
+    (r"\bpass a smaller vocab\b", r"pass a smaller --vocab"),
     (r"\bpass overwrite=true\b", r"pass --overwrite"),
     (r"(?<![-.\w])overwrite=true\b", r"--overwrite"),
 )
@@ -186,41 +216,19 @@ def refusal(error: BaseException, download: bool) -> str:
     """The one line `ganeval-score` prints for a user error: weights named by its flags, keys turned into flags."""
     from ganeval.app.errors import unwrapped
     from ganeval.features.inception import WeightsNotFoundError
+    from ganeval.features.missing_weights import weights_message
 
     error = unwrapped(error)
     if isinstance(error, WeightsNotFoundError):
-        return weights_message(error, download)
+        return weights_message(error, download, SCORE_WORDS)
     return in_flags(" ".join(str(error).split()))
 
 
+# the words of `ganeval.features.missing_weights.weights_message` in each face
 SCORE_WORDS = {"weights": "--weights FILE", "weights_arg": "--weights", "no_download": "--no-download",
                "pixels": "--features pixels"}
 APP_WORDS = {"weights": "features.weights=FILE", "weights_arg": "features.weights",
              "no_download": "features.download=false", "pixels": "features=pixels"}  # the `ganeval` app's keys
-
-
-def weights_message(error: BaseException, download: bool, words: Mapping[str, str] = SCORE_WORDS) -> str:
-    """One line for missing weights of the extractor the error names (the FID Inception's, DINOv2's, CLIP's), naming
-    every way out in the command's terms (`words`: its flags, SCORE_WORDS for ganeval-score, APP_WORDS for the
-    ganeval app)."""
-    from ganeval.features.inception import WEIGHTS_ENV, WEIGHTS_FILENAME, WEIGHTS_URL, hub_weights_path
-
-    what, env, url = (getattr(error, k, d) for k, d in (("what", "FID Inception"), ("env", WEIGHTS_ENV),
-                                                          ("url", WEIGHTS_URL)))
-    inception = url == WEIGHTS_URL
-    lines = str(error).splitlines()
-    first = lines[1:2]
-    if first and "no such file" in first[0] and "not set" not in first[0]:  # a path given: only it is read
-        where = first[0].strip(" -").replace("the `weights` argument", words["weights_arg"])
-    else:
-        failed = next((li for li in lines if "unreachable (offline?)" in li or "HF_HUB_OFFLINE" in li), None)
-        got = (f"download disabled ({words['no_download']})" if not download
-               else "the download failed (offline?)" if failed is None
-               else "the download failed: " + failed.partition("(OSError: ")[2].rstrip(")"))
-        where = f"not in {hub_weights_path() if inception else 'the Hugging Face hub cache'}; {got}"
-    file = f"{WEIGHTS_FILENAME} from {url}" if inception else url
-    return (f"no {what} weights ({where}): pass the file with {words['weights']} or set {env}=FILE ({file}), or "
-            f"score without {'Inception' if inception else 'weights'}: {words['pixels']}")
 
 
 def stop_line(e: BaseException, cache_dir: str | None) -> str:

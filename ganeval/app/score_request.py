@@ -15,6 +15,7 @@ from ganeval.app.score_inputs import InputSet, check_reference, precomputed
 from ganeval.metrics.memory import check_memory
 from ganeval.metrics.validation import check_scale
 from ganeval.protocol import Settings
+from ganeval.words import did_you_mean
 
 if TYPE_CHECKING:
     from ganeval.metrics.registry import Metrics
@@ -93,6 +94,7 @@ class ScoreRequest:
     real: Any  # a path or dataset name; from Python also an array, tensor or generator (`score_inputs.given_input`)
     fakes: Sequence[Any]
     labels: Sequence[str | None] = ()  # a model label per FAKE (None or absent: its name)
+    said: Sequence[str] = ()  # how a Python caller writes each FAKE (fakes, fakes[0], fakes['a']; `InputSet.said`)
     features: str | None = None  # None: inception for images, identity for features
     metrics: Mapping[str, Mapping[str, Any] | None] = field(default_factory=lambda: {"imd": {}, "fid": {}, "kid": {}})
     runs: int = 1
@@ -180,11 +182,13 @@ def make_extractor(request: ScoreRequest, sets: list[InputSet]) -> Any:
     images = kinds.pop()
     name = request.features or ("inception" if images else "identity")
     if name not in REGISTRY:
-        raise ValueError(f"--features must be one of {', '.join(REGISTRY)}, got {name!r}")
+        raise ValueError(f"--features must be one of {', '.join(REGISTRY)}, got {name!r}"
+                         + did_you_mean(name, REGISTRY, "--features {}"))
     entry = REGISTRY[name]
     if entry.cls.images and not images:
         raise ValueError(f"--features {name} extracts features from images, but the inputs are feature arrays "
-                         f"(e.g. {sets[0].describe()}): drop --features (identity is the default for features)")
+                         f"(e.g. {sets[0].describe()}): drop --features, or give --features identity (the default for feature "
+                         "arrays)")
     for option in EXTRACTOR_OPTIONS:
         value = getattr(request, option)
         if value is not None and not takes(entry, option, value):
@@ -312,14 +316,17 @@ def check_inputs(real: InputSet, fakes: list[InputSet], extractor: Any, settings
     d = feature_dim(real_ex, real)
     for f in fakes:
         if same_dim and feature_dim(extractor, f) != d:
+            images = real.images and f.images
+            through = f"through {extractor.name} " if extractor.images else ""  # feature rows are taken as they are
             raise ValueError(
                 f"{', '.join(n.upper() for n in same_dim)} need{'s' if len(same_dim) == 1 else ''} features of one "
-                "dimension, but through "
-                f"{extractor.name} REAL {real.describe()} gives {d} and FAKE {f.describe()} gives "
-                f"{feature_dim(extractor, f)}: choose only dimension-free metrics ({free_labels()}) to compare "
-                "them as they are, or give sets of one shape (images of one size and channel count)"
+                f"dimension, but {through}{real.named(True)} ({real.contents()}) gives {d} and {f.named(False)} "
+                f"({f.contents()}) gives {feature_dim(extractor, f)}: choose only dimension-free metrics "
+                f"({free_labels()}) to compare them as they are"
+                # images can be made one shape; feature rows (word vectors, layers) have the dimension they have
+                + (", or give sets of one shape (images of one size and channel count)" if images else "")
                 + (", or --features inception, which resizes every image" if extractor.name == "pixels" else "")
-                + (size_hint(*(chw(s) for s in (real, f))) if real.images and f.images else ""))
+                + (size_hint(*(chw(s) for s in (real, f))) if images else ""))
     rows = max(len(s) for s in (real, *fakes)) if settings.runs == 1 else settings.sample_size
     widest = max([x for x in (d, *(feature_dim(extractor, f) for f in fakes)) if x is not None], default=None)
     if widest is not None:  # else known only after extraction (an extractor that declares no `feature_dim`)
@@ -354,9 +361,9 @@ def free_labels() -> str:
 
 
 def set_dims(real: InputSet, fakes: list[InputSet], extractor: Any, real_extractor: Any) -> dict[str, int | None]:
-    """Each set's feature dimension before extraction ("REAL ARG", "FAKE ARG"; None: known only after)."""
-    return {f"REAL {real.arg}": None if precomputed(real) else feature_dim(real_extractor, real),
-            **{f"FAKE {f.arg}": feature_dim(extractor, f) for f in fakes}}
+    """Each set's feature dimension before extraction, by `InputSet.named` ("REAL ARG"; None: known only after)."""
+    return {real.named(True): None if precomputed(real) else feature_dim(real_extractor, real),
+            **{f.named(False): feature_dim(extractor, f) for f in fakes}}
 
 
 def default_metrics_for_dims(request: ScoreRequest, dims: Mapping[str, int | None]) -> str | None:
@@ -450,14 +457,14 @@ def make_settings(request: ScoreRequest, real: InputSet, fakes: list[InputSet], 
                          "smallest set's rows), or --runs 1 to score the full sets")
     if request.runs == 1 and request.sample_size is not None:
         raise ValueError("--sample-size applies to the subsample protocol (--runs > 1); --runs 1 scores the full sets")
-    sizes = {f"REAL {real.arg}": len(real), **{f"FAKE {f.arg}": len(f) for f in fakes}}
+    sizes = {real.named(True): len(real), **{f.named(False): len(f) for f in fakes}}
     chosen = {k: dict(v or {}) for k, v in request.metrics.items()}
     kid_note = default_kid_subset(chosen, sizes, request.runs, request.sample_size)
     metrics = Metrics(chosen)
     if request.runs == 1:
         from ganeval.protocol.full import check_full_sizes
 
-        check_full_sizes(sizes, metrics, real=f"REAL {real.arg}")
+        check_full_sizes(sizes, metrics, real=real.named(True))
     settings = Settings(runs=request.runs, sample_size=request.sample_size or len(real), metrics=metrics,
                         seed=request.seed, confidence=request.confidence, device=request.device,
                         progress=request.progress, subsamples=request.runs > 1)

@@ -49,11 +49,46 @@ OUTPUTS = ("runs.csv", "runs.meta.json", "summary.csv", "summary.json", "compari
            "verdict.md", "summary.png", "differences.png", "report.html", "samples_*.png")
 
 
-@dataclass
+@dataclass(repr=False)
 class ScoreResult:
-    """What `score_sets` produced: the summary (one row per model and metric), the per-run rows, the paired
-    comparison (runs > 1, several models), per-(model, metric) extras (KID's std over subsets on full sets),
-    the run record, the inputs and, with `out`, the results directory."""
+    """What `ganeval.score` returns: the numbers, as a script, a notebook and a results folder read them.
+
+    `r["fid"]` is a metric's number (its value on the full sets; with `runs` > 1 the mean over runs) for the one
+    generated set, `r["mine", "fid"]` for one of several (a KeyError names what there is otherwise); `print(r)` shows
+    the command's lines and the comparisons in words; a notebook shows a table; `r.to_dict()` is `ganeval-score
+    --json`'s document; `r.table()` the summary DataFrame.
+
+    Attributes:
+        summary: One row per model and metric: mean, std, ci_low, ci_high, half_width, n_runs, sample_size,
+            confidence (docs/experiments.md lists every column).
+        runs: The per-run values: run, model, metric, value.
+        comparison: The paired differences of each two generated sets per metric (with `runs` > 1 and several
+            sets; comparison.csv's columns), else None or empty.
+        extras: (model, metric) → what a full-set value has besides itself: KID's std over subsets, IMD's
+            `probe_std` over five probe draws.
+        record: The run record (summary.json): the config, extractor identity, each set's dimension, versions.
+        real: The real set as loaded (its label, where it came from, its shape).
+        fakes: The generated sets as loaded, in the order given.
+        out: The results folder (`out=`), or None.
+        saved: The files `save_ref` / `save_stats` wrote.
+        stages: Seconds by stage: scan, hash, features, metrics, writing.
+        extracted: Images that went through the extractor (not read from the cache).
+        from_cache: Rows whose features were read from `cache_dir`.
+
+    Examples:
+        >>> import numpy as np
+        >>> import ganeval
+        >>> real = np.random.default_rng(0).normal(size=(500, 8)).astype(np.float32)
+        >>> r = ganeval.score(real, {"a": real + 0.3, "b": real * 1.2}, metrics="fid", progress=False)
+        >>> round(r["a", "fid"], 2), round(r["b", "fid"], 2)
+        (0.72, 0.32)
+        >>> r["fid"]
+        Traceback (most recent call last):
+        KeyError: "'fid' was scored for 2 generated sets: give one, e.g. r['a', 'fid']"
+        >>> print(r)
+        a  FD_features 0.72
+        b  FD_features 0.319628
+    """
 
     summary: pd.DataFrame
     runs: pd.DataFrame
@@ -71,8 +106,18 @@ class ScoreResult:
 
     def __getitem__(self, key: str | tuple[str, str]) -> float:
         """`r["fid"]`: the metric's number (its value on the full sets, the mean over runs with runs > 1) for the one
-        generated set; `r["mine", "fid"]` for one of several. KeyError naming what there is otherwise. On the full
-        sets IMD's value carries its probes' standard error, `r["imd"].se`."""
+        generated set; `r["mine", "fid"]` for one of several.
+
+        Args:
+            key: A metric's name (`"fid"`), or (label, metric name) of one of several generated sets.
+
+        Returns:
+            The number, a float in the metric's own unit (KID raw, not ×10³). On the full sets IMD's value carries
+            its probes' standard error, `r["imd"].se`.
+
+        Raises:
+            KeyError: No such metric or set, or a metric alone where several sets were scored (naming what there is).
+        """
         model, metric = key if isinstance(key, tuple) else (None, key)
         rows = self.summary[self.summary["metric"] == metric]
         if rows.empty:
@@ -120,6 +165,22 @@ class ScoreResult:
     def __str__(self) -> str:
         return "\n".join([*self.lines, *self.sentences])
 
+    def __repr__(self) -> str:
+        """The lines `print(r)` shows (a notebook cell's value, the REPL's echo); never the arrays it holds."""
+        if not self.fakes:
+            return f"ScoreResult(nothing scored; wrote {', '.join(map(str, self.saved)) or 'nothing'})"
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: one table row per model and metric, then the comparisons in words."""
+        if not self.fakes:
+            from html import escape
+
+            return f"<p>{escape(repr(self))}</p>"
+        from ganeval.app.score_print import html_view
+
+        return html_view(self)
+
 
 def stage_times(plan: Plan, scan: float = 0.0) -> dict[str, float]:
     """Seconds by stage in the order of the work: scan (inputs found, image headers checked), hash (contents not
@@ -142,20 +203,94 @@ def score(real: Any, fakes: Any = (), *,
           real_features: str | None = None, real_weights: str | None = None) -> ScoreResult | None:
     """Score generated sets against a real one: what `ganeval-score` does, from Python (`ganeval.score`).
 
-    `real` and each of `fakes` (one input, a list, or a dict label -> input) is a path or dataset name as on the
-    command line, a numpy array or torch tensor (images or N×D features), or a generator `fn(n, seed)` (or an object
-    with `sample(n, seed)`) drawn once for `n_generated` rows with `seed`. `metrics`: names ("imd,fid" or a list) or
-    a mapping name -> options, as `ganeval.evaluate` takes them (the default, None: imd,fid,kid, where the sets differ
-    in dimension IMD alone, with a note). `real_features` extracts REAL through an extractor of its own
-    (dimension-free metrics only; each extractor option goes to the extractor that takes it, and `real_weights` is
-    the weights file of REAL's where both load one, `weights` then FAKE's); `vocab` reads the most frequent words of
-    word-vector files. The other arguments are the command's options (`ganeval-score --help`), with its defaults. Returns a `ScoreResult` (`.to_dict()` is `--json`'s document,
-    `.table()` the summary, `.sentences` the comparisons in words); None on a torchrun rank other than 0. Bad input
-    raises a one-line ValueError before any feature is extracted.
+    One value per metric on the full sets by default (as pytorch-fid and torch-fidelity give it), or with `runs` > 1
+    the mean and a confidence interval over random subsamples. Every argument after `fakes` is keyword-only and is
+    the command's flag of the same name (`sample_size` is `--sample-size`), with its default.
+
+    Args:
+        real: The real set: a path or dataset name as on the command line (an image folder, a .zip/.tar of images, a
+            .npy/.npz array, a reference file such as pytorch-fid's statistics, a word-vector file, a name of
+            `ganeval/configs/data/`), a numpy array or torch tensor (images N×H×W, N×C×H×W or N×H×W×C as uint8 or
+            floats in [0, 1]; or N×D feature rows), or a generator (see `fakes`).
+        fakes: The generated set(s), each scored against `real`: one input as `real` takes them, a list of them
+            (labelled by their names), or a dict label → input. A generator is a callable `fn(n, seed)` or an object
+            with `sample(n, seed)`, drawn once for `n_generated` rows; it may return images or N×D feature rows
+            (read as an array is). Empty with `save_ref`/`save_stats` to write `real`'s reference only.
+        metrics: Metric names (`"imd,fid"` or `["imd", "fid"]`) or a mapping name → options
+            (`{"kid": {"subset_size": 500}}`). Default None: IMD, FID and KID (FID alone against a moments-only
+            reference; IMD alone, with a note, for sets of different dimension).
+        features: The extractor: `"inception"` (the default for images), `"dinov2"`, `"clip"`, `"pixels"`,
+            `"identity"` (the default for feature rows) or a registered plugin's name.
+        runs: 1 (default): one value per metric on the full sets. N > 1: N random subsamples of `sample_size` rows
+            per set and the mean ± its Student-t interval.
+        sample_size: Rows drawn from each set per run; required with `runs` > 1, at most the smallest set.
+        seed: Seed of every random draw: subsamples (`numpy.random.default_rng([seed, run])`), IMD's probes, KID's
+            subsets, the sample grids.
+        confidence: The interval's level with `runs` > 1 (default 0.99).
+        device: `"cpu"`, `"cuda"`, `"cuda:1"`; default None: CUDA when available.
+        out: A folder to write the results into (runs.csv, summary.csv/json, comparison.csv, table.md/.tex,
+            figures, report.html); a rerun with the same inputs resumes there. None: nothing is written.
+        n_generated: Rows drawn from each generator given as `real` or `fakes` (required for them).
+        batch_size: The extraction batch; default 250 on a GPU, 32 on a CPU.
+        weights: The weights file of `features` "inception", "dinov2" or "clip" (default: the environment variable
+            `GANEVAL_INCEPTION_WEIGHTS` / `GANEVAL_DINOV2_WEIGHTS` / `GANEVAL_CLIP_WEIGHTS`, the torch hub or Hugging
+            Face cache, then a download).
+        dims: The feature dimension of an extractor that offers several (Inception: 2048, 768, 192 or 64).
+        resize: The extractor's preprocessing mode (Inception: `"legacy_pytorch"`, pytorch-fid's, by default;
+            `"legacy_tensorflow"`, `"clean"`, `"torchmetrics"`; docs/reporting.md says which number each gives).
+        size: Resize every image file to size×size (PIL bilinear) before the extractor's own preprocessing; without
+            it the image files of one set must share one size.
+        layout: How 4-D image arrays are laid out: `"auto"` (default; an array that fits both N×C×H×W and
+            N×H×W×C is refused), `"nchw"` or `"nhwc"`.
+        pixels_size: `features="pixels"`: an image with a side over this is resized to it (default 32); 0 keeps
+            every image at its own size.
+        download: False: never download weights (offline); a missing file is refused in one line.
+        cache_dir: A folder caching the features, keyed by the inputs' content and the extractor (default: none).
+        num_workers: Processes decoding image files (default min(8, CPU cores); 0: in this process).
+        save_ref: Write `real`'s features, moments and provenance here as ganeval's reference .npz.
+        save_stats: Write `real`'s moments (mu, sigma) here as pytorch-fid's statistics .npz.
+        overwrite: Replace the runs of other inputs or options in `out`, and existing `save_ref`/`save_stats` files.
+        plots: False: no summary.png in `out`.
+        samples: False: no sample grids of the image inputs in `out`.
+        progress: False: no progress bars (they show only for work that takes time: images through a network,
+            several runs).
+        protocol: A named protocol (e.g. `"cifar10_train_50k"`): fixes the extractor, preprocessing, seed and the
+            real data, refuses other values, and adds the full-set FID its papers report.
+        command: The command line that made the call, recorded in the results (`ganeval-score` sets it; from Python
+            leave it empty: refusals then name these arguments, not the command's flags).
+        vocab: Word-vector inputs (.vec, .vec.gz, .bin): read their `vocab` most frequent words (default: all).
+        real_features: `real`'s own extractor (default: `features`): two feature spaces, which only dimension-free
+            metrics (IMD, Vendi) compare. Each extractor option goes to the extractor that takes it.
+        real_weights: With `real_features`, the weights file of `real`'s extractor where both extractors load one
+            (`weights` is then the generated sets').
+
+    Returns:
+        A `ScoreResult`: `r["fid"]` the number, `print(r)` the command's lines, `r.to_dict()` the `--json` document,
+        `r.table()` the summary; None on a torchrun rank other than 0.
+
+    Raises:
+        ValueError: Bad input, in one line naming these arguments, before any feature is extracted.
+        ganeval.features.WeightsNotFoundError: The extractor's weights cannot be found (offline: `weights=FILE` or
+            `features="pixels"`).
+
+    Examples:
+        >>> import numpy as np
+        >>> import ganeval
+        >>> real = np.random.default_rng(0).normal(size=(500, 8)).astype(np.float32)
+        >>> r = ganeval.score(real, {"mine": real + 0.3}, metrics="fid", progress=False)
+        >>> round(r["fid"], 2)  # the number; r["mine", "fid"] names the set
+        0.72
+        >>> def sampler(n, seed):  # a generator of 8-d feature rows
+        ...     return np.random.default_rng(seed + 1).normal(0.2, 1.0, size=(n, 8))
+        >>> r = ganeval.score(real, sampler, n_generated=500, metrics=["fid", "kid"], runs=5, sample_size=400,
+        ...                   progress=False)
+        >>> print(r)
+        fake  FD_features 0.42 ± 0.13  (99% CI over 5 runs of 400)
+        fake  KID         0.139 ± 0.061  (99% CI over 5 runs of 400)
     """
     from ganeval.app.score_request import DefaultMetrics, default_metrics, default_workers, given_metrics
 
-    labels, sets = fake_inputs(fakes)
+    labels, sets, said = fake_inputs(fakes)
     chosen = given_metrics(metrics if metrics is not None else default_metrics(real))
     unchosen = metrics is None or isinstance(metrics, DefaultMetrics)
     if protocol is not None:
@@ -167,7 +302,7 @@ def score(real: Any, fakes: Any = (), *,
         sp.apply_protocol(values, {k for k, v in defaults.items() if getattr(values, k) != v})
         features, dims, resize, seed, size = values.features, values.dims, values.resize, values.seed, values.size
     request = ScoreRequest(
-        real=real, fakes=sets, labels=labels, features=features, metrics=chosen, runs=runs, sample_size=sample_size,
+        real=real, fakes=sets, labels=labels, said=said, features=features, metrics=chosen, runs=runs, sample_size=sample_size,
         confidence=confidence, seed=seed, device=device, batch_size=batch_size, weights=weights, dims=dims,
         download=download, cache_dir=cache_dir, num_workers=default_workers(num_workers), size=size, layout=layout,
         pixels_size=pixels_size,
@@ -197,9 +332,11 @@ def load_real(request: ScoreRequest) -> InputSet:
     """REAL loaded (as the protocol fixes it, under --protocol)."""
     if request.protocol is not None:
         return sp.load_real(request.protocol, str(request.real), request.size)
-    label = "real" if not isinstance(request.real, (str, os.PathLike)) else str(request.real)
-    return given_input(request.real, label, request.size, request.layout, request.n_generated, request.seed,
-                       request.vocab)
+    in_memory = not isinstance(request.real, (str, os.PathLike))
+    s = given_input(request.real, "real" if in_memory else str(request.real), request.size, request.layout,
+                    request.n_generated, request.seed, request.vocab)
+    s.said = "real" if in_memory else None  # a message names it as the caller wrote it
+    return s
 
 
 def load_fakes(request: ScoreRequest) -> list[InputSet]:
@@ -212,6 +349,8 @@ def load_fakes(request: ScoreRequest) -> list[InputSet]:
         s = given_input(f, shown, request.size, request.layout, request.n_generated, request.seed, request.vocab)
         if label is not None:
             s.name, s.labelled = label, True
+        if not isinstance(f, (str, os.PathLike)) and request.said:
+            s.said = request.said[i]  # a message names it as the caller wrote it: fakes, fakes[0], fakes['a']
         fakes.append(s)
     return fakes
 
@@ -412,8 +551,8 @@ def score_sets(request: ScoreRequest) -> ScoreResult | None:
                         **{g["model"]: int(cast(np.ndarray, f).shape[1]) for g, f in fakes_f}}
     if late:
         try:
-            settle_dims(request, plan, {f"REAL {real.arg}": int(cast(np.ndarray, real_f).shape[1]),
-                                        **{f"FAKE {f.arg}": int(cast(np.ndarray, x).shape[1])
+            settle_dims(request, plan, {real.named(True): int(cast(np.ndarray, real_f).shape[1]),
+                                        **{f.named(False): int(cast(np.ndarray, x).shape[1])
                                            for f, (_, x) in zip(fakes, fakes_f)}})
         except ValueError:
             if made is not None:  # nothing of this command's stays: the folders it made are empty (no record, no grids)
@@ -487,7 +626,7 @@ def score_moments(request: ScoreRequest, real: InputSet, fakes: list[InputSet], 
     dim = check_inputs_fakes(fakes, extractor)
     check_reference(ref, real.arg, extractor, list(metrics), dim)
     mom = reference_moments(ref, extractor, real.arg)
-    sizes = {f"FAKE {f.arg}": len(f) for f in fakes}
+    sizes = {f.named(False): len(f) for f in fakes}
     if request.runs > 1 and request.sample_size is None:
         raise ValueError(f"--runs {request.runs} draws subsamples of the generated sets: give their size with "
                          "--sample-size M, or --runs 1 to score the full sets")

@@ -9,6 +9,7 @@ import torch
 
 from ganeval.data.images import check_image_dtype, image_layout
 from ganeval.metrics.registry import FEATURE_SPACES
+from ganeval.words import did_you_mean
 
 E = TypeVar("E", bound=type["Extractor"])
 
@@ -20,7 +21,23 @@ class ExtractorEntry:
     read it): its class and preset options (a variant: the class under another name, e.g. `inception_spatial` =
     Inception with output="spatial"), the feature dimension(s) it gives (several: chosen by its `dims` option;
     none: the input's, e.g. pixels give C·H·W), its preprocessing modes (the default first), whether it takes a
-    weights file (`weights=`, `download=`), and one line of help."""
+    weights file (`weights=`, `download=`), and one line of help.
+
+    Attributes:
+        name: The name it is chosen by (`features="name"`, `--features name`).
+        cls: The `Extractor` class.
+        options: Preset options (a variant's).
+        dims: The feature dimension(s) it gives; several: chosen by its `dims` option; none: the input's.
+        resize: Its preprocessing modes, the default first.
+        weights: Whether it takes a weights file.
+        help: One line for `--help` and the docs.
+
+    Examples:
+        >>> from ganeval.features.base import extractor_entry
+        >>> entry = extractor_entry("inception")
+        >>> entry.dims, entry.resize[0], entry.weights
+        ((2048, 64, 192, 768), 'legacy_pytorch', True)
+    """
 
     name: str
     cls: type["Extractor"]
@@ -41,7 +58,29 @@ REGISTRY: dict[str, ExtractorEntry] = {}
 def register(name: str, *, dims: Sequence[int] = (), resize: Sequence[str] = (), weights: bool = False,
              help: str = "") -> Callable[[E], E]:
     """Class decorator: make an extractor selectable by `name` (in `extract`, configs and `ganeval-score
-    --features`), declaring what `ExtractorEntry` holds."""
+    --features`), declaring what `ExtractorEntry` holds.
+
+    Args:
+        name: The name it will be chosen by.
+        dims: The feature dimension(s) it gives (several: chosen by its `dims` option; none: the input's).
+        resize: Its preprocessing modes, the default first.
+        weights: Whether it takes a weights file (`weights=`, `download=`).
+        help: One line for `--help` and the docs.
+
+    Returns:
+        The decorator, which registers the class and returns it.
+
+    Examples:
+        >>> import torch
+        >>> from ganeval.features import Extractor, extract, register
+        >>> @register("half_means", help="each image's mean over its left and its right half")
+        ... class HalfMeans(Extractor):
+        ...     def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        ...         x, w = batch.float(), batch.shape[-1] // 2
+        ...         return torch.stack([x[..., :w].mean((1, 2, 3)), x[..., w:].mean((1, 2, 3))], dim=1)
+        >>> extract(torch.full((4, 3, 8, 8), 255, dtype=torch.uint8), "half_means", progress=False).shape
+        (4, 2)
+    """
 
     def deco(cls: E) -> E:
         cls.name = name
@@ -55,15 +94,48 @@ def register(name: str, *, dims: Sequence[int] = (), resize: Sequence[str] = (),
 def add_variant(name: str, cls: type["Extractor"], options: Mapping[str, Any] | None = None, *,
                 dims: Sequence[int] = (), resize: Sequence[str] = (), weights: bool = False, help: str = "") -> None:
     """Register a registered class under another name with preset `options` (its identity keeps the class's
-    name: the options it records tell the variants apart)."""
+    name: the options it records tell the variants apart).
+
+    Args:
+        name: The variant's name.
+        cls: The registered `Extractor` class.
+        options: The options preset for the variant.
+        dims: See `register`.
+        resize: See `register`.
+        weights: See `register`.
+        help: See `register`.
+
+    Examples:
+        >>> from ganeval.features import InceptionExtractor
+        >>> from ganeval.features.base import add_variant, extractor_entry
+        >>> add_variant("inception_768", InceptionExtractor, {"dims": 768}, resize=("legacy_pytorch",), weights=True)
+        >>> extractor_entry("inception_768").options
+        {'dims': 768}
+    """
     REGISTRY[name] = ExtractorEntry(name, cls, dict(options or {}), tuple(int(d) for d in dims), tuple(resize),
                                     bool(weights), help)
 
 
 def extractor_entry(name: str) -> ExtractorEntry:
-    """The registry's entry of `name`; ValueError naming the registered ones."""
+    """The registry's entry of `name`; ValueError naming the registered ones.
+
+    Args:
+        name: A registered extractor's name.
+
+    Returns:
+        Its `ExtractorEntry`.
+
+    Raises:
+        ValueError: No extractor of that name (naming the closest one and the registered ones).
+
+    Examples:
+        >>> from ganeval.features.base import extractor_entry
+        >>> extractor_entry("pixel")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ValueError: extractor must be one of ..., got 'pixel' (did you mean 'pixels'?)
+    """
     if not isinstance(name, str) or name not in REGISTRY:
-        raise ValueError(f"extractor must be one of {', '.join(REGISTRY)}, got {name!r}")
+        raise ValueError(f"extractor must be one of {', '.join(REGISTRY)}, got {name!r}{did_you_mean(name, REGISTRY)}")
     return REGISTRY[name]
 
 
@@ -75,6 +147,21 @@ class Extractor:
     uint8 or floats in [0, 1]) or already feature vectors. `outputs` says what its rows are for the
     metrics ("features", or "logits" of a classifier, which the Inception Score takes; None: whatever
     the given arrays are), so a metric is refused on rows it cannot score before any work.
+
+    Subclass it, implement `__call__` (and `identity()` when options change the numbers) and `register` it.
+
+    Attributes:
+        name: Its registered name (set by `register`).
+        fd_name: FID's name on its features, FD_<fd_name> (None: as `FEATURE_SPACES` declares it, else the name).
+        images: Whether its inputs are images (else feature rows, taken as they are).
+        cacheable: Whether its features may be cached in `cache_dir`.
+        outputs: What its rows are for the metrics: "features", "logits" (the Inception Score's) or None.
+
+    Examples:
+        >>> from ganeval.features import get_extractor
+        >>> ex = get_extractor("pixels")
+        >>> ex.images, ex.feature_dim((10, 3, 8, 8))
+        (True, 192)
     """
 
     name: str = "extractor"
@@ -125,7 +212,24 @@ class Extractor:
 
 
 def get_extractor(extractor: str | Extractor, weights: Any = None, **options: Any) -> Extractor:
-    """An extractor instance from a registered name (with its options) or the instance itself."""
+    """An extractor instance from a registered name (with its options) or the instance itself.
+
+    Args:
+        extractor: A registered name (`"inception"`, `"pixels"`, ...) or an `Extractor` instance.
+        weights: The weights file of an extractor that takes one (by name only).
+        **options: The extractor's options (by name only), e.g. `resize="clean"`, `dims=768`.
+
+    Returns:
+        The `Extractor`.
+
+    Raises:
+        ValueError: An unknown name, or options for an instance.
+
+    Examples:
+        >>> from ganeval.features import get_extractor
+        >>> get_extractor("pixels", max_size=16).identity()["max_size"]
+        16
+    """
     if isinstance(extractor, Extractor):
         if weights is not None or options:
             raise ValueError(
@@ -136,6 +240,7 @@ def get_extractor(extractor: str | Extractor, weights: Any = None, **options: An
     if not isinstance(extractor, str) or extractor not in REGISTRY:
         raise ValueError(
             f"extractor must be one of {sorted(REGISTRY)} or an Extractor instance, got {extractor!r}"
+            + did_you_mean(extractor, REGISTRY)
         )
     entry = REGISTRY[extractor]
     if weights is not None:

@@ -41,12 +41,12 @@ def _compute(
     progress: bool,
 ) -> np.ndarray:
     """Run the extractor over every batch (hashing the raw batches with `hasher` if given)."""
-    from tqdm.auto import tqdm
+    from ganeval.common import progress_bar
 
     outputs: list[np.ndarray] = []
-    unit = "row" if ex.name == "identity" else "img"  # identity reads rows of a feature array, not images
-    bar = tqdm(total=source.n, unit=unit, unit_scale=True, desc=f"features[{ex.name}]",
-               disable=not progress, smoothing=0.1)
+    # a bar where images go through a network; feature rows (identity) are taken as they are: no work to show
+    bar = progress_bar(total=source.n, unit="img", unit_scale=True, desc=f"features[{ex.name}]",
+                       disable=not progress or not ex.images, smoothing=0.1)
 
     def hashed() -> Iterator[torch.Tensor]:
         for b in source.batches():
@@ -165,6 +165,28 @@ def extract(
 
     With `cache_dir`, features are stored under a hash of the image content and the extractor's
     identity, and a later call with the same content returns them without running the network.
+
+    Args:
+        images: The images (or, for `"identity"`, N×D feature rows), in any of the forms above.
+        extractor: A registered extractor's name or an `Extractor` instance.
+        weights: The weights file of an extractor that takes one (default: its environment variable, the cache,
+            then a download).
+        batch_size: Images per forward pass.
+        device: Where the network runs; default None: the images' device, else the CPU.
+        cache_dir: A folder caching the features, keyed by content and the extractor's identity.
+        num_workers: DataLoader workers decoding the images of a Dataset or an `ImageSource`.
+        progress: False: no progress bar.
+        **options: The extractor's options (e.g. `resize="clean"`, `dims=768`, `max_size=32` for pixels).
+
+    Returns:
+        The N×D float32 features (None on a torchrun rank other than 0 for an `ImageSource`).
+
+    Examples:
+        >>> import numpy as np
+        >>> from ganeval.features import extract
+        >>> images = np.random.default_rng(0).integers(0, 256, size=(10, 8, 8, 3), dtype=np.uint8)
+        >>> extract(images, "pixels", progress=False).shape
+        (10, 192)
     """
     feats, _ = extract_with_info(
         images, extractor, weights=weights, batch_size=batch_size, device=device,

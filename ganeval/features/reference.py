@@ -43,8 +43,36 @@ def save_reference(images: Any, path: str | os.PathLike | None = None, *, stats:
                    extractor: str | Extractor = UNSET, **options: Any) -> Moments:
     """Extract `images`' features and write them with their moments and provenance to `path` (ganeval's reference
     .npz: `features`, `mu`, `sigma`, `meta`), and/or the moments alone to `stats` (pytorch-fid's .npz); returns the
-    moments. Existing files are replaced only with `overwrite`; links never. `features` (default "inception") names
-    the extractor as `ganeval.score` does; `extractor=` is its former name (kept, with a DeprecationWarning)."""
+    moments. Existing files are replaced only with `overwrite`; links never.
+
+    Args:
+        images: The real images (or N×D rows with `features="identity"`), in any form `extract` takes.
+        path: Where to write ganeval's reference (features, moments, provenance); `ganeval.score` and
+            `ganeval-score` take it as the real set.
+        stats: Where to write the moments alone as pytorch-fid's statistics .npz (pytorch-fid and clean-fid read it).
+        features: The extractor, as `ganeval.score` names it (default "inception").
+        overwrite: Replace existing files (never a link).
+        batch_size: Images per forward pass.
+        device: Where the network runs (default: the images' device, else the CPU).
+        cache_dir: A folder caching the features.
+        progress: False: no progress bar.
+        extractor: The former name of `features` (kept, with a DeprecationWarning).
+        **options: The extractor's options (`weights=`, `resize=`, `dims=`, ...).
+
+    Returns:
+        The moments written: `.mu` (D) and `.sigma` (D×D).
+
+    Raises:
+        ValueError: Neither `path` nor `stats`, a file in the way without `overwrite`, or unusable images.
+
+    Examples:
+        >>> import numpy as np
+        >>> import ganeval
+        >>> images = np.random.default_rng(0).integers(0, 256, size=(50, 8, 8, 3), dtype=np.uint8)
+        >>> m = ganeval.save_reference(images, "real_ref.npz", features="pixels", progress=False)
+        >>> m.mu.shape, sorted(np.load("real_ref.npz").files)
+        ((192,), ['features', 'meta', 'mu', 'sigma'])
+    """
     from ganeval.features.extraction import extract_with_info
     from ganeval.hashing import StreamHasher
 

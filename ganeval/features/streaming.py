@@ -77,7 +77,7 @@ def extract_source(
     """(features N×D float32 on rank 0, else None; info) for a streamed image source; see the module doc.
     `hash_content`: without a cache too, compute the source's content identity on the extraction's decoding pass
     when `one_pass` allows it (`source.content()` then returns it without decoding)."""
-    from tqdm.auto import tqdm
+    from ganeval.common import progress_bar
 
     chunk_size = chunk_size_default() if chunk_size is None else chunk_size
     if not isinstance(chunk_size, int) or chunk_size < 1:
@@ -104,9 +104,9 @@ def extract_source(
     todo = [i for i in mine if i not in done]
     if done:
         log.info("resuming feature extraction of %s: %d of %d chunks on disk", source.path, len(done), len(mine))
-    bar = tqdm(total=sum(bounds[i][1] - bounds[i][0] for i in mine), initial=sum(len(v) for v in done.values()),
-               unit="img", unit_scale=True, desc=f"features[{ex.name}] {source.path.name}",
-               disable=not progress or rank != 0, smoothing=0.1)
+    bar = progress_bar(total=sum(bounds[i][1] - bounds[i][0] for i in mine), initial=sum(len(v) for v in done.values()),
+                       unit="img", unit_scale=True, desc=f"features[{ex.name}] {source.path.name}",
+                       disable=not progress or rank != 0, smoothing=0.1)
     rows = Rows(n) if world == 1 else None  # one process: every chunk written straight into the final array
     try:
         _extract_chunks(source, ex, device, todo, bounds, batch_size, num_workers, partial, done, bar, rows, hasher)
@@ -239,7 +239,7 @@ class Rows:
 
     def whole(self, done: dict[int, np.ndarray], bounds: list[tuple[int, int]]) -> np.ndarray:
         """The filled array, with the chunks read from disk (a resumed run) copied in."""
-        for i, (s, e) in enumerate(bounds):
+        for i, (s, _end) in enumerate(bounds):
             part = done[i]
             if self.array is None or not np.shares_memory(part, self.array):
                 self.put(s, part)

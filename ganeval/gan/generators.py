@@ -324,7 +324,9 @@ class CallableGenerator(_Base):
     """A Python callable `package.module:function`, called as `function(n, seed)`.
 
     It returns uint8 images (N×H×W, N×H×W×C or N×C×H×W, C = 1 or 3) or floats in [0, 1] (the same
-    layouts); with points=True, float points N×D. `seed`, when given, is passed instead of the seed
+    layouts); with points=True, float points N×D; with points=None each output is read as `ganeval-score` reads
+    an array: 2-D (N×D numbers) as feature rows, anything else as images (one generator gives one or the other).
+    `seed`, when given, is passed instead of the seed
     `sample` is called with (one replica: one training seed of the model behind the callable). `layout`
     ("auto", "nchw", "nhwc"): how 4-D outputs are laid out; under "auto" an output that fits both (e.g.
     N×3×8×3) is refused, naming the option. A large pool is drawn in chunks (`fn(n, seed, offset=o)` when the
@@ -336,7 +338,7 @@ class CallableGenerator(_Base):
     replica_argument = "seed"
 
     def __init__(
-        self, function: str | Callable[[int, int], Any], name: str | None = None, points: bool = False,
+        self, function: str | Callable[[int, int], Any], name: str | None = None, points: bool | None = False,
         seed: int | None = None, replicas: Sequence[Any] | None = None, layout: str = "auto",
     ) -> None:
         super().__init__(name or (function if isinstance(function, str) else getattr(function, "__name__", None)),
@@ -397,6 +399,11 @@ class CallableGenerator(_Base):
         if isinstance(out, torch.Tensor):
             out = out.detach().cpu().numpy()
         out = np.asarray(out)
+        if self.points is None and out.ndim == 2:  # feature rows, as a 2-D array given to ganeval-score is
+            if len(out) != call.rows or not (np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
+                raise ValueError(f"{self.what}: expected feature rows of shape ({call.rows}, D) holding numbers, got "
+                                 f"{out.dtype} {out.shape}")
+            return out
         if self.points:
             if out.ndim != 2 or len(out) != call.rows or not np.issubdtype(out.dtype, np.floating):
                 raise ValueError(f"{self.what}: expected float points of shape ({call.rows}, D), got {out.dtype} "
@@ -430,8 +437,14 @@ class CallableGenerator(_Base):
             probe = self._invoke(1, seed, **({"offset": 0} if offset_aware else {}))
             row = probe.element_size() * probe.numel() if isinstance(probe, torch.Tensor) else np.asarray(probe).nbytes
             calls = plan(n, seed, max(1, int(row)), offset_aware)
+        rows = None
         for call in calls:
-            yield self._call(call)
+            out = self._call(call)
+            if rows is not None and (out.ndim == 2) != rows:  # points=None: every call's output read alike
+                raise ValueError(f"{self.what}: one call returned {'feature rows' if rows else 'images'} and another "
+                                 f"an array of shape {out.shape}: return one kind for every n")
+            rows = out.ndim == 2
+            yield out
 
     def sample(self, n: int, seed: int, batch_size: int = 500, device: Any = None) -> np.ndarray:
         """Whatever `function(n, seed)` returns (its chunks, for a large pool), checked and converted to uint8
@@ -451,7 +464,7 @@ class CallableGenerator(_Base):
         file's SHA-256."""
         target = self.function if isinstance(self.function, str) else (
             f"{getattr(self.function, '__module__', '?')}:{getattr(self.function, '__qualname__', '?')}")  # fmt: skip
-        ident = {"kind": self.kind, "name": self.name, "function": target, "points": self.points}
+        ident: dict[str, Any] = {"kind": self.kind, "name": self.name, "function": target, "points": self.points}
         if self.seed is not None:
             ident["seed"] = self.seed
         if self.layout != "auto":  # absent under auto: identities of before stay valid

@@ -213,11 +213,11 @@ def _save(job: _Job, run: _Run, done: bool) -> None:
 
 def _epochs(job: _Job, run: _Run, data: torch.Tensor, writer: _Outputs, progress: bool) -> None:
     """Train from the run's counters to `job.epochs`, with sample grids every `sample_every` epochs."""
-    from tqdm.auto import tqdm
+    from ganeval.common import progress_bar
 
     n_batches = len(data) // job.batch_size
-    bar = tqdm(total=job.epochs * n_batches, initial=run.state["critic_step"], disable=not progress, unit="it",
-               desc=f"{job.arch}/{job.cfg.name} seed {job.seed}")
+    bar = progress_bar(total=job.epochs * n_batches, initial=run.state["critic_step"], disable=not progress, unit="it",
+                       desc=f"{job.arch}/{job.cfg.name} seed {job.seed}")
     run.gen.train()
     run.critic.train()
     try:

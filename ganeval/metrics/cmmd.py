@@ -163,7 +163,28 @@ def cross_jobs(a: CmmdStatistics, b: CmmdStatistics, sigma: float) -> list[Any]:
 
 def cmmd(x: ArrayLike, y: ArrayLike, sigma: float = SIGMA, estimator: str = "biased", normalize: bool = True,
          device: str | torch.device | None = None) -> float:
-    """CMMD of embeddings x (N×D) and y (M×D): the reference's value with the defaults (see the module doc)."""
+    """CMMD of embeddings x (N×D) and y (M×D): the reference's value with the defaults (see the module doc).
+
+    Args:
+        x: The real embeddings, N×D (CLIP's, `features="clip_l14_336"`, for the paper's number).
+        y: The generated embeddings, M×D.
+        sigma: The Gaussian kernel's bandwidth.
+        estimator: `"biased"` (the reference's V-statistic) or `"unbiased"` (the kernel matrices' diagonals dropped).
+        normalize: L2-normalise each row first (the reference's embeddings are).
+        device: Where to compute (`"cpu"`, `"cuda"`); default None: the inputs' device (CUDA tensors stay there), else the CPU.
+
+    Returns:
+        The MMD² of the Gaussian kernel, ×1000 as the reference reports it; lower is better.
+
+    Examples:
+        >>> from ganeval.metrics import cmmd
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(size=(500, 8)).astype(np.float32)
+        >>> y = (rng.normal(size=(500, 8)) + 0.3).astype(np.float32)
+        >>> round(cmmd(x, y), 3)
+        0.963
+    """
     o = METRIC.resolve({"sigma": sigma, "estimator": estimator, "normalize": normalize}, where="")
     dev = resolve_device(device, x, y)
     reaches = [("CMMD", lambda peak, n, d: reach(peak, n, d))]

@@ -121,8 +121,31 @@ def work(real: FdInfStatistics, fake: torch.Tensor, o: Mapping[str, Any], rng: n
 def fd_inf(x: ArrayLike, y: ArrayLike, points: int = DEFAULTS["points"],
            min_fraction: float = DEFAULTS["min_fraction"], seed: int | np.random.Generator = 0,
            confidence: float = 0.99, device: str | torch.device | None = None) -> dict[str, Any]:
-    """FD∞ of generated features y against real features x: {"value": intercept, "slope", "stderr", "ci_low",
-    "ci_high" (the fit's t interval at `confidence`), "sizes", "fids"}; y's subsets drawn from `seed`."""
+    """FD∞ of generated features y against real features x: FID at several sizes of y, extrapolated to 1/n = 0.
+
+    Args:
+        x: The real features, N×D (their statistics fixed).
+        y: The generated features, M×D, drawn at `points` sizes.
+        points: How many sizes, spread evenly over [min_fraction·M, M].
+        min_fraction: The smallest size as a fraction of M.
+        seed: The seed (or a `numpy.random.Generator`) of y's draws.
+        confidence: The level of the fit's own interval.
+        device: Where to compute (`"cpu"`, `"cuda"`); default None: the inputs' device (CUDA tensors stay there), else the CPU.
+
+    Returns:
+        {"value": the intercept FD∞, "slope", "stderr", "ci_low", "ci_high" (the fit's t interval at
+        `confidence`, narrower than the truth: the points share rows), "sizes", "fids"}.
+
+    Examples:
+        >>> from ganeval.metrics import fd_inf
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(size=(500, 8)).astype(np.float32)
+        >>> y = (rng.normal(size=(500, 8)) + 0.3).astype(np.float32)
+        >>> r = fd_inf(x, y, points=5, min_fraction=0.5)
+        >>> round(r["value"], 3), len(r["fids"])
+        (0.963, 5)
+    """
     o = METRIC.resolve({"points": points, "min_fraction": min_fraction}, where="")
     dev = resolve_device(device, x, y)
     reaches = [("FD∞", lambda peak, n, d: reach(peak, n, d))]

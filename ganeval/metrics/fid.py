@@ -139,7 +139,24 @@ def fid_from_statistics(a: FidStatistics, b: FidStatistics) -> float:
 def frechet_distance(
     mu1: ArrayLike, sigma1: ArrayLike, mu2: ArrayLike, sigma2: ArrayLike, device: str | torch.device | None = None
 ) -> float:
-    """‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂), in float64, from given means and covariances."""
+    """‖μ₁ − μ₂‖² + tr Σ₁ + tr Σ₂ − 2 tr √(Σ₁Σ₂), in float64, from given means and covariances.
+
+    Args:
+        mu1: The first set's mean, D.
+        sigma1: The first set's covariance, D×D.
+        mu2: The second set's mean, D.
+        sigma2: The second set's covariance, D×D.
+        device: Where to compute (`"cpu"`, `"cuda"`); default None: the inputs' device (CUDA tensors stay there), else the CPU.
+
+    Returns:
+        The Fréchet distance (e.g. FID from pytorch-fid's statistics files).
+
+    Examples:
+        >>> import numpy as np
+        >>> from ganeval.metrics import frechet_distance
+        >>> round(frechet_distance(np.zeros(2), np.eye(2), np.ones(2), np.eye(2)), 3)
+        2.0
+    """
     dev = resolve_device(device, mu1, sigma1, mu2, sigma2)
     m1, m2 = (as_tensor(detached(v), dev, torch.float64).reshape(-1) for v in (mu1, mu2))
     s1, s2 = (as_tensor(detached(s), dev, torch.float64) for s in (sigma1, sigma2))
@@ -164,7 +181,25 @@ def frechet_distance(
 
 
 def fid(x: ArrayLike, y: ArrayLike, device: str | torch.device | None = None) -> float:
-    """FID between feature sets x (N×D) and y (M×D), as pytorch-fid computes it from the same features."""
+    """FID between feature sets x (N×D) and y (M×D), as pytorch-fid computes it from the same features.
+
+    Args:
+        x: The real features, N×D (numpy array or torch tensor).
+        y: The generated features, M×D (the same D).
+        device: Where to compute (`"cpu"`, `"cuda"`); default None: the inputs' device (CUDA tensors stay there), else the CPU.
+
+    Returns:
+        The Fréchet distance of the two sets' Gaussian fits (float64 statistics, no `scipy.linalg.sqrtm`).
+
+    Examples:
+        >>> from ganeval.metrics import fid
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(size=(500, 8)).astype(np.float32)
+        >>> y = (rng.normal(size=(500, 8)) + 0.3).astype(np.float32)
+        >>> round(fid(x, y), 3)
+        0.974
+    """
     dev = resolve_device(device, x, y)
     xt, yt = load(x, "x", dev), load(y, "y", dev)
     check_same_dim(xt.shape[1], yt.shape[1], "FID")

@@ -48,7 +48,24 @@ def check_splits(splits: int, n: int, name: str) -> None:
 def inception_score(
     logits: ArrayLike, splits: int = DEFAULTS["splits"], device: str | torch.device | None = None
 ) -> tuple[float, float]:
-    """(mean, std) over `splits` of the Inception Score of N×C class logits (e.g. features=inception_logits)."""
+    """(mean, std) over `splits` of the Inception Score of N×C class logits (e.g. features=inception_logits).
+
+    Args:
+        logits: N×C class logits of the generated images (softmax taken here), e.g. the `inception_logits`
+            extractor's rows.
+        splits: Into how many consecutive parts the rows are split (torch-fidelity's and the paper's 10).
+        device: Where to compute (`"cpu"`, `"cuda"`); default None: the inputs' device (CUDA tensors stay there), else the CPU.
+
+    Returns:
+        (mean, std) of exp(E KL(p(y|x) ‖ p(y))) over the splits; higher is better.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ganeval.metrics import inception_score
+        >>> logits = np.random.default_rng(0).normal(size=(500, 10)).astype(np.float32) * 3
+        >>> [round(v, 3) for v in inception_score(logits, splits=5)]
+        [3.812, 0.036]
+    """
     dev = resolve_device(device, logits)
     z = load_features(logits, "logits", dev, min_rows=1)
     check_splits(splits, z.shape[0], "logits")

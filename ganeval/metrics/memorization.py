@@ -136,7 +136,26 @@ def authenticity_work(real: RealBalls, fake: torch.Tensor, context: Shared | Non
 
 
 def authenticity(real: ArrayLike, fake: ArrayLike, device: str | torch.device | None = None) -> float:
-    """Alaa et al.'s authenticity of `fake` against `real` (N×D, M×D): see the module doc."""
+    """Alaa et al.'s authenticity of `fake` against `real` (N×D, M×D): see the module doc.
+
+    Args:
+        real: The real features, N×D.
+        fake: The generated features, M×D.
+        device: Where to compute (`"cpu"`, `"cuda"`); default None: the inputs' device (CUDA tensors stay there), else the CPU.
+
+    Returns:
+        The share of generated rows that are farther from their nearest real row than that row is from its own
+        nearest real neighbour; higher is better (less copying).
+
+    Examples:
+        >>> from ganeval.metrics import authenticity
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(size=(500, 8)).astype(np.float32)
+        >>> y = (rng.normal(size=(500, 8)) + 0.3).astype(np.float32)
+        >>> round(authenticity(x, y), 3)
+        0.616
+    """
     dev = resolve_device(device, real, fake)
     reaches = [("the distances", distance_reach)]
     xr = load_features(real, "real", dev, min_rows=2, reaches=reaches)
@@ -234,7 +253,26 @@ def mifid_work(real: MifidStatistics, fake: MifidStatistics, eps: float, context
 
 def mifid(real: ArrayLike, fake: ArrayLike, cosine_distance_eps: float = 0.1,
           device: str | torch.device | None = None) -> float:
-    """Kaggle's MiFID of `fake` against `real` (N×D, M×D): see the module doc."""
+    """Kaggle's MiFID of `fake` against `real` (N×D, M×D): see the module doc.
+
+    Args:
+        real: The real features, N×D.
+        fake: The generated features, M×D.
+        cosine_distance_eps: ε: a mean cosine distance to the nearest real row below it divides FID by it.
+        device: Where to compute (`"cpu"`, `"cuda"`); default None: the inputs' device (CUDA tensors stay there), else the CPU.
+
+    Returns:
+        FID / (d_thr + 1e-15), d_thr the mean cosine distance if below ε, else 1; lower is better.
+
+    Examples:
+        >>> from ganeval.metrics import mifid
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(size=(500, 8)).astype(np.float32)
+        >>> y = (rng.normal(size=(500, 8)) + 0.3).astype(np.float32)
+        >>> round(mifid(x, y), 3)
+        0.974
+    """
     MIFID.resolve({"cosine_distance_eps": cosine_distance_eps}, where="")
     dev = resolve_device(device, real, fake)
     reaches = [("MiFID", lambda peak, n, d: fid_reach(peak, n, d))]

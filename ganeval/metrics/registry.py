@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 import numpy as np
 import torch
 
+from ganeval.words import did_you_mean
+
 if TYPE_CHECKING:
     from ganeval.metrics.validation import Reach, ReachBounds
 
@@ -31,7 +33,24 @@ CROSS_GRAM_HOOKS = "cross_gram_hooks"  # a pair's memo: hooks shown every real �
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a metric: its default, what a valid value is (`check`, described by `expected`)."""
+    """One option of a metric: its default, what a valid value is (`check`, described by `expected`).
+
+    Attributes:
+        name: The option's name (`metrics={"kid": {"subset_size": 500}}`, `--option kid.subset_size=500`).
+        default: Its value when not given.
+        check: Whether a value is valid.
+        expected: What a valid value is, in words (named in the refusal of an invalid one).
+        doc: One line for the docs and `--help`.
+        neutral: Added after results were stored: left out of records and config hashes while at its default.
+        normalize: A valid value → the one form it is recorded and hashed in (None: as given).
+
+    Examples:
+        >>> from ganeval.metrics.registry import integer, option
+        >>> k = option("k", 5, integer(1), "neighbours of each row")
+        >>> k.validate("metrics.mine.", 0)
+        Traceback (most recent call last):
+        ValueError: metrics.mine.k must be an integer ≥ 1, got 0
+    """
 
     name: str
     default: Any
@@ -77,14 +96,42 @@ def real() -> tuple[Callable[[Any], bool], str]:
 
 def option(name: str, default: Any, rule: tuple[Callable[[Any], bool], str], doc: str = "", neutral: bool = False,
            normalize: Callable[[Any], Any] | None = None) -> Option:
-    """An Option from a (check, expected) rule such as `integer(1)`."""
+    """An Option from a (check, expected) rule such as `integer(1)`.
+
+    Args:
+        name: The option's name.
+        default: Its value when not given.
+        rule: (check, expected): `integer(low)`, `real()`, `boolean()`, `one_of(*values)` or one of your own.
+        doc: One line for the docs and `--help`.
+        neutral: See `Option.neutral`.
+        normalize: See `Option.normalize`.
+
+    Returns:
+        The `Option`.
+
+    Examples:
+        >>> from ganeval.metrics.registry import one_of, option
+        >>> option("kernel", "cosine", one_of("cosine"), "similarity kernel").expected
+        "one of 'cosine'"
+    """
     return Option(name, default, rule[0], rule[1], doc, neutral, normalize)
 
 
 @dataclass
 class PairWork:
     """A pair's work as independent jobs (run together with other metrics' jobs, in parallel on CPU),
-    and the function that turns their results, in order, into the metric's value."""
+    and the function that turns their results, in order, into the metric's value.
+
+    Attributes:
+        jobs: Callables without arguments, each one independent part of the work.
+        finish: Their results, in order → the metric's value.
+
+    Examples:
+        >>> from ganeval.metrics import PairWork
+        >>> work = PairWork([lambda: 2.0, lambda: 3.0], lambda results: results[0] * results[1])
+        >>> work.finish([job() for job in work.jobs])
+        6.0
+    """
 
     jobs: Sequence[Job]
     finish: Callable[[list[Any]], float]
@@ -136,6 +183,33 @@ class Metric:
     memory(n, d, options) -> (bytes, what): the largest arrays it holds at once on a pair of n-row sets of d
     features, a lower bound of its peak (`ganeval.metrics.memory` refuses a run that cannot fit); None for work
     in bounded strips.
+
+    Attributes:
+        name: The name it is chosen by (`metrics=["name"]`, configs, tables).
+        options: Its option table (`Option`s).
+        prepare: Statistics of one subsample (see above).
+        pair: The work on two sets' statistics (see above).
+        tap: Its own Gram tap on a set (or None).
+        check_sample_size: Refuses a sample size its options cannot take (e.g. KID's subset size), or None.
+        label: Its label in tables (default: the name in capitals).
+        label_tex: Its label in table.tex (default: `label`).
+        scale: Tables show value × scale (KID×10³).
+        unscaled_label: The name of a value shown unscaled (KID, not KID×10³).
+        same_dim: Both sets must live in one feature space (False: IMD, Vendi compare sets of any dimension).
+        doc: One line for the docs and `--help`.
+        reach: The largest numbers it forms (see above), or None.
+        shares: Its stages take `context=` (see above).
+        input: What the rows must be: "features" or "logits".
+        higher_is_better: Paired comparisons and bold in tables turned around.
+        memory: Its largest arrays at once (see above), or None.
+        lowest: The least value it can give (an interval's floor), or None.
+        defaults: Each option's default (made from `options`).
+
+    Examples:
+        >>> from ganeval.metrics import get_metric
+        >>> kid = get_metric("kid")
+        >>> kid.label, kid.scale, kid.defaults["subset_size"]
+        ('KID×10³', 1000.0, 1000)
     """
 
     name: str
@@ -201,7 +275,30 @@ class Shared:
 
 def function_metric(name: str, fn: Callable[..., float], options: Sequence[Option] = (), **kw: Any) -> Metric:
     """A metric computed straight from the two subsamples, fn(x, y, rng, **options) -> float (x, y: float
-    tensors); `rng` is a Generator seeded from the metric's own stream."""
+    tensors); `rng` is a Generator seeded from the metric's own stream.
+
+    Args:
+        name: The name it will be chosen by.
+        fn: fn(x, y, rng, **options) -> float: the metric on a real and a generated subsample.
+        options: Its option table (`option(...)`s), given to `fn` by name.
+        **kw: Any other `Metric` field (`label`, `higher_is_better`, `same_dim`, `doc`, ...).
+
+    Returns:
+        The `Metric`, to pass to `register_metric`.
+
+    Examples:
+        >>> import numpy as np
+        >>> import ganeval
+        >>> from ganeval.metrics.registry import function_metric, integer, option, register_metric
+        >>> def mean_gap(x, y, rng, power=1):  # the distance between the two sets' means
+        ...     return float((x.mean(0) - y.mean(0)).abs().pow(power).sum())
+        >>> _ = register_metric(function_metric("mean_gap", mean_gap, [option("power", 1, integer(1), "the power")]))
+        >>> rng = np.random.default_rng(0)
+        >>> real, fake = rng.normal(size=(300, 4)), rng.normal(size=(300, 4)) + 0.5
+        >>> s = ganeval.evaluate(real, fake, runs=3, sample_size=200, metrics=["mean_gap"], progress=False)
+        >>> s["metric"].tolist()
+        ['mean_gap']
+    """
     def pair(x: torch.Tensor, y: torch.Tensor, opts: Mapping[str, Any], rng: np.random.Generator) -> PairWork:
         own = np.random.default_rng(int(rng.integers(2**63)))
         return PairWork([partial(fn, x, y, own, **opts)], lambda results: float(results[0]))
@@ -219,7 +316,24 @@ PAPER_ROWS = ("imd", "kid", "fid")  # the paper's GAN table, top to bottom: firs
 
 
 def register_metric(metric: Metric) -> Metric:
-    """Make `metric` selectable by its name (in `evaluate`, configs and tables); a taken name raises."""
+    """Make `metric` selectable by its name (in `evaluate`, configs and tables); a taken name raises.
+
+    Args:
+        metric: The `Metric` (e.g. from `function_metric`).
+
+    Returns:
+        `metric` itself.
+
+    Raises:
+        ValueError: A metric of that name is registered already.
+
+    Examples:
+        >>> from ganeval.metrics import function_metric, register_metric
+        >>> m = register_metric(function_metric("always_one", lambda x, y, rng: 1.0))
+        >>> register_metric(m)
+        Traceback (most recent call last):
+        ValueError: a metric named 'always_one' is already registered
+    """
     if metric.name in REGISTRY:
         raise ValueError(f"a metric named {metric.name!r} is already registered")
     REGISTRY[metric.name] = metric
@@ -227,14 +341,41 @@ def register_metric(metric: Metric) -> Metric:
 
 
 def metric_names() -> tuple[str, ...]:
-    """The registered metrics, in registration order."""
+    """The registered metrics, in registration order.
+
+    Returns:
+        Their names (the built-in ones first, then those registered since).
+
+    Examples:
+        >>> from ganeval.metrics import metric_names
+        >>> metric_names()[:3]
+        ('imd', 'fid', 'kid')
+    """
     return tuple(REGISTRY)
 
 
 def get_metric(name: str) -> Metric:
-    """The metric registered as `name`; ValueError listing the others."""
+    """The metric registered as `name`; ValueError listing the others.
+
+    Args:
+        name: A registered metric's name.
+
+    Returns:
+        Its `Metric`.
+
+    Raises:
+        ValueError: No metric of that name (naming the closest one and the registered ones).
+
+    Examples:
+        >>> from ganeval.metrics import get_metric
+        >>> get_metric("fid").label
+        'FID'
+        >>> get_metric("fdi")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ValueError: unknown metric 'fdi' (did you mean 'fid'?); available: imd, fid, kid, ...
+    """
     if name not in REGISTRY:
-        raise ValueError(f"unknown metric {name!r}; available: {', '.join(REGISTRY)}")
+        raise ValueError(f"unknown metric {name!r}{did_you_mean(name, REGISTRY)}; available: {', '.join(REGISTRY)}")
     return REGISTRY[name]
 
 
@@ -266,6 +407,16 @@ class Metrics(Mapping[str, dict[str, Any]]):
 
     `ordered()` gives them in registration order, the order in which sets are prepared and paired (each
     metric draws from its own stream), so the numbers do not depend on the order the user lists metrics in.
+
+    Args:
+        metrics: Names (`["imd", "fid"]`, or `"imd,fid"`), a mapping name → options (None: the defaults), or a
+            `Metrics`.
+
+    Examples:
+        >>> from ganeval.metrics import Metrics
+        >>> m = Metrics({"kid": {"subset_size": 500}, "fid": None})
+        >>> list(m), m["kid"]["subset_size"], m["kid"]["subsets"]
+        (['kid', 'fid'], 500, 100)
     """
 
     def __init__(self, metrics: Iterable[str] | Mapping[str, Mapping[str, Any] | None] | str) -> None:

@@ -29,5 +29,23 @@ METRIC = register_metric(Metric(
 
 
 def sfid(x: ArrayLike, y: ArrayLike, device: str | torch.device | None = None) -> float:
-    """sFID of two sets of spatial features (N×2023 from `features=inception_spatial`): FID's formula on them."""
+    """sFID of two sets of spatial features (N×2023 from `features=inception_spatial`): FID's formula on them.
+
+    Args:
+        x: The real spatial features, N×D.
+        y: The generated spatial features, M×D.
+        device: Where to compute (`"cpu"`, `"cuda"`); default None: the inputs' device (CUDA tensors stay there), else the CPU.
+
+    Returns:
+        The Fréchet distance of the two sets' Gaussian fits; lower is better.
+
+    Examples:
+        >>> from ganeval.metrics import sfid
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(size=(500, 8)).astype(np.float32)
+        >>> y = (rng.normal(size=(500, 8)) + 0.3).astype(np.float32)
+        >>> round(sfid(x, y), 3)
+        0.974
+    """
     return fid(x, y, device=device)

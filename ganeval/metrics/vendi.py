@@ -54,7 +54,27 @@ def score_from_eigenvalues(w: torch.Tensor, q: float) -> float:
 
 def vendi(x: ArrayLike, q: float = DEFAULTS["q"], kernel: str = DEFAULTS["kernel"],
           device: str | torch.device | None = None) -> float:
-    """The Vendi score of the rows of x (N×D) with the cosine kernel, as `vendi_score.score_dual(x, q)` gives it."""
+    """The Vendi score of the rows of x (N×D) with the cosine kernel, as `vendi_score.score_dual(x, q)` gives it.
+
+    Args:
+        x: The set's features, N×D (one set: Vendi measures diversity, not a distance).
+        q: The order of the Rényi entropy (1: Shannon's).
+        kernel: The similarity kernel: `"cosine"`.
+        device: Where to compute (`"cpu"`, `"cuda"`); default None: the inputs' device (CUDA tensors stay there), else the CPU.
+
+    Returns:
+        exp of the entropy of the kernel matrix's eigenvalues / N: the effective number of distinct rows (from 1 to
+        min(N, D)); higher is more diverse.
+
+    Examples:
+        >>> from ganeval.metrics import vendi
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(size=(500, 8)).astype(np.float32)
+        >>> y = (rng.normal(size=(500, 8)) + 0.3).astype(np.float32)
+        >>> round(vendi(x), 3)
+        7.95
+    """
     o = METRIC.resolve({"q": q, "kernel": kernel}, where="")
     xt = load_features(x, "x", resolve_device(device, x), min_rows=1)
     return score_from_eigenvalues(eigenvalues(xt), float(o["q"]))

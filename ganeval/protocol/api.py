@@ -179,7 +179,43 @@ def evaluate_detailed(
     fake: Any = UNSET,
     results_dir: str | Path | None = UNSET,
 ) -> Evaluation:
-    """`evaluate`, returning the per-run rows and the paired comparison of models too."""
+    """`evaluate`, returning the per-run rows and the paired comparison of models too.
+
+    Args:
+        real: The real features, N×D (see `evaluate`).
+        fakes: The generated features: an N×D array or a dict name → array.
+        runs: How many random subsamples to score.
+        sample_size: Rows drawn from each set per run.
+        metrics: Names or a mapping name → options (default IMD, FID, KID).
+        seed: Seed of every draw.
+        confidence: The level of the intervals (of each mean, and of each paired difference).
+        device: `"cpu"`, `"cuda"`; default None: the arrays' device.
+        out: A folder to save the runs in as they finish; a stopped call resumes from it.
+        overwrite: Replace runs in `out` made with other inputs or settings.
+        workers: CPU processes for the runs.
+        progress: False: no progress bar.
+        fake: The former name of `fakes`.
+        results_dir: The former name of `out`.
+
+    Returns:
+        An `Evaluation`: `.summary` (`evaluate`'s DataFrame), `.runs` (run, model, metric, value), `.comparison`
+        (each two models' paired difference a − b per metric with its interval, p-value, `mde`, `mde_holm` and
+        `better`; empty with one model), `.wall_time_s`, `.dims` (each set's dimension) and `.notes`.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ganeval.protocol import evaluate_detailed
+        >>> rng = np.random.default_rng(0)
+        >>> real = rng.normal(size=(600, 8)).astype(np.float32)
+        >>> fake = (rng.normal(size=(600, 8)) + 0.3).astype(np.float32)
+        >>> ev = evaluate_detailed(real, {"a": fake, "b": fake * 1.1}, runs=5, sample_size=400, metrics=["fid"],
+        ...                        progress=False)
+        >>> print(ev.comparison[["metric", "a", "b", "diff_mean", "better"]].round(3).to_string(index=False))
+        metric a b  diff_mean better
+           fid a b     -0.274      a
+        >>> len(ev.runs), ev.dims
+        (10, {'real': 8, 'a': 8, 'b': 8})
+    """
     from ganeval.results import compare_runs, summarize_runs
 
     fakes = renamed("fakes", fakes, "fake", fake, UNSET)
@@ -237,13 +273,48 @@ def evaluate(
 ) -> pd.DataFrame:
     """Score generated features against real ones over `runs` random subsamples; one row per model and metric.
 
-    `fakes` is an N×D array or a dict name -> array (several generators, paired on the real subsample).
-    Columns: model, metric, mean, std, ci_low, ci_high, half_width, n_runs, sample_size, confidence; `.attrs["metrics"]`
-    holds every metric's options (KID's subset size among them). With `out`, runs are saved there as they finish and
-    a stopped call resumes (see `evaluate_detailed` for the per-run rows and the paired comparison).
     The defaults are the paper's protocol, 100 runs of 10 000 rows each (an interval of the mean), where
     `ganeval.score` scores the full sets once (the number other tools give) unless given `runs` and `sample_size`.
-    `fake=` and `results_dir=` are the former names of `fakes=` and `out=` (kept, with a DeprecationWarning).
+    `evaluate_detailed` returns the per-run rows and the paired comparison too.
+
+    Args:
+        real: The real features, N×D (numpy array or torch tensor; on a GPU they are scored there).
+        fakes: The generated features: an N×D array, or a dict name → array (several generators, each run's real
+            subsample shared, so they are compared pair by pair). Their dimension may differ from `real`'s when
+            every metric is dimension-free (IMD, Vendi).
+        runs: How many random subsamples (runs) to score.
+        sample_size: Rows drawn from each set per run (`numpy.random.default_rng([seed, run])`), at most the
+            smallest set.
+        metrics: Names (`["imd", "fid"]`) or a mapping name → options (`{"kid": {"subset_size": 500}}`); default
+            IMD, FID, KID (those needing one dimension left out, with a note, for sets of different dimension).
+        seed: Seed of every draw: the subsamples and each metric's own random choices (a stream per metric).
+        confidence: The level of the Student-t interval of the mean.
+        device: `"cpu"`, `"cuda"`; default None: the arrays' device (CUDA tensors stay there), else the CPU.
+        out: A folder to save the runs in as they finish (runs.csv); a stopped call resumes from it.
+        overwrite: Replace runs in `out` made with other inputs or settings (else refused).
+        workers: CPU processes for the runs (1 is fastest at 10k rows: one run uses every core).
+        progress: False: no progress bar over the runs.
+        fake: The former name of `fakes` (kept, with a DeprecationWarning).
+        results_dir: The former name of `out` (kept, with a DeprecationWarning).
+
+    Returns:
+        A DataFrame, one row per model and metric: model, metric, mean, std, ci_low, ci_high, half_width, n_runs,
+        sample_size, confidence; `.attrs["metrics"]` holds every metric's options (KID's subset size among them).
+
+    Raises:
+        ValueError: Bad arguments or sets (too small, NaN, mixed dimensions for a metric needing one), in one line
+            naming the argument, before any run.
+
+    Examples:
+        >>> import numpy as np
+        >>> import ganeval
+        >>> rng = np.random.default_rng(0)
+        >>> real = rng.normal(size=(600, 8)).astype(np.float32)
+        >>> fake = (rng.normal(size=(600, 8)) + 0.3).astype(np.float32)
+        >>> s = ganeval.evaluate(real, fake, runs=5, sample_size=400, metrics=["fid"], progress=False)
+        >>> print(s[["model", "metric", "mean", "ci_low", "ci_high"]].round(3).to_string(index=False))
+        model metric  mean  ci_low  ci_high
+         fake    fid 1.002   0.867    1.137
     """
     return evaluate_detailed(
         real, fakes, runs, sample_size, metrics, seed, confidence, device, out, overwrite, workers, progress,

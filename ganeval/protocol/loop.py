@@ -96,7 +96,7 @@ def run_loop(
 
 def _run(task: Task, settings: Settings, layout: store.Layout, opened: store.Store | None, desc: str) -> pd.DataFrame:
     """The loop of `run_loop`, writing to `opened` (when given) after each run."""
-    from tqdm.auto import tqdm
+    from ganeval.common import progress_bar
 
     runs, workers = settings.runs, settings.workers
     stored = opened.runs if opened is not None else {}
@@ -115,7 +115,9 @@ def _run(task: Task, settings: Settings, layout: store.Layout, opened: store.Sto
             opened.write(_sorted(pd.concat(chunks, ignore_index=True)))
         bar.update(1)
 
-    bar = tqdm(total=runs, initial=runs - len(todo), desc=desc, disable=not settings.progress, unit="run")
+    # a bar for several runs to do; one (the full sets' single run) has no progress to show
+    bar = progress_bar(total=runs, initial=runs - len(todo), desc=desc, disable=not settings.progress or len(todo) <= 1,
+                       unit="run")
     try:
         if workers == 1 or len(todo) <= 1:
             for r in todo:

@@ -15,6 +15,7 @@ from ganeval.common import resolve_device_name
 from ganeval.metrics.registry import Metrics, boolean, integer, option
 from ganeval.protocol.draws import DRAWS_KEY, DRAWS_VERSION
 from ganeval.results.intervals import check_confidence
+from ganeval.words import caller_stacklevel
 
 DEFAULT_METRICS = ("imd", "fid", "kid")
 
@@ -89,7 +90,7 @@ class Settings:
         if self.subsamples:  # KID's subsets hold min(1000, sample_size) unless chosen (`fit_kid_subset`)
             given, note = fit_kid_subset(given, int(self.sample_size), f"sample_size={self.sample_size}")
             if note:
-                warnings.warn(note, UserWarning, stacklevel=3)
+                warnings.warn(note, UserWarning, stacklevel=caller_stacklevel())  # the caller's line
         try:
             metrics = Metrics(given)
         except ValueError as e:

@@ -19,6 +19,14 @@ COVERAGE_NOTE = (
 )
 
 
+def decimals_for(half_width: float) -> int:
+    """Decimals that show an interval's half-width to two significant digits (the precision a value has): every view
+    of a mean ± half-width (the terminal, report.html's CSV view, table.md/.tex) rounds both to it."""
+    if not math.isfinite(half_width) or half_width <= 0:
+        return 3
+    return max(0, 1 - math.floor(math.log10(half_width)))
+
+
 def check_confidence(confidence: float) -> None:
     """Refuse a confidence level outside (0, 1) before any work, saying what a valid one looks like."""
     number = isinstance(confidence, (int, float, np.integer, np.floating)) and not isinstance(confidence, bool)

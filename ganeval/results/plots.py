@@ -4,7 +4,6 @@ PNG files; and any figure as SVG text (`svg_text`), which report.html inlines so
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -77,12 +76,13 @@ def _run_values(runs: pd.DataFrame, columns: list[str], group: tuple, metric: st
 
 
 def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame | None = None,
-                   extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None) -> Any:
+                   extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None,
+                   given_sets: bool = False) -> Any:
     """The figure of `plot_summary`: one panel per metric, in the table's units (the registry's label and scale,
     e.g. KID×10³), panels laid out so that no label reaches into a neighbour (constrained layout); with `runs`
-    (runs.csv's rows) the per-run values behind each interval as faint points."""
-    from ganeval.metrics.registry import REGISTRY
-    from ganeval.results.tables import metric_label
+    (runs.csv's rows) the per-run values behind each interval as faint points. Each panel is headed by which way is
+    better, or between given sets (two languages, two layers: `given_sets`) as a distance."""
+    from ganeval.results.tables import better_word, metric_label
 
     plt = _plt()
     cols = summary_group_columns(summary)
@@ -110,8 +110,7 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
             ax.legend(fontsize=7)
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
         ax.set_xlim(-0.5 - (0.3 if runs is not None else 0), len(s) - 0.5 + (0.3 if seeds is not None else 0))
-        better = "higher" if getattr(REGISTRY.get(m), "higher_is_better", False) else "lower"
-        ax.set_title(f"{label} ({better} is better)", fontsize=10)
+        ax.set_title(f"{label} {better_word(m, given_sets)}", fontsize=10)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     conf = summary["confidence"].iloc[0] if "confidence" in summary else None
@@ -120,13 +119,14 @@ def summary_figure(summary: pd.DataFrame, title: str = "", seeds: pd.DataFrame |
 
 
 def plot_summary(summary: pd.DataFrame, path: str | Path, title: str = "", seeds: pd.DataFrame | None = None,
-                 extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None) -> Path:
+                 extractor: str | Mapping[str, Any] | None = None, runs: pd.DataFrame | None = None,
+                 given_sets: bool = False) -> Path:
     """One panel per metric: each group's mean with its confidence interval as an error bar, in the table's units.
 
     With `seeds` (the per-(model, seed) summary) each training seed's mean is a small point beside its model's
     pooled interval; with `runs` (runs.csv's rows, see `stored_runs`) each run's value a faint point behind it.
     """
-    return _save(summary_figure(summary, title, seeds, extractor, runs), path)
+    return _save(summary_figure(summary, title, seeds, extractor, runs, given_sets), path)
 
 
 def plot_blur(summary: pd.DataFrame, path: str | Path, value: str = "normalized") -> Path:
@@ -216,11 +216,19 @@ def pair_points(comparison_row: pd.Series, frame: pd.DataFrame, pair_by: str, va
     return (a - b).dropna()
 
 
+def seed_color(frame: pd.DataFrame, pair_by: str, seed: Any) -> str:
+    """A training seed's colour in the differences figure: matplotlib's cycle by the seed's rank in `frame`."""
+    order = sorted(frame[pair_by].unique().tolist())
+    return f"C{order.index(seed) % 10}"
+
+
 def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = None, pair_by: str = "train_seed",
                        value: str = "mean", extractor: Any = None, title: str = "") -> Any:
     """The figure of `plot_differences`: per metric, each compared pair's difference a − b (dot) and its paired
-    interval (bar) against 0 (dashed), in the table's units, with the per-pair differences behind it (seeds labelled
-    s0, s1, ...); with training seeds a second row joins each seed's value across the models (one line per seed)."""
+    interval (bar) against 0 (dashed), in the table's units, with the per-pair differences behind it; with training
+    seeds each seed's difference in its own colour and a second row joining each seed's value across the models (one
+    line per seed, the same colours), the legend naming the seeds beside the panel: no legend over a point, no two
+    seed labels over each other however close their values."""
     from ganeval.results.tables import metric_label
 
     plt = _plt()
@@ -247,12 +255,9 @@ def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = No
             if frame is not None:
                 pts = pair_points(r, frame, pair_by, value)
                 jitter = np.linspace(-0.18, 0.18, len(pts)) if len(pts) > 1 else np.zeros(len(pts))
-                ax.scatter(pts.to_numpy(float) * scale, y + 0.3 + jitter * 0.5, s=14, color="#bf8700", zorder=2,
+                colors = [seed_color(frame, pair_by, seed) for seed in pts.index] if seeds else "#bf8700"
+                ax.scatter(pts.to_numpy(float) * scale, y + 0.3 + jitter * 0.5, s=14, c=colors, zorder=2,
                            alpha=0.9 if seeds else 0.4)
-                if seeds:
-                    for k, (seed, v) in enumerate(pts.items()):
-                        ax.annotate(f"s{seed}", (v * scale, y + 0.3 + jitter[k] * 0.5), fontsize=7,
-                                    xytext=(2, 2), textcoords="offset points")
         ax.axvline(0.0, color="#cf222e", ls="--", lw=1)
         ax.set_yticks([-i for i in range(len(part))], names, fontsize=8)
         ax.set_ylim(-len(part) + 0.4, 0.8)
@@ -266,10 +271,14 @@ def differences_figure(comparison: pd.DataFrame, frame: pd.DataFrame | None = No
                 for seed, line in sub.groupby(pair_by):
                     line = line.set_index(line["model"].astype(str)).reindex(models)
                     ax2.plot(range(len(models)), line[value].to_numpy(float) * scale, "-o", ms=4, lw=1,
-                             label=f"s{seed}")
+                             color=seed_color(frame, pair_by, seed), label=f"s{seed}")
             ax2.set_xticks(range(len(models)), [mathtext_escape(m) for m in models], fontsize=8)
             ax2.set_title(f"{label}: each training seed across the models", fontsize=9)
-            ax2.legend(fontsize=7, title="seed", title_fontsize=7)
+            handles, texts = ax2.get_legend_handles_labels()
+            keep = dict(zip(texts, handles))  # one entry per seed (a seed's lines of several datasets share it)
+            # beside the panel, never over a point; the seeds' colours are those of the dots above
+            ax2.legend(keep.values(), keep.keys(), fontsize=7, title="seed", title_fontsize=7, loc="upper left",
+                       bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     if title:
         fig.suptitle(mathtext_escape(title), fontsize=10)
     return fig

@@ -79,6 +79,17 @@ class RunRecord:
         self.results = json.loads(summary.to_json(orient="records"))
         self.stage_seconds = {k: round(float(v), 3) for k, v in stage_seconds.items()}
 
+    def between_given_sets(self) -> bool:
+        """Whether `ganeval-score` compared REAL with given sets rather than a generator's samples: word vectors
+        (another language or embedding model), sets of another dimension than REAL's (another network's layer) or REAL
+        through an extractor of its own (--real-features: another feature space). Their numbers are distances between
+        sets: the tables, figures and report head them so, and call no set a generator or better."""
+        given = [g for g in (self.generators or {}).values() if isinstance(g, dict) and "source" in g]
+        if not given or len(given) < len(self.generators or {}) or any(g["source"] == "generator" for g in given):
+            return False
+        words = all(g["source"] == "word vectors" for g in given)
+        return words or len(set((self.dims or {}).values())) > 1 or "real_features" in self.config
+
     def protocol(self) -> dict[str, Any]:
         """What makes two runs' numbers comparable: sample size, confidence, extractor, metric options, kNN."""
         return {
@@ -161,5 +172,6 @@ def write_results(
     if seeds is not None and SEED in seeds.columns:
         paths.append(write_csv(seeds, out / SEEDS_FILE))
     if tables:
-        paths += write_tables(summary, out, comparison, title, extractor=record.extractor or None)
+        paths += write_tables(summary, out, comparison, title, extractor=record.extractor or None,
+                              given_sets=record.between_given_sets())
     return paths

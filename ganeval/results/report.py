@@ -46,8 +46,10 @@ def _environment() -> Environment:
     name an error (never an empty string)."""
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")), autoescape=True,
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")), autoescape=True,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters["breakable"] = breakable
+    return env
 
 
 def _safe(html: str) -> Markup:
@@ -76,10 +78,33 @@ def records_table(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"columns": cols, "rows": [[cell_text(r.get(c)) for c in cols] for r in rows]}
 
 
+def readable(value: Any, nested: bool = False) -> str:
+    """A record's value as a reader reads it, not as JSON: a mapping one `key: value` a line (a nested one inline,
+    `(key: value, ...)`), a list comma-separated, None as "none", a float to 3 significant digits."""
+    if isinstance(value, dict):
+        parts = [f"{k}: {readable(v, True)}" for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))]
+        return f"({', '.join(parts)})" if nested else "\n".join(parts)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(readable(v, True) for v in value)
+    if value is None:
+        return "none"
+    return cell_text(value)[0] if isinstance(value, float) else str(value)
+
+
 def meta_rows(items: Iterable[tuple[str, Any]]) -> list[tuple[str, str]]:
-    """Key-value rows (values None left out; dicts and lists as compact JSON)."""
-    return [(str(key), json.dumps(value, sort_keys=True, default=str) if isinstance(value, (dict, list)) else str(value))
-            for key, value in items if value is not None]
+    """Key-value rows (values None left out; dicts and lists `readable`)."""
+    return [(str(key), readable(value)) for key, value in items if value is not None]
+
+
+BREAK_AFTER = "/_,:=-"  # where a long value (a path, a name, a hash's key) may wrap before it must break mid-word
+
+
+def breakable(text: Any) -> Markup:
+    """`text` escaped, with a line-break opportunity (<wbr>) after each of BREAK_AFTER: on a phone a path wraps at
+    its slashes rather than inside a folder's name (the report's Jinja filter `breakable`)."""
+    from markupsafe import Markup, escape
+
+    return Markup(re.sub("([" + re.escape(BREAK_AFTER) + "])", r"\1<wbr>", str(escape(str(text)))))  # noqa: S704
 
 
 def png(path: Path) -> dict[str, str]:
@@ -111,10 +136,11 @@ def svg_figures(out: Path, record: RunRecord, ours: Any) -> list[dict[str, Any]]
     summary_file, comparison_file = out / "summary.csv", out / "comparison.csv"
     if ours(out / "summary.png") and ours(summary_file):
         summary, runs = pd.read_csv(summary_file), stored_runs(out)
-        svgs = [summary_figure(summary[summary.metric == m], "", seeds, extractor, runs)
+        given = record.between_given_sets()
+        svgs = [summary_figure(summary[summary.metric == m], "", seeds, extractor, runs, given)
                 for m in dict.fromkeys(summary.metric)]
         conf = f"{summary['confidence'].iloc[0]:.0%}" if "confidence" in summary.columns and len(summary) else ""
-        note = (f"Each model's mean with its {conf} interval"
+        note = (f"Each {'set' if given else 'model'}'s mean with its {conf} interval"
                 + ("; orange: each training seed's mean" if seeds is not None else "")
                 + ("; grey, behind: the value of each run" if runs is not None else "") + ".")
         figures.append({"source": "summary.png", "note": note,
@@ -125,7 +151,7 @@ def svg_figures(out: Path, record: RunRecord, ours: Any) -> list[dict[str, Any]]
         svgs = [differences_figure(comparison[comparison.metric == m], frame, pair_by, value, extractor)
                 for m in dict.fromkeys(comparison.metric)]
         note = ("Each paired difference a − b (dot) with its interval (bar) against 0 (dashed); blue: significant; "
-                + ("ochre: each training seed's difference, and below each seed's value across the models."
+                + ("each training seed's difference in its colour, and below each seed's value across the models."
                    if pair_by == "train_seed" else "ochre: each run's difference."))
         figures.append({"source": "differences.png", "note": note,
                         "svgs": [_safe(inline_svg(svg_text(f), f"d{i}")) for i, f in enumerate(svgs)]})
@@ -192,7 +218,8 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "", table
     panels = svg_figures(out, record, ours)
     drawn = {f["source"] for f in panels}
     pngs = sorted(p for p in out.glob("*.png") if ours(p) and p.name not in drawn)
-    generators = [(f"generator {k}", shown_identity(v)) for k, v in sorted((record.generators or {}).items())]
+    what = "set" if record.between_given_sets() else "generator"  # two languages or layers are not generators
+    generators = [(f"{what} {k}", shown_identity(v)) for k, v in sorted((record.generators or {}).items())]
     hidden = (REPORT_FILE, ".ganeval.lock")  # the lock is held while the report is written, removed at a clean exit
     files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in hidden) if out.is_dir() else []
     page = {

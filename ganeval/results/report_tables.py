@@ -16,10 +16,10 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from ganeval.results.tables import PaperTable, metric_label
-from ganeval.results.verdict import decimals_for
+from ganeval.results.intervals import decimals_for
 
 # in the metric's unit: scaled as the table scales it (KID×10³); `mde` is the smallest detectable difference
-INTERVAL_COLUMNS = ("mean", "std", "ci_low", "ci_high", "half_width", "diff_mean", "diff_std", "mde")
+INTERVAL_COLUMNS = ("mean", "std", "ci_low", "ci_high", "half_width", "diff_mean", "diff_std", "mde", "mde_holm")
 UNIT_NOTE = ("Rounded to each interval's precision (its half-width to two significant digits), in the table's "
              "units{kid}; the CSV files below hold every digit.")
 
@@ -123,7 +123,7 @@ def paper_table_html(table: PaperTable, shown_above: str = "") -> str:
     if table.comparison_intro:
         out.append(f"<p>{_inline(table.comparison_intro)}</p>")
         out.append("<ul>" + "".join(f"<li>{esc(item)}</li>" for item in table.comparisons) + "</ul>")
-    if table.coverage.strip() != shown_above.strip():
+    if table.coverage and table.coverage.strip() != shown_above.strip():
         out.append(f"<p>{esc(table.coverage)}</p>")
     return "\n".join(out)
 

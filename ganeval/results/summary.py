@@ -134,4 +134,26 @@ def paired_differences(
             res[count] = res.pop("n_runs")
             out.append({**dict(zip(within, key)), "a": a, "b": b, **res, "better": better,
                         "confidence": float(confidence)})
-    return pd.DataFrame(out)
+    return with_holm_mde(pd.DataFrame(out), count)
+
+
+def holm_level(comparison: pd.DataFrame) -> tuple[float, int]:
+    """(level, tests): the strictest Holm step of the paired tests a comparison frame makes together, 1 − (1 −
+    confidence)/tests, with tests its rows that have a p-value (one family, as the terminal and the tables state)."""
+    tests = max(1, int(pd.to_numeric(comparison["p_value"], errors="coerce").notna().sum()))
+    return 1.0 - (1.0 - float(comparison["confidence"].iloc[0])) / tests, tests
+
+
+def with_holm_mde(comparison: pd.DataFrame, count: str = "n_runs") -> pd.DataFrame:
+    """`comparison` with `mde_holm` after `mde`: the smallest difference its paired t finds with 80 % power at the Holm
+    level of the frame's tests (`holm_level`, the number table.md and report.html print), where `mde` is at the
+    frame's confidence for one test alone."""
+    from ganeval.results.intervals import paired_t_mde
+
+    if comparison.empty or "mde" not in comparison.columns:
+        return comparison
+    level, _ = holm_level(comparison)
+    holm = [paired_t_mde(float(sd), int(n), level) if np.isfinite(m) else np.nan
+            for sd, n, m in zip(comparison["diff_std"], comparison[count], comparison["mde"])]
+    return comparison.assign(mde_holm=holm)[[*comparison.columns[:list(comparison.columns).index("mde") + 1],
+                                             "mde_holm", *comparison.columns[list(comparison.columns).index("mde") + 1:]]]

@@ -17,9 +17,9 @@ import pandas as pd
 
 from ganeval.common import atomic_write_text
 from ganeval.metrics.registry import feature_space, metric_order
-from ganeval.results.power import paired_t_mde
+from ganeval.results.intervals import decimals_for
 from ganeval.results.seeds import coverage_note
-from ganeval.results.summary import FULL_SET_COLUMN, PROTOCOL_COLUMNS, summary_group_columns
+from ganeval.results.summary import FULL_SET_COLUMN, PROTOCOL_COLUMNS, holm_level, summary_group_columns, with_holm_mde
 
 def fd_name(extractor: str | Mapping[str, Any] | None) -> str | None:
     """The feature space's name in FD_<name> (e.g. DINOv2), or None for Inception pool3 (FID itself) and
@@ -58,17 +58,34 @@ def metric_label(name: str, extractor: str | Mapping[str, Any] | None = None) ->
     return m.label + tail, m.scale, m.label_tex + tail_tex
 
 
-def direction_sentence(metrics: Any) -> str:
-    """Which way is better for the metrics shown (lower for IMD/FID/KID, higher for IS, precision, ...)."""
+def direction_sentence(metrics: Any, given_sets: bool = False) -> str:
+    """Which way is better for the metrics shown (lower for IMD/FID/KID, higher for IS, precision, ...); between
+    given sets (`RunRecord.between_given_sets`: two languages, two layers) which way is closer to the real set, as
+    no set is a model to call better."""
     from ganeval.metrics.registry import REGISTRY
 
     metrics = list(dict.fromkeys(metrics))
     higher = [m for m in metrics if getattr(REGISTRY.get(m), "higher_is_better", False)]
+    names = lambda ms: ", ".join(metric_label(m)[0] for m in ms)  # noqa: E731
+    if given_sets:
+        lower = [m for m in metrics if m not in higher]
+        parts = [f"{names(ms)}: {way} is closer to the real set" for ms, way in ((lower, "lower"), (higher, "higher"))
+                 if ms]
+        return "Distances between the real set and each given set (not a generator's samples); " + "; ".join(parts)
     if not higher:
         return "Lower is better"
     lower = [m for m in metrics if m not in higher]
-    names = lambda ms: ", ".join(metric_label(m)[0] for m in ms)  # noqa: E731
     return f"Higher is better for {names(higher)}" + (f", lower for {names(lower)}" if lower else "")
+
+
+def better_word(metric: str, given_sets: bool = False) -> str:
+    """A figure panel's heading word for a metric: '(lower is better)', or between given sets '(distance)'."""
+    from ganeval.metrics.registry import REGISTRY
+
+    higher = getattr(REGISTRY.get(metric), "higher_is_better", False)
+    if given_sets:
+        return "(higher: closer)" if higher else "(distance)"
+    return f"({'higher' if higher else 'lower'} is better)"
 
 
 def _fmt(v: Any) -> str:
@@ -131,7 +148,9 @@ def significantly_best(
 def table_cells(
     summary: pd.DataFrame, comparison: pd.DataFrame | None = None, model_column: str = "model", digits: int = 2
 ) -> pd.DataFrame:
-    """The table as strings: index metric labels (IMD, KID×10³, FID, then others), one column per group.
+    """The table as strings: index metric labels (IMD, KID×10³, FID, then others), one column per group; a mean ±
+    half-width to the digits its interval carries (`decimals_for`: two significant digits of the half-width, the rule
+    of the terminal and of report.html's CSV view), a value without interval to `digits` decimals.
 
     Also returns, in `.attrs['best']`, the (metric, column) cells whose model is significantly best in its
     dataset by `comparison` (see `significantly_best`; none without a comparison).
@@ -150,8 +169,9 @@ def table_cells(
         col = {}
         for m in metrics:
             mean, half = cells.get(g, {}).get(m, (np.nan, np.nan))
+            d = digits if np.isnan(half) else decimals_for(half)  # to the digits its interval carries (the CSV view's)
             col[m] = "–" if np.isnan(mean) else (
-                f"{mean:.{digits}f}" if np.isnan(half) else f"{mean:.{digits}f} ± {half:.{digits}f}"
+                f"{mean:.{d}f}" if np.isnan(half) else f"{mean:.{d}f} ± {half:.{d}f}"
             )
         table[g] = col
     df = pd.DataFrame(table, index=metrics)
@@ -183,11 +203,19 @@ def full_set_sentence(summary: pd.DataFrame, extractor: str | Mapping[str, Any] 
             "it is ganeval's mean over subsamples, which FID's bias at smaller sample sizes usually puts higher.")
 
 
-def _interval_sentence(summary: pd.DataFrame) -> str:
-    """What each cell is: mean ± half-width of which interval, over how many seeds and runs of how many samples."""
+def no_interval(summary: pd.DataFrame) -> bool:
+    """Whether `summary` holds one value per cell (the full sets, runs=1) rather than intervals."""
+    return int(summary["n_runs"].max()) == 1 and bool(summary["half_width"].isna().all())
+
+
+def interval_sentence(summary: pd.DataFrame) -> str:
+    """What each cell is: mean ± half-width of which interval, over how many seeds and runs of how many samples (one
+    value per cell on the full sets: runs=1, no interval)."""
     p = summary.iloc[0]
     conf, runs = f"{p['confidence']:.0%}", f"{int(summary['n_runs'].max())} runs of {int(p['sample_size'])} samples per set"
     seeds = sorted(int(x) for x in set(summary["n_seeds"])) if "n_seeds" in summary.columns else [1]
+    if seeds == [1] and no_interval(summary):
+        return "One value per cell, on the full sets (no interval)."
     if seeds == [1]:
         return f"Mean ± half-width of the {conf} Student-t interval over {runs}."
     if len(seeds) == 1:
@@ -209,15 +237,18 @@ def _one_model_per_dataset(summary: pd.DataFrame, model_column: str = "model") -
                  pd.Series([summary[model_column].nunique()])).max() <= 1)
 
 
-def _bold_sentence(summary: pd.DataFrame, comparison: pd.DataFrame | None) -> str:
+def _bold_sentence(summary: pd.DataFrame, comparison: pd.DataFrame | None, given_sets: bool = False) -> str:
     """What bold means in a table of `summary` given `comparison`, naming comparison.csv only when there is one
     (it is written exactly when the comparison is not empty)."""
+    direction = direction_sentence(summary.metric, given_sets)
     if comparison is None or comparison.empty:
-        why = ("each dataset has one model, so there is nothing to compare" if _one_model_per_dataset(summary) else
+        one = "set" if given_sets else "model"
+        why = (f"each dataset has one {one}, so there is nothing to compare" if _one_model_per_dataset(summary) else
                "no paired comparison of the models was made (their runs were not paired), so none is declared better")
-        return f"{direction_sentence(summary.metric)}; nothing is bold: {why}."
+        return f"{direction}; nothing is bold: {why}."
     paired = "by training seed" if "n_seeds" in comparison.columns else "by run"
-    return (f"{direction_sentence(summary.metric)}; bold: significantly best at {summary['confidence'].iloc[0]:.0%}: the interval of "
+    best = "closest to the real set" if given_sets else "best"
+    return (f"{direction}; bold: significantly {best} at {summary['confidence'].iloc[0]:.0%}: the interval of "
             f"every paired difference ({paired}) with the other models of its dataset excludes 0 (the differences "
             "and their intervals: comparison.csv).")
 
@@ -231,14 +262,16 @@ def comparison_notes(comparison: pd.DataFrame | None,
     if comparison is None or comparison.empty or "mde" not in comparison.columns:
         return "", []
     count = "n_seeds" if "n_seeds" in comparison.columns else "n_runs"
+    if "mde_holm" not in comparison.columns:  # a comparison.csv of before the column
+        comparison = with_holm_mde(comparison, count)
     skip = {"a", "b", "metric", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "mde",
-            "n_runs", "n_seeds", "better", "confidence"}
+            "mde_holm", "n_runs", "n_seeds", "better", "confidence"}
     groups = [c for c in comparison.columns if c not in skip]
     conf = float(comparison["confidence"].iloc[0])
     pairs = "training seeds" if count == "n_seeds" else "runs"
-    tests = max(1, int(pd.to_numeric(comparison["p_value"], errors="coerce").notna().sum()))
-    level = 1.0 - (1.0 - conf) / tests  # the Holm level of the comparisons made together (its strictest step)
-    at = (f"at the Holm level of the {tests} comparisons ({1 - conf:.2g}/{tests})" if tests > 1 else f"at {conf:.0%}")
+    _, tests = holm_level(comparison)  # the Holm level of the comparisons made together (its strictest step)
+    at = (f"at the Holm level of the {tests} comparisons ({1 - conf:.2g}/{tests}; comparison.csv: mde_holm, where "
+          f"mde is at {conf:.0%} for one comparison alone)" if tests > 1 else f"at {conf:.0%} (comparison.csv: mde)")
     intro = (f"Paired differences a − b, {conf:.0%} interval; *smallest detectable*: the true difference a paired "
              f"t {at} finds with 80 % power, from the measured spread of the differences over the {pairs} "
              "paired:")
@@ -246,7 +279,7 @@ def comparison_notes(comparison: pd.DataFrame | None,
     for _, r in comparison.iterrows():
         label, scale, _ = metric_label(str(r["metric"]), extractor)
         where = ", ".join(_fmt(r[c]) for c in groups)
-        detectable = paired_t_mde(float(r["diff_std"]), int(r[count]), level) if np.isfinite(r["mde"]) else np.nan
+        detectable = float(r["mde_holm"])
         mde = "–" if not np.isfinite(detectable) else f"{detectable * scale:.3g}"
         better = r["better"] if isinstance(r["better"], str) and r["better"] else ""
         items.append(f"{where + ', ' if where else ''}{label}: {r['a']} − {r['b']} = {r['diff_mean'] * scale:.3g} "
@@ -271,27 +304,29 @@ class PaperTable:
 
 def paper_table(
     summary: pd.DataFrame, comparison: pd.DataFrame | None = None, title: str = "", digits: int = 2,
-    extractor: str | Mapping[str, Any] | None = None,
+    extractor: str | Mapping[str, Any] | None = None, given_sets: bool = False,
 ) -> PaperTable:
-    """The paper-style table of `summary`; bold marks a model significantly best in its dataset by `comparison`."""
+    """The paper-style table of `summary`; bold marks a model significantly best in its dataset by `comparison`
+    (`given_sets`: the columns are given sets, e.g. two languages, not models: see `direction_sentence`)."""
     t = table_cells(summary, comparison, digits=digits)
     names = t.attrs["group_names"]
     header = ["metric"] + [" / ".join(_fmt(v) for v in g) or "value" for g in t.columns]
     rows = [[(metric_label(m, extractor)[0], False)] + [(str(t.loc[m, g]), (m, g) in t.attrs["best"]) for g in t.columns]
             for m in t.index]
     full = full_set_sentence(summary, extractor)
-    note = (f"Columns: {' / '.join(names) or 'value'}. {_interval_sentence(summary)} {_bold_sentence(summary, comparison)}"
+    note = (f"Columns: {' / '.join(names) or 'value'}. {interval_sentence(summary)} {_bold_sentence(summary, comparison, given_sets)}"
             + (f" {full}" if full else ""))
     intro, items = comparison_notes(comparison, extractor)
-    return PaperTable(title, header, rows, note, intro, items, coverage_note(summary))
+    coverage = "" if no_interval(summary) else coverage_note(summary)  # the columns note says there is none
+    return PaperTable(title, header, rows, note, intro, items, coverage)
 
 
 def table_markdown(
     summary: pd.DataFrame, comparison: pd.DataFrame | None = None, title: str = "", digits: int = 2,
-    extractor: str | Mapping[str, Any] | None = None,
+    extractor: str | Mapping[str, Any] | None = None, given_sets: bool = False,
 ) -> str:
     """The paper-style table in Markdown (see `paper_table`)."""
-    t = paper_table(summary, comparison, title, digits, extractor)
+    t = paper_table(summary, comparison, title, digits, extractor, given_sets)
     e = md_escape
     lines = [f"### {e(t.title)}", ""] if t.title else []
     lines += ["| " + " | ".join(e(h) for h in t.header) + " |", "|" + "---|" * len(t.header)]
@@ -299,7 +334,7 @@ def table_markdown(
     lines += ["", e(t.columns_note)]
     if t.comparison_intro:  # its `*term*` emphasis is markup, the rest generated text without labels
         lines += ["", t.comparison_intro, "", *(f"- {e(item)}" for item in t.comparisons)]
-    lines += ["", e(t.coverage), ""]
+    lines += ["", e(t.coverage), ""] if t.coverage else [""]
     return "\n".join(lines)
 
 
@@ -345,17 +380,27 @@ def mathtext_escape(s: str) -> str:
     return str(s).replace("$", "\\$")
 
 
+def tex_text(s: str) -> str:
+    """`s` as LaTeX text (`tex_escape`), its ±, −, ×, ³ and ∞ as math, so that pdflatex without Unicode setup prints it."""
+    math_chars = {"±": r"$\pm$", "−": r"$-$", "×": r"$\times$", "³": r"$^3$", "∞": r"$\infty$"}
+    return re.sub("[±−×³∞]", lambda m: math_chars[m.group()], tex_escape(s))
+
+
 def table_latex(
     summary: pd.DataFrame, comparison: pd.DataFrame | None = None, caption: str = "", digits: int = 2,
     extractor: str | Mapping[str, Any] | None = None,
 ) -> str:
-    """The paper-style table as a booktabs LaTeX tabular (first group level as multicolumn headers), bold as in Markdown."""
+    """The paper-style table as a booktabs LaTeX tabular (first group level as multicolumn headers), bold as in
+    Markdown; its caption says what a cell is (`interval_sentence`: mean ± which interval's half-width) after
+    `caption`, and its first line that it needs booktabs."""
     t = table_cells(summary, comparison, digits=digits)
     groups = list(t.columns)
     ncol = len(groups)
-    lines = [r"\begin{table}[t]", r"\centering", r"\small"]
-    if caption:
-        lines.append(rf"\caption{{{tex_escape(caption)}}}")
+    lines = [r"% needs \usepackage{booktabs} (\toprule, \midrule, \cmidrule, \bottomrule)",
+             r"\begin{table}[t]", r"\centering", r"\small"]
+    what = interval_sentence(summary)  # what ± is, for a reader of the paper
+    text = f"{caption.rstrip('.')}. {what}" if caption else what
+    lines.append(rf"\caption{{{tex_text(text)}}}")
     lines += [rf"\begin{{tabular}}{{l{'c' * ncol}}}", r"\toprule"]
     if groups and len(groups[0]) >= 2:
         spans: list[tuple[Any, int]] = []
@@ -392,10 +437,11 @@ def table_latex(
 
 def write_tables(
     summary: pd.DataFrame, out_dir: str | Path, comparison: pd.DataFrame | None = None, title: str = "",
-    extractor: str | Mapping[str, Any] | None = None,
+    extractor: str | Mapping[str, Any] | None = None, given_sets: bool = False,
 ) -> list[Path]:
     """Write table.md and table.tex for `summary` (bold by `comparison`) into `out_dir`; `extractor` names FD."""
     out = Path(out_dir)
-    atomic_write_text(out / "table.md", table_markdown(summary, comparison, title, extractor=extractor))
+    atomic_write_text(out / "table.md", table_markdown(summary, comparison, title, extractor=extractor,
+                                                       given_sets=given_sets))
     atomic_write_text(out / "table.tex", table_latex(summary, comparison, title, extractor=extractor))
     return [out / "table.md", out / "table.tex"]

@@ -18,20 +18,14 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from ganeval.results.intervals import decimals_for
 from ganeval.results.power import MOST, needed_text, pairs_needed_range
 
 PAIR_COLUMNS = {"metric", "a", "b", "diff_mean", "diff_std", "ci_low", "ci_high", "half_width", "p_value", "n_seeds",
-                "n_runs", "better", "confidence", "mde", "p_holm"}
+                "n_runs", "better", "confidence", "mde", "mde_holm", "p_holm"}
 VERDICT_FILE = "verdict.md"
 VERDICT_HEADING = "# Verdict"
 RESULT_END = "---"  # in a study's verdict.md: the rule between its result sentences and the rest
-
-
-def decimals_for(half_width: float) -> int:
-    """Decimals that show an interval's half-width to two significant digits (the precision a value has)."""
-    if not math.isfinite(half_width) or half_width <= 0:
-        return 3
-    return max(0, 1 - math.floor(math.log10(half_width)))
 
 
 def signed(value: float, decimals: int) -> str:
@@ -49,6 +43,7 @@ def percent(confidence: float) -> str:
 
 def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mapping[str, Any] | None = None) -> list[str]:
     """One sentence per (group, a, b) of a comparison frame (compare_runs / compare_seeds), in its row order."""
+    from ganeval.results.summary import holm_level
     from ganeval.results.tables import metric_label
 
     if comparison is None or comparison.empty or not {"a", "b", "metric", "diff_mean", "diff_std"} <= set(comparison):
@@ -61,8 +56,8 @@ def comparison_sentences(comparison: pd.DataFrame | None, extractor: str | Mappi
     comparison = comparison[comparison[count_col] >= 2]  # one pair has no interval: nothing to say in words
     if comparison.empty:
         return []
-    tests = int(pd.to_numeric(comparison["p_value"], errors="coerce").notna().sum()) if "p_value" in comparison else 1
-    tests = max(1, tests)  # the frame's paired tests, one family: counts are stated at its Holm level
+    # the frame's paired tests, one family: counts are stated at its Holm level (as table.md's smallest detectable)
+    tests = holm_level(comparison)[1] if "p_value" in comparison else 1
     sentences = []
     for key, g in comparison.groupby([*groups, "a", "b"], sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)

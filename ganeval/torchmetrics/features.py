@@ -15,9 +15,14 @@ from torch import nn
 
 from ganeval.data.images import check_image_dtype, check_unit_range, image_layout
 from ganeval.features.base import REGISTRY, Extractor, get_extractor
-from ganeval.features.inception import BLOCK_BY_DIMS, InceptionExtractor
+from ganeval.features.inception import BLOCK_BY_DIMS, InceptionExtractor, WeightsNotFoundError
+from ganeval.features.missing_weights import weights_message
 
 FeatureArg = str | int | nn.Module | Extractor
+# `weights_message`'s words for the metrics' constructors: an extractor's options go in `features_options`
+WORDS = {"weights": 'features_options={"weights": FILE}', "weights_arg": 'features_options["weights"]',
+         "no_download": 'features_options={"download": False}',
+         "pixels": 'features="pixels" (or features= an nn.Module of your own)'}
 _INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
@@ -42,7 +47,11 @@ def extractor_of(feature: FeatureArg, options: Mapping[str, Any] | None = None) 
     except (TypeError, ValueError) as e:
         raise ValueError(f"features={feature!r}: {e}") from None
     if hasattr(made, "weights_path"):
-        made.weights_path()
+        try:
+            made.weights_path()
+        except WeightsNotFoundError as e:  # one line, in the constructor's words, with the way to go on offline
+            raise WeightsNotFoundError(weights_message(e, bool(options.get("download", True)), WORDS),
+                                       e.what, e.env, e.url) from None
     return made
 
 

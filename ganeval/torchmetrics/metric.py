@@ -7,6 +7,7 @@ where they lie: the numbers are evaluate's on the same features.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, cast
 
 import numpy as np
@@ -17,15 +18,16 @@ from torchmetrics.utilities import dim_zero_cat
 
 from ganeval.metrics.dims import fit_metrics
 from ganeval.protocol.api import evaluate
-from ganeval.protocol.settings import DEFAULT_METRICS, Settings, kid_subset_chosen
+from ganeval.protocol.settings import DEFAULT_METRICS, Settings, fit_kid_subset, kid_subset_chosen
 from ganeval.results.summary import SE_COLUMN
 from ganeval.torchmetrics.features import FeatureArg, extractor_of, features_of
-from ganeval.words import UNSET, python_errors, renamed
+from ganeval.words import UNSET, caller_stacklevel, python_errors, renamed
 
 if TYPE_CHECKING:
     from ganeval.metrics.registry import Metrics
 
 MetricsArg = Iterable[str] | Mapping[str, Mapping[str, Any] | None]
+EXTRACTOR_OPTIONS = ("weights", "download", "resize", "dims")  # the extractors' options, given in features_options
 _ANY_SIZE = 2**31  # what the arguments are checked with at construction when sample_size=None
 
 
@@ -40,6 +42,38 @@ class Protocol(Metric):
     Vendi: e.g. two networks' layers); with the default metrics those needing one dimension are then left out (a
     logged note). `sample_size=None` takes the smaller pool whole (every run then scores the same rows, as
     torchmetrics' FID does); `reset_real_features=False` keeps the real rows across `reset()`.
+
+    Args:
+        metrics: Names (`["imd", "fid", "kid"]`, the default) or a mapping name → options, as `ganeval.evaluate`
+            takes them.
+        features: How a batch becomes feature rows: `"inception"` (default) or an int (64, 192, 768, 2048: FID
+            Inception's block), `"dinov2"`, `"clip"`, `"pixels"`, `"identity"` (rows given directly), an
+            `nn.Module` returning N×D, or an `Extractor`.
+        runs: Random subsamples scored at `compute()` (1: one value, as torchmetrics' FID).
+        sample_size: Rows drawn from each pool per run; None: the smaller pool whole.
+        confidence: The interval's level (runs > 1).
+        seed: Seed of every draw (as `evaluate`'s).
+        reset_real_features: False: `reset()` keeps the real pool (feed a fixed real set once).
+        features_options: The extractor's options: `{"weights": FILE}`, `{"download": False}`, `{"resize": MODE}`.
+        feature: The former name of `features` (torchmetrics'; kept, with a DeprecationWarning).
+        feature_options: The former name of `features_options`.
+        **kwargs: torchmetrics' `Metric` arguments (`sync_on_compute`, `process_group`, ...).
+
+    Raises:
+        ValueError: A bad argument, in one line naming it, when the metric is made.
+        ganeval.features.WeightsNotFoundError: The extractor's weights cannot be found (one line, naming
+            `features_options={"weights": FILE}` and the offline way).
+
+    Examples:
+        >>> import torch
+        >>> from ganeval.torchmetrics import Protocol
+        >>> metric = Protocol({"fid": None, "kid": {"subset_size": 150}}, features="identity", runs=3, sample_size=150)
+        >>> g = torch.Generator().manual_seed(0)
+        >>> for step in range(2):  # a loop's batches
+        ...     metric.update(torch.randn(100, 8, generator=g), real=True)
+        ...     metric.update(torch.randn(100, 8, generator=g) + 0.3, real=False)
+        >>> {k: round(float(v), 3) for k, v in metric.compute().items()}
+        {'fid': 1.204, 'fid_ci_low': 0.678, 'fid_ci_high': 1.731, 'kid': 0.409, 'kid_ci_low': 0.234, 'kid_ci_high': 0.584}
     """
 
     is_differentiable = False
@@ -54,6 +88,9 @@ class Protocol(Metric):
                  reset_real_features: bool = True, features_options: Mapping[str, Any] | None = UNSET, *,
                  feature: FeatureArg = UNSET, feature_options: Mapping[str, Any] | None = UNSET,
                  **kwargs: Any) -> None:
+        loose = [k for k in EXTRACTOR_OPTIONS if k in kwargs]  # else torchmetrics' "Unexpected keyword arguments"
+        if loose:
+            raise ValueError(f"{loose[0]}= is an option of the extractor: give features_options={{{loose[0]!r}: ...}}")
         super().__init__(**kwargs)
         features = renamed("features", features, "feature", feature, UNSET)
         features = "inception" if features is UNSET else features
@@ -80,9 +117,15 @@ class Protocol(Metric):
         self.add_state("fake_features", [], dist_reduce_fx="cat")
 
     def _settings(self, sample_size: int, device: str, metrics: MetricsArg | None = None) -> Settings:
-        """The protocol's settings for pools on `device` (every argument checked, ValueError naming it)."""
-        return Settings(self.runs, sample_size, self.metrics if metrics is None else metrics, self.seed,
-                        self.confidence, device, progress=False)
+        """The protocol's settings for pools on `device` (every argument checked, ValueError naming it). KID's subset
+        note (`fit_kid_subset`) is warned once per metric and size, at the caller's line, not at every compute()."""
+        given, note = fit_kid_subset(self.metrics if metrics is None else metrics, sample_size,
+                                     f"sample_size={sample_size}")
+        said = self.__dict__.setdefault("_notes_said", set())
+        if note is not None and note not in said:
+            said.add(note)
+            warnings.warn(note, UserWarning, stacklevel=caller_stacklevel())
+        return Settings(self.runs, sample_size, given, self.seed, self.confidence, device, progress=False)
 
     def _width(self, real: bool) -> int | None:
         """The feature dimension of the rows held in the real or fake pool (None when it holds none)."""
@@ -161,8 +204,10 @@ class Protocol(Metric):
             if n > len(pool):
                 raise ValueError(f"sample_size={n} is larger than the {name} rows fed ({len(pool)}): lower sample_size "
                                  f"or update with more {name} samples")
-        s = self._settings(n, str(real.device), self._metrics_given)
-        metrics = DEFAULT_METRICS if self._default_metrics else s.metrics
+        # the default metrics of pools of two dimensions: narrowed by evaluate (KID left out, so no KID note)
+        narrowed = self._default_metrics and real.shape[1] != fake.shape[1]
+        s = self._settings(n, str(real.device), "imd" if narrowed else self._metrics_given)
+        metrics = DEFAULT_METRICS if narrowed else s.metrics
         return evaluate(real, fake, s.runs, s.sample_size, metrics, s.seed, s.confidence, s.device, progress=False)
 
     def compute(self) -> dict[str, torch.Tensor]:
@@ -195,7 +240,29 @@ class IMD(Protocol):
 
     `compute()` returns a 0-d tensor whatever `runs` (as torchmetrics' FID does, so `self.log` takes it): the mean
     over runs; `compute_interval()` returns Protocol's dict: imd with, when runs > 1, imd_ci_low and imd_ci_high, and
-    when runs = 1 imd_se, the standard error of the value over IMD's random probes."""
+    when runs = 1 imd_se, the standard error of the value over IMD's random probes.
+
+    Args:
+        features: As `Protocol`'s (default `"inception"`).
+        runs: Random subsamples scored at `compute()`.
+        sample_size: Rows drawn from each pool per run; None: the smaller pool whole.
+        confidence: The interval's level (runs > 1).
+        seed: Seed of every draw, IMD's probes included.
+        reset_real_features: False: `reset()` keeps the real pool.
+        options: IMD's options (`{"k": 5, "m": 10, "nv": 100, "knn": "exact"}`: its option table).
+        features_options: The extractor's options, as `Protocol`'s.
+        **kwargs: torchmetrics' `Metric` arguments, and `feature=`/`feature_options=` (former names).
+
+    Examples:
+        >>> import torch
+        >>> from ganeval.torchmetrics import IMD
+        >>> metric = IMD(features="identity")  # pools of any dimension each: IMD compares unaligned sets
+        >>> g = torch.Generator().manual_seed(0)
+        >>> metric.update(torch.randn(300, 8, generator=g), real=True)
+        >>> metric.update(torch.randn(300, 8, generator=g) * 1.5, real=False)
+        >>> round(float(metric.compute()), 2)
+        24.25
+    """
 
     def __init__(self, features: FeatureArg = UNSET, runs: int = 1, sample_size: int | None = None,
                  confidence: float = 0.99, seed: int = 0, reset_real_features: bool = True,

@@ -371,13 +371,13 @@ class ImageSource:
         found = self.memoised(cache_dir)
         if found is not None:
             return found
-        from tqdm.auto import tqdm
+        from ganeval.common import progress_bar
 
         from ganeval.data.sources.content_hash import ContentHasher
 
         hasher = ContentHasher()
-        with tqdm(total=len(self), unit="img", unit_scale=True, desc=f"hashing {self.path.name}",
-                  disable=not progress) as bar:
+        with progress_bar(total=len(self), unit="img", unit_scale=True, desc=f"hashing {self.path.name}",
+                          disable=not progress) as bar:
             self.snapshot()
             for b in self.batches(batch_size, num_workers):
                 hasher.update(b)
