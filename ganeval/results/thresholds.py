@@ -59,8 +59,10 @@ class Threshold:
         return self.show(a) if a == b else f"{self.show(a, unit=False)}–{self.show(b)}"
 
     def text(self) -> str:
-        """"{what} {value} ({source}; declared range low–high)": the threshold column of a claims table."""
-        return f"{self.what} {self.show(self.value)} ({self.source}; declared range {self.span(self.low, self.high)})"
+        """"{what} {value} ({source}; declared range low–high)": the threshold column of a claims table (a quoted value
+        with no range: its source alone)."""
+        rng = f"; declared range {self.span(self.low, self.high)}" if self.low < self.high else ""
+        return f"{self.what} {self.show(self.value)} ({self.source}{rng})"
 
 
 @dataclass(frozen=True)

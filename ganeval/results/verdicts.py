@@ -41,6 +41,27 @@ def vs_paper(verdict: str) -> str:
 POWER = 0.8  # the power at which a minimum detectable effect is stated
 
 
+def one_sided_p(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """The one-sample t-test's one-sided p-values that the mean of `values` lies above 0 and below 0 (values with no
+    spread, to rounding: 0 or 1 by the mean's sign)."""
+    from scipy import stats
+
+    x = np.asarray(values, dtype=np.float64)
+    m = float(x.mean())
+    if np.std(x) > 1e-12 * max(1.0, abs(m)):
+        return (float(stats.ttest_1samp(x, 0.0, alternative="greater").pvalue),
+                float(stats.ttest_1samp(x, 0.0, alternative="less").pvalue))
+    return (0.0, 1.0) if m > 0 else (1.0, 0.0) if m < 0 else (1.0, 1.0)
+
+
+def sign_label(values: Sequence[float] | np.ndarray, confidence: float) -> tuple[str, float]:
+    """A statistic's sign over independent units: holds when the one-sided t finds it above 0, contradicted when below,
+    else not testable here; with the p-value that decided (the 'above' one when neither)."""
+    up, down = one_sided_p(values)
+    alpha = 1.0 - float(confidence)
+    return (HOLDS, up) if up <= alpha else (CONTRADICTED, down) if down <= alpha else (NOT_TESTABLE, up)
+
+
 @dataclass(frozen=True)
 class Claim:
     """One of the paper's statements and how this experiment answered it.

@@ -104,13 +104,7 @@ def decide(rows: pd.DataFrame | None, names: list[str], families: Mapping[str, s
     from sklearn.metrics import adjusted_rand_score
 
     from ganeval.results.thresholds import across
-    from ganeval.results.verdicts import (
-        NO_COMPARISON,
-        NOT_TESTABLE,
-        STAND_IN,
-        Claim,
-        vs_paper,
-    )
+    from ganeval.results.verdicts import NO_COMPARISON, NOT_TESTABLE, STAND_IN, Claim, vs_paper
     from ganeval.studies.manifold_pairs import matrices
 
     statement = ("IMD detects similar languages (Slavic, Semitic, Romanic, etc.) despite the lack of ground truth "

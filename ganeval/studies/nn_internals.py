@@ -20,7 +20,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ganeval.results.power import one_sided_mde
 from ganeval.results.thresholds import OURS, Threshold
+from ganeval.results.verdicts import one_sided_p, sign_label
 from ganeval.studies.manifold_pairs import shown_command
 from ganeval.studies.stored import write_claims_record
 
@@ -265,24 +267,6 @@ def training_table(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def one_sided_p(d: np.ndarray, side: str) -> float:
-    """The one-sided paired t-test's p-value that the mean of `d` is above 0 (`side` "greater") or below ("less");
-    with no spread, 0 or 1 by the sign of the mean."""
-    from scipy import stats
-
-    if np.std(d) > 0:
-        return float(stats.ttest_1samp(d, 0.0, alternative=side).pvalue)
-    return 0.0 if (d.mean() > 0 if side == "greater" else d.mean() < 0) else 1.0
-
-
-def one_sided_mde(std: float, n: int, alpha: float) -> float:
-    """The smallest effect a one-sided paired t at level `alpha` detects with 80 % power: the two-sided test at 2·alpha
-    has the same critical value (its other tail adds below 1e-6 of power here)."""
-    from ganeval.results.power import paired_t_mde
-
-    return paired_t_mde(std, n, 1 - 2 * alpha)
-
-
 def layer_steps(rows: pd.DataFrame) -> tuple[list[str], dict[str, np.ndarray]]:
     """The layers in order and each one's IMD relative to the last layer per network (sorted by network)."""
     g = rows[rows.part == "layers"]
@@ -296,19 +280,13 @@ def rise_claim(rows: pd.DataFrame, confidence: float, holm_level: float) -> Any:
     test significant: intersection–union). Its smallest detectable rise at its own level: one-sided, α ÷ steps, at
     the family's Holm level `holm_level`."""
     from ganeval.results import t_interval
-    from ganeval.results.verdicts import (
-        CONTRADICTED,
-        HOLDS,
-        NOT_TESTABLE,
-        Claim,
-        vs_paper,
-    )
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, Claim, vs_paper
 
     layers, per = layer_steps(rows)
     steps = [(a, b, per[b] - per[a]) for a, b in zip(layers, layers[1:])]
-    ps = [one_sided_p(d, "greater") for _, _, d in steps]
+    ps = [one_sided_p(d)[0] for _, _, d in steps]
     rise = min(1.0, min(ps) * len(steps))
-    fall = max(one_sided_p(d, "less") for _, _, d in steps)
+    fall = max(one_sided_p(d)[1] for _, _, d in steps)
     alpha = 1 - confidence
     v = HOLDS if rise <= alpha else CONTRADICTED if fall <= alpha else NOT_TESTABLE
     a, b, d = steps[int(np.argmin(ps))]
@@ -340,13 +318,7 @@ def decrease_claim(rows: pd.DataFrame, confidence: float) -> Any:
     step falls. At each candidate end (`STAGE`): holds when every later step's one-sided upper bound (level 1 − α)
     lies below 0, contradicted when some step's one-sided lower bound (Bonferroni over those steps) lies above 0."""
     from ganeval.results.thresholds import across
-    from ganeval.results.verdicts import (
-        CONTRADICTED,
-        HOLDS,
-        NOT_TESTABLE,
-        Claim,
-        vs_paper,
-    )
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, Claim, vs_paper
 
     layers, per = layer_steps(rows)
     alpha = 1 - confidence
@@ -360,17 +332,17 @@ def decrease_claim(rows: pd.DataFrame, confidence: float) -> Any:
         steps = after(start)
         if not steps:
             return NOT_TESTABLE
-        if max(one_sided_p(d, "less") for _, _, d in steps) <= alpha:
+        if max(one_sided_p(d)[1] for _, _, d in steps) <= alpha:
             return HOLDS
-        return CONTRADICTED if min(one_sided_p(d, "greater") for _, _, d in steps) * len(steps) <= alpha else NOT_TESTABLE
+        return CONTRADICTED if min(one_sided_p(d)[0] for _, _, d in steps) * len(steps) <= alpha else NOT_TESTABLE
 
     low = min((p for p in pos.values() if p >= STAGE.low), default=STAGE.low)
     high = max(min(STAGE.high, max(pos.values(), default=0) - 1), low)
     th = Threshold(STAGE.what, min(max(STAGE.value, low), high), low, high, STAGE.source, names=STAGE.names)
     res = across(rule, th)
     steps = after(th.value)
-    worst = max(steps, key=lambda s: one_sided_p(s[2], "less")) if steps else None
-    ev = "; ".join(f"{a}→{b} {d.mean():+.3g} (p {one_sided_p(d, 'less'):.2g} that it falls)"
+    worst = max(steps, key=lambda s: one_sided_p(s[2])[1]) if steps else None
+    ev = "; ".join(f"{a}→{b} {d.mean():+.3g} (p {one_sided_p(d)[1]:.2g} that it falls)"
                    for a, b, d in after(th.low)) or "no step after the initial stage"
     v = res.verdict
     return Claim(
@@ -446,21 +418,13 @@ def progress_claims(rows: pd.DataFrame, confidence: float, holm_level: float) ->
     representation as well": per network and reference, IMD at initialisation minus IMD at the end (mean of the last 3
     epochs); one-sided paired t that it falls (the paper gives no size: any fall)."""
     from ganeval.results import t_interval
-    from ganeval.results.verdicts import (
-        CONTRADICTED,
-        HOLDS,
-        NOT_TESTABLE,
-        Claim,
-        vs_paper,
-    )
+    from ganeval.results.verdicts import Claim, vs_paper
 
     tt = training_table(rows)
-    alpha = 1 - confidence
     out = []
     for ref, h in tt.groupby("reference", sort=False):
         d = (h.imd_start - h.imd_end).to_numpy(float)
-        p, q = one_sided_p(d, "greater"), one_sided_p(d, "less")
-        v = HOLDS if p <= alpha else CONTRADICTED if q <= alpha else NOT_TESTABLE
+        v, p = sign_label(d, confidence)
         iv = t_interval(d, confidence)
         out.append(Claim(
             f"the last layer progresses towards the {ref} reference (digits CNN stand-in)",
@@ -471,7 +435,7 @@ def progress_claims(rows: pd.DataFrame, confidence: float, holm_level: float) ->
             "paper gives no size)", vs_paper(v),
             f"fall {iv['mean']:.4g} [{iv['ci_low']:.4g}, {iv['ci_high']:.4g}] (IMD {h.imd_start.mean():.4g} → "
             f"{h.imd_end.mean():.4g}, {100 * (h.imd_end.mean() / h.imd_start.mean() - 1):+.0f} %)",
-            p_value=q if v == CONTRADICTED else p,
+            p_value=p,
             detectable=f"a fall of {one_sided_mde(float(np.std(d, ddof=1)), len(d), 1 - holm_level):.3g} (one-sided)"))
     return out
 

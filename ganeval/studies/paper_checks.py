@@ -190,6 +190,17 @@ def measure_connected(sizes: Sequence[int], seed: int) -> list[dict[str, Any]]:
     return out
 
 
+def probe_stds(f: np.ndarray, phi: np.ndarray) -> dict[str, float]:
+    """The exact std of one probe's estimate of tr g(L) for g(λ) = `f` on the spectrum (L = Φ diag(λ) Φᵀ):
+    Gaussian √(2‖F‖²_F), Rademacher √(2(‖F‖²_F − Σ F_ii²)), a Gaussian on the sphere scaled by n (as Lanczos starts
+    from it) √(2n/(n+2)·(‖F‖²_F − (tr F)²/n))."""
+    n = len(f)
+    fro2, tr = float((f ** 2).sum()), float(f.sum())
+    diag = (phi ** 2) @ f
+    return {"gaussian": float(np.sqrt(2 * fro2)), "rademacher": float(np.sqrt(2 * (fro2 - (diag ** 2).sum()))),
+            "sphere": float(np.sqrt(2 * n / (n + 2) * (fro2 - tr * tr / n)))}
+
+
 def measure_probes(x: np.ndarray, lam: np.ndarray, phi: np.ndarray, batches: int, seed: int) -> list[dict[str, Any]]:
     """Rademacher against Gaussian probes on the digits graph: per t the exact std of one probe's estimate of
     tr exp(−tL) (Gaussian: √(2‖F‖²_F); Rademacher: √(2(‖F‖²_F − Σ F_ii²)); a Gaussian normalised to the sphere and
@@ -204,18 +215,10 @@ def measure_probes(x: np.ndarray, lam: np.ndarray, phi: np.ndarray, batches: int
     n = len(lam)
     for t in PROBE_T:
         f = np.exp(-t * lam)
-        fro2, tr = float((f ** 2).sum()), float(f.sum())
-        diag = (phi ** 2) @ f
-        out.append(_rows("probes", "exact_std/gaussian", t=t, n=n, value=np.sqrt(2 * fro2)))
-        out.append(_rows("probes", "exact_std/rademacher", t=t, n=n, value=np.sqrt(2 * (fro2 - (diag ** 2).sum()))))
-        out.append(_rows("probes", "exact_std/sphere", t=t, n=n, value=np.sqrt(2 * n / (n + 2) * (fro2 - tr * tr / n))))
-        out.append(_rows("probes", "exact_trace", t=t, n=n, value=tr))
-        b = f + t * np.exp(-t) * lam  # what IMD's SLQ estimates with its control variate (the rest is exact)
-        bdiag = (phi ** 2) @ b
-        out.append(_rows("probes", "exact_std_cv/sphere", t=t, n=n,
-                         value=np.sqrt(2 * n / (n + 2) * ((b ** 2).sum() - b.sum() ** 2 / n))))
-        out.append(_rows("probes", "exact_std_cv/rademacher", t=t, n=n,
-                         value=np.sqrt(2 * ((b ** 2).sum() - (bdiag ** 2).sum()))))
+        out += [_rows("probes", f"exact_std/{k}", t=t, n=n, value=v) for k, v in probe_stds(f, phi).items()]
+        out.append(_rows("probes", "exact_trace", t=t, n=n, value=f.sum()))
+        cv = probe_stds(f + t * np.exp(-t) * lam, phi)  # what IMD's SLQ estimates with its control variate
+        out += [_rows("probes", f"exact_std_cv/{k}", t=t, n=n, value=cv[k]) for k in ("sphere", "rademacher")]
     for kind in ("gaussian", "rademacher"):
         for b in range(batches):
             est = heat_trace(x, t=np.asarray(PROBE_T), k=K, m=10, nv=100, normalization="none", method="slq",
@@ -246,11 +249,9 @@ def measure_taylor(lam: np.ndarray, phi: np.ndarray) -> list[dict[str, Any]]:
     out = []
     for t in TAYLOR_T:
         f = np.exp(-t * lam)
-        b = f - (1 - t * lam + (t * lam) ** 2 / 2)
-        for name, g in (("without", f), ("with", b)):
-            diag = (phi ** 2) @ g
-            out.append(_rows("taylor", f"gaussian/{name}", t=t, value=np.sqrt(2 * (g ** 2).sum())))
-            out.append(_rows("taylor", f"rademacher/{name}", t=t, value=np.sqrt(2 * ((g ** 2).sum() - (diag ** 2).sum()))))
+        for name, g in (("without", f), ("with", f - (1 - t * lam + (t * lam) ** 2 / 2))):
+            std = probe_stds(g, phi)
+            out += [_rows("taylor", f"{kind}/{name}", t=t, value=std[kind]) for kind in ("gaussian", "rademacher")]
     return out
 
 
@@ -314,16 +315,9 @@ def moment_claims(rows: pd.DataFrame, confidence: float, holm_level: float) -> l
     rescale of the same set makes, within ±`INSENSITIVE`. IMD: one-sided paired t that the matched pair lies above the
     same-distribution pair."""
     from ganeval.results import t_interval
-    from ganeval.results.power import paired_t_mde
+    from ganeval.results.power import one_sided_mde
     from ganeval.results.thresholds import across, interval_label
-    from ganeval.results.verdicts import (
-        CONTRADICTED,
-        HOLDS,
-        NOT_TESTABLE,
-        Claim,
-        vs_paper,
-    )
-    from ganeval.studies.wordvec_dims import one_sided
+    from ganeval.results.verdicts import NOT_TESTABLE, Claim, sign_label, vs_paper
 
     g = part(rows, "moments").pivot_table(index="run", columns="name", values="value")
     statement = "Two distributions having the same first 3 moments, meaning FID and KID scores are close to 0"
@@ -344,9 +338,7 @@ def moment_claims(rows: pd.DataFrame, confidence: float, holm_level: float) -> l
             f"{g[f'{m}/same'].mean():.3g}, rescaled {g[f'{m}/rescaled'].mean():.3g}", across=res.text(),
             detectable="" if v != NOT_TESTABLE else f"an interval clear of the threshold (measured [{lo:.3f}, {hi:.3f}])"))
     d = (g["imd/matched"] - g["imd/same"]).to_numpy(float)
-    up, down = one_sided(d)
-    alpha = 1 - confidence
-    v = HOLDS if up <= alpha else CONTRADICTED if down <= alpha else NOT_TESTABLE
+    v, p = sign_label(d, confidence)
     iv = t_interval(d, confidence)
     out.append(Claim(
         "IMD separates sets with the same first three moments", "here FID and KID are insensitive to the global "
@@ -354,8 +346,8 @@ def moment_claims(rows: pd.DataFrame, confidence: float, holm_level: float) -> l
         f"per run IMD(ring, Gaussian) − IMD(ring, ring′); one-sided paired t over {len(d)} runs that it lies above 0",
         "any positive difference", vs_paper(v),
         f"{iv['mean']:.3g} [{iv['ci_low']:.3g}, {iv['ci_high']:.3g}]; IMD matched {g['imd/matched'].mean():.3g}, same "
-        f"{g['imd/same'].mean():.3g}", p_value=up if v != CONTRADICTED else down,
-        detectable=f"{paired_t_mde(float(np.std(d, ddof=1)), len(d), 1 - 2 * (1 - holm_level)):.3g} (one-sided)"))
+        f"{g['imd/same'].mean():.3g}", p_value=p,
+        detectable=f"{one_sided_mde(float(np.std(d, ddof=1)), len(d), 1 - holm_level):.3g} (one-sided)"))
     return out
 
 
@@ -363,14 +355,7 @@ def connected_claims(rows: pd.DataFrame) -> list[Any]:
     """"k = 5 yields connected graphs for all sample sizes we tested", on the sets here (every union 5-NN graph one
     component: holds; one with more: contradicted), the paper's own sets *not tested: stand-in data*; and the random
     geometric graph's constant log n / log 7 ≈ 0.5139 log n recomputed."""
-    from ganeval.results.verdicts import (
-        CONTRADICTED,
-        HOLDS,
-        NO_COMPARISON,
-        STAND_IN,
-        Claim,
-        vs_paper,
-    )
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NO_COMPARISON, STAND_IN, Claim, vs_paper
 
     c = part(rows, "connected")
     split = c[c.value > 1]
@@ -425,14 +410,8 @@ def probe_claims(rows: pd.DataFrame, confidence: float) -> list[Any]:
     traces shown beside it)."""
     from scipy import stats
 
-    from ganeval.results.thresholds import across, all_hold, interval_label
-    from ganeval.results.verdicts import (
-        CONTRADICTED,
-        HOLDS,
-        NOT_TESTABLE,
-        Claim,
-        vs_paper,
-    )
+    from ganeval.results.thresholds import across, all_hold
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, Claim, vs_paper
 
     p = part(rows, "probes")
     ex = p[p.name.str.startswith("exact")].pivot_table(index="t", columns="name", values="value")

@@ -20,7 +20,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ganeval.results.power import one_sided_mde
 from ganeval.results.thresholds import OURS, Threshold
+from ganeval.results.verdicts import one_sided_p, sign_label
 from ganeval.studies.manifold_pairs import shown_command
 from ganeval.studies.stored import write_claims_record
 
@@ -134,28 +136,6 @@ def rho_per_run(rows: pd.DataFrame, metric: str) -> pd.Series:
     return pd.Series(out).rename_axis([SEED, "run"]).sort_index()
 
 
-def one_sided(values: np.ndarray) -> tuple[float, float]:
-    """The one-sided t-tests' p-values that the mean of `values` lies above 0 and below 0 (with no spread: 0 or 1 by
-    the mean's sign)."""
-    from scipy import stats
-
-    if np.std(values) > 0:
-        return (float(stats.ttest_1samp(values, 0.0, alternative="greater").pvalue),
-                float(stats.ttest_1samp(values, 0.0, alternative="less").pvalue))
-    m = float(np.mean(values))
-    return (0.0, 1.0) if m > 0 else (1.0, 0.0) if m < 0 else (1.0, 1.0)
-
-
-def sign_label(values: np.ndarray, confidence: float) -> tuple[str, float]:
-    """A statistic's sign across units: holds when the one-sided t finds it above 0, contradicted when below, with
-    the p-value that decided (the 'above' one when neither)."""
-    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE
-
-    up, down = one_sided(values)
-    alpha = 1 - confidence
-    return (HOLDS, up) if up <= alpha else (CONTRADICTED, down) if down <= alpha else (NOT_TESTABLE, up)
-
-
 def per_seed(values: pd.Series, label: Any) -> str:
     """The label `label(values of one seed's runs)` gives at each training seed: "holds at 5 of 5 seeds" or the
     labels by seed; '' with one seed."""
@@ -183,7 +163,6 @@ def sign_claim(name: str, statement: str, values: pd.Series, what: str, threshol
     """A claim that a statistic lies above 0 (with `flip`: that it does not, the paper's "not true for PIP"):
     one-sided t across units, p into Holm; the smallest detectable effect at the family's Holm level."""
     from ganeval.results import t_interval
-    from ganeval.results.power import paired_t_mde
     from ganeval.results.verdicts import CONTRADICTED, HOLDS, Claim, vs_paper
 
     x, unit = units(values)
@@ -198,8 +177,7 @@ def sign_claim(name: str, statement: str, values: pd.Series, what: str, threshol
                  threshold, vs_paper(v),
                  "; ".join(filter(None, [f"{shown(iv['mean'])} [{shown(iv['ci_low'])}, {shown(iv['ci_high'])}] over "
                                          f"{unit}", seeds])), p_value=p,
-                 detectable=f"{paired_t_mde(float(np.std(x, ddof=1)), len(x), 1 - 2 * (1 - holm_level)):.3g} "
-                 "(one-sided)")
+                 detectable=f"{one_sided_mde(float(np.std(x, ddof=1)), len(x), 1 - holm_level):.3g} (one-sided)")
 
 
 def across_claim(name: str, statement: str, values: pd.Series, what: str, threshold: Threshold, side: str,
@@ -239,19 +217,13 @@ def monotone_claim(rows: pd.DataFrame, metric: str, dims: Sequence[str], confide
     distance grows at each step away from the diagonal, metric(a, further) − metric(a, nearer) > 0. Holds when every
     step's one-sided t finds a rise (intersection–union: the largest p); contradicted when some step falls (its
     one-sided p, Bonferroni over the steps)."""
-    from ganeval.results.verdicts import (
-        CONTRADICTED,
-        HOLDS,
-        NOT_TESTABLE,
-        Claim,
-        vs_paper,
-    )
+    from ganeval.results.verdicts import CONTRADICTED, HOLDS, NOT_TESTABLE, Claim, vs_paper
 
     steps = row_steps(dims)
     ps, unit = [], "runs"
     for a, near, far in steps:
         x, unit = units(_pair(rows, metric, int(a), int(far)) - _pair(rows, metric, int(a), int(near)))
-        ps.append(one_sided(x))
+        ps.append(one_sided_p(x))
     alpha = 1 - confidence
     up = [p for p, _ in ps]
     down = [min(1.0, q * len(steps)) for _, q in ps]
@@ -425,7 +397,7 @@ def run(plan: Any) -> pd.DataFrame:
     if "imd" not in s.metrics:
         raise ValueError("wordvec_dims needs metrics.imd (its k, m, nv options)")
     imd_options = dict(s.metrics["imd"])
-    seeds = train_seeds(cfg.get("train_seeds"), s.seed)
+    seeds = [int(x) for x in plan.train_seeds or (s.seed,)]  # checked by the app: distinct, non-negative
     parts = []
     for t in seeds:
         with plan.stage(f"train (seed {t})"):
@@ -445,16 +417,6 @@ def run(plan: Any) -> pd.DataFrame:
     if plan.options.plots:
         plot(rows, dims, plan.results_dir / "wordvec_dims.png")
     return rows
-
-
-def train_seeds(value: Any, seed: int) -> list[int]:
-    """The embeddings' training seeds: the config's `train_seeds` (distinct whole numbers), or [seed] when null."""
-    if value is None:
-        return [int(seed)]
-    seeds = [int(x) for x in value]
-    if not seeds or len(set(seeds)) != len(seeds) or any(x < 0 for x in seeds):
-        raise ValueError(f"train_seeds must be distinct non-negative whole numbers, got {list(value)}")
-    return seeds
 
 
 def regenerate(src: Any, out: Any) -> None:
