@@ -284,6 +284,11 @@ def rise_claim(rows: pd.DataFrame, confidence: float, holm_level: float) -> Any:
 
     layers, per = layer_steps(rows)
     steps = [(a, b, per[b] - per[a]) for a, b in zip(layers, layers[1:])]
+    name = "layers do not separate monotonically (digits CNN stand-in)"
+    statement = "consequent layers do not monotonically contribute to the separation of image representations"
+    if not steps:
+        return Claim(name, statement, NOT_TESTABLE, "per step between consecutive layers", "any rise",
+                     vs_paper(NOT_TESTABLE), "one layer: no step", detectable="nothing: name two layers or more")
     ps = [one_sided_p(d)[0] for _, _, d in steps]
     rise = min(1.0, min(ps) * len(steps))
     fall = max(one_sided_p(d)[1] for _, _, d in steps)
@@ -294,23 +299,15 @@ def rise_claim(rows: pd.DataFrame, confidence: float, holm_level: float) -> Any:
     ups = int((d > 0).sum())
     level = (1 - holm_level) / len(steps)
     return Claim(
-        "layers do not separate monotonically (digits CNN stand-in)",
-        "consequent layers do not monotonically contribute to the separation of image representations", v,
+        name, statement, v,
         f"per step between consecutive layers, IMD(next, last) − IMD(layer, last) over {len(d)} networks: one-sided "
         f"paired t-test that some step rises (Bonferroni over {len(steps)} steps); contradicted when every step falls "
         "(one-sided paired t-tests, the largest p)", "any rise (the paper gives no size)",
         vs_paper(v), f"largest rise {a}→{b}: {iv['mean']:.4g} [{iv['ci_low']:.4g}, {iv['ci_high']:.4g}], rising in "
         f"{ups} of {len(d)} networks; IMD per layer: " + ", ".join(f"{ly} {per[ly].mean():.4g}" for ly in layers),
-        p_value=p_or_fall(v, rise, fall),
+        p_value=fall if v == CONTRADICTED else rise,
         detectable=f"a rise of {one_sided_mde(float(np.std(d, ddof=1)), len(d), level):.3g} (one-sided, "
         f"{1 - holm_level:.2g}/{len(steps)} steps)")
-
-
-def p_or_fall(verdict: str, rise: float, fall: float) -> float:
-    """The p-value a layer claim reports: the intersection–union test's when every step falls, else the rise test's."""
-    from ganeval.results.verdicts import CONTRADICTED
-
-    return fall if verdict == CONTRADICTED else rise
 
 
 def decrease_claim(rows: pd.DataFrame, confidence: float) -> Any:
@@ -336,25 +333,27 @@ def decrease_claim(rows: pd.DataFrame, confidence: float) -> Any:
             return HOLDS
         return CONTRADICTED if min(one_sided_p(d)[0] for _, _, d in steps) * len(steps) <= alpha else NOT_TESTABLE
 
-    low = min((p for p in pos.values() if p >= STAGE.low), default=STAGE.low)
-    high = max(min(STAGE.high, max(pos.values(), default=0) - 1), low)
-    th = Threshold(STAGE.what, min(max(STAGE.value, low), high), low, high, STAGE.source, names=STAGE.names)
+    name = "layers separate monotonically after the initial stage (digits CNN stand-in)"
+    statement = ("[consequent layers] start to do so after initial feature extraction stage comprised of 4 "
+                 "convolutional blocks")
+    rule_text = (f"from the initial stage's end on, each step IMD(next, last) − IMD(layer, last) over "
+                 f"{len(per[layers[0]])} networks: holds when every step's one-sided {confidence:.0%} upper bound lies "
+                 "below 0; contradicted when some step's one-sided lower bound (Bonferroni over the steps) lies above 0")
+    ends = [e for e in range(int(STAGE.low), int(STAGE.high) + 1) if after(e)]  # the ends with a step after them
+    if not ends:
+        return Claim(name, statement, NOT_TESTABLE, rule_text, STAGE.text(), vs_paper(NOT_TESTABLE),
+                     "no two layers after any end of the initial stage", detectable="nothing: name two layers from "
+                     f"{STAGE.names[int(STAGE.low)]} on")
+    th = Threshold(STAGE.what, min(max(STAGE.value, ends[0]), ends[-1]), ends[0], ends[-1], STAGE.source,
+                   names=STAGE.names)
     res = across(rule, th)
-    steps = after(th.value)
-    worst = max(steps, key=lambda s: one_sided_p(s[2])[1]) if steps else None
-    ev = "; ".join(f"{a}→{b} {d.mean():+.3g} (p {one_sided_p(d)[1]:.2g} that it falls)"
-                   for a, b, d in after(th.low)) or "no step after the initial stage"
     v = res.verdict
-    return Claim(
-        "layers separate monotonically after the initial stage (digits CNN stand-in)",
-        "[consequent layers] start to do so after initial feature extraction stage comprised of 4 convolutional "
-        "blocks", v,
-        f"from the initial stage's end on, each step IMD(next, last) − IMD(layer, last) over "
-        f"{len(per[layers[0]])} networks: holds when every step's one-sided {confidence:.0%} upper bound lies below 0; "
-        "contradicted when some step's one-sided lower bound (Bonferroni over the steps) lies above 0", th.text(),
-        vs_paper(v), ev, across=res.text(),
-        detectable="" if v != NOT_TESTABLE or worst is None else f"a fall of {one_sided_mde(float(np.std(worst[2], ddof=1)), len(worst[2]), alpha):.3g} "
-        f"at {worst[0]}→{worst[1]} (one-sided, {alpha:.2g})")
+    worst = max(after(th.value), key=lambda s: one_sided_p(s[2])[1])
+    ev = "; ".join(f"{a}→{b} {d.mean():+.3g} (p {one_sided_p(d)[1]:.2g} that it falls)" for a, b, d in after(th.low))
+    return Claim(name, statement, v, rule_text, th.text(), vs_paper(v), ev, across=res.text(),
+                 detectable="" if v != NOT_TESTABLE else f"a fall of "
+                 f"{one_sided_mde(float(np.std(worst[2], ddof=1)), len(worst[2]), alpha):.3g} at {worst[0]}→{worst[1]} "
+                 f"(one-sided, {alpha:.2g})")
 
 
 def variance_claim(rows: pd.DataFrame, confidence: float, trace_method: str) -> Any:
