@@ -73,11 +73,15 @@ def test_wordvec_dims_end_to_end(tmp_path: Path) -> None:
     pytest.importorskip("gensim")
     out = tmp_path / "res"
     run_inprocess(["experiment=wordvec_dims", "runs=3", "sample_size=200", "dims=[4,8,16]", "epochs=3",
-                   "progress=false", f"results_dir={out}"])
+                   "train_seeds=[0,1]", "progress=false", f"results_dir={out}"])
     rows = pd.read_csv(out / "runs.csv", dtype={"a": str, "b": str})
-    assert set(rows.metric) == {"imd", "pip"} and len(rows) == 3 * 3 * 2 and (rows.value > 0).all()
+    assert set(rows.metric) == {"imd", "pip"} and len(rows) == 2 * 3 * 3 * 2 and (rows.value > 0).all()
+    assert sorted(set(rows.train_seed)) == [0, 1]  # every dimension trained from each seed
     record = json.loads((out / "summary.json").read_text())
-    assert len(record["claims"]) == 4 and (out / "wordvec_dims.png").stat().st_size > 5000
+    assert record["config"]["train_seeds"] == [0, 1] and (out / "wordvec_dims.png").stat().st_size > 5000
+    claims = {c["name"]: c for c in record["claims"]}
+    assert "over 2 training seeds" in claims["IMD: 4-vs-8 closer than 4-vs-16 (stand-in corpus)"]["rule"]
+    assert len(claims) == 13  # 3 readings × 2 metrics, 5 on 4-vs-8 vs 4-vs-16, the paper's 2
     made = tmp_path / "again"
     made.mkdir()
     wv.regenerate(out, made)
