@@ -191,7 +191,9 @@ def write(out: str | Path, rows: pd.DataFrame | None, config: Mapping[str, Any])
     claims = decide(rows, names, config.get("families") or {}, conf, str(config.get("demonstration") or ""))
     body = [f"Protocol: {len(names)} languages ({', '.join(names) or 'none given'}), the {config['vocab']} most "
             f"frequent words of each file, {config['runs']} runs of {config['sample_size']} words per language; IMD "
-            f"(k = {config['imd']['k']}, m = {config['imd']['m']}, nv = {config['imd']['nv']}) for every pair, FID and "
+            f"(k = {config['imd']['k']}, m = {config['imd']['m']}, nv = {config['imd']['nv']}"
+            + (f", control variate {config['imd']['variance_reduction']}" if "variance_reduction" in config["imd"] else "")
+            + ") for every pair, FID and "
             f"KID where the dimensions agree; {percent(conf)} intervals in summary.csv."
             + (f" **A demonstration, not the paper's data**: {config['demonstration']}." if config.get("demonstration")
                else ""), ""]
@@ -249,7 +251,7 @@ def run(plan: Any) -> pd.DataFrame:
     config = {"languages": {n: Path(p).name for n, p in languages.items()}, "families": families,
               "vocab": int(cfg.vocab), "runs": s.runs, "sample_size": s.sample_size, "seed": s.seed,
               "confidence": s.confidence, "kid_subset": int(cfg.kid_subset),
-              "imd": {k: imd_options[k] for k in ("k", "m", "nv", "normalization")}, "command": shown_command(plan)}
+              "imd": {k: imd_options[k] for k in ("k", "m", "nv", "normalization", "variance_reduction")}, "command": shown_command(plan)}
     if cfg.get("demonstration"):
         config["demonstration"] = str(cfg.demonstration)
     write(plan.results_dir, rows, config)

@@ -589,7 +589,7 @@ def run(plan: Any) -> pd.DataFrame:
     write_csv(rows, plan.results_dir / "runs.csv")
     config = {"layers": layers, "networks": int(cfg.networks), "epochs": int(cfg.epochs), "width": int(cfg.width),
               "references": refs, "lr": float(cfg.lr), "batch": int(cfg.batch), "seed": s.seed,
-              "confidence": s.confidence, "imd": {k: imd_options[k] for k in ("k", "m", "nv", "normalization")},
+              "confidence": s.confidence, "imd": {k: imd_options[k] for k in ("k", "m", "nv", "normalization", "variance_reduction")},
               "trace_method": method, "command": shown_command(plan)}
     write(plan.results_dir, rows, config)
     if plan.options.plots:

@@ -204,10 +204,10 @@ def probe_stds(f: np.ndarray, phi: np.ndarray) -> dict[str, float]:
 def measure_probes(x: np.ndarray, lam: np.ndarray, phi: np.ndarray, batches: int, seed: int) -> list[dict[str, Any]]:
     """Rademacher against Gaussian probes on the digits graph: per t the exact std of one probe's estimate of
     tr exp(−tL) (Gaussian: √(2‖F‖²_F); Rademacher: √(2(‖F‖²_F − Σ F_ii²)); a Gaussian normalised to the sphere and
-    scaled by n, as Lanczos starts from it: √(2n/(n+2)·(‖F‖²_F − (tr F)²/n))); the same for what IMD's SLQ estimates
-    with its control variate, B = exp(−tL) + t·e^−t·L (the rest, −t·e^−t·n, is exact); and IMD's SLQ trace of the
-    graph (`heat_trace`, m = 10, nv = 100, the control variate) from `batches` probe draws of each kind, whose std
-    checks the exact one."""
+    scaled by n, as Lanczos starts from it: √(2n/(n+2)·(‖F‖²_F − (tr F)²/n))); the same for what SLQ estimates
+    with the paper's control variate, B = exp(−tL) + t·e^−t·L (the rest, −t·e^−t·n, is exact); and the SLQ trace of
+    the graph (`heat_trace`, m = 10, nv = 100, `variance_reduction=True`: the paper's variate) from `batches` probe
+    draws of each kind, whose std checks the exact one."""
     from ganeval.metrics import heat_trace
     from ganeval.metrics.imd import SCALE
 
@@ -217,7 +217,7 @@ def measure_probes(x: np.ndarray, lam: np.ndarray, phi: np.ndarray, batches: int
         f = np.exp(-t * lam)
         out += [_rows("probes", f"exact_std/{k}", t=t, n=n, value=v) for k, v in probe_stds(f, phi).items()]
         out.append(_rows("probes", "exact_trace", t=t, n=n, value=f.sum()))
-        cv = probe_stds(f + t * np.exp(-t) * lam, phi)  # what IMD's SLQ estimates with its control variate
+        cv = probe_stds(f + t * np.exp(-t) * lam, phi)  # what SLQ estimates with the paper's control variate
         out += [_rows("probes", f"exact_std_cv/{k}", t=t, n=n, value=cv[k]) for k in ("sphere", "rademacher")]
     for kind in ("gaussian", "rademacher"):
         for b in range(batches):
@@ -406,8 +406,8 @@ def mass_claims(rows: pd.DataFrame) -> list[Any]:
 def probe_claims(rows: pd.DataFrame, confidence: float) -> list[Any]:
     """Rademacher against Gaussian probes: "in theory Rademacher has less variance" (the exact single-probe stds on
     the digits graph, against Hutchinson's Gaussian probes, at every t), and "in practice there is little difference"
-    (the exact std ratio of IMD's SLQ estimate with each kind within 1 ± `LITTLE` at every t; the std over drawn SLQ
-    traces shown beside it)."""
+    (the exact std ratio of the paper's SLQ estimate, its α = e^−t control variate, with each kind within 1 ± `LITTLE`
+    at every t; the std over drawn SLQ traces shown beside it)."""
     from scipy import stats
 
     from ganeval.results.thresholds import across, all_hold
@@ -437,7 +437,7 @@ def probe_claims(rows: pd.DataFrame, confidence: float) -> list[Any]:
     v = res.verdict
     practice = Claim("Rademacher and Gaussian probes differ little in practice", "In practice, there is little "
                      "difference [between Rademacher and standard normal probes]", v,
-                     "IMD's SLQ estimate (nv probes, the control variate) on the digits graph: the exact std ratio "
+                     "the paper's SLQ estimate (its α = e^−t control variate) on the digits graph: the exact std ratio "
                      "Rademacher ÷ Gaussian (on the sphere, as Lanczos starts from it) of one probe's estimate, the same "
                      "for nv probes; within 1 ± threshold at every t (the drawn SLQ traces check it)", LITTLE.text(),
                      vs_paper(v), "; ".join(f"t = {t:g}: {x:.3f} ({drawn[t]})" for t, x in ratio.items()),

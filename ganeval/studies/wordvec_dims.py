@@ -355,7 +355,9 @@ def verdict_text(claims: list[Any], summary: pd.DataFrame, config: Mapping[str, 
             "same tool, 10⁴ times fewer tokens. Each of "
             f"{config['runs']} runs scores the same {config['sample_size']} words (drawn per run with seed "
             f"{config['seed']}, the same words for every training seed) of every embedding: "
-            f"IMD (k = {config['imd']['k']}, m = {config['imd']['m']}, nv = {config['imd']['nv']}) from each "
+            f"IMD (k = {config['imd']['k']}, m = {config['imd']['m']}, nv = {config['imd']['nv']}"
+            + (f", control variate {config['imd']['variance_reduction']}" if "variance_reduction" in config["imd"] else "")
+            + ") from each "
             "embedding's heat trace, and the normalised PIP loss ‖P_a/‖P_a‖ − P_b/‖P_b‖‖_F, P = EEᵀ. The intervals "
             f"({percent(confidence)}) are {over}. The claims are decided on the stand-in corpus; the paper's own "
             "claims read *not tested: stand-in data*.", "", claims_table(claims, confidence).rstrip("\n"), *lines]
@@ -411,7 +413,7 @@ def run(plan: Any) -> pd.DataFrame:
     config = {"dims": dims, "corpus_name": Path(corpus).name, "vocabulary": len(words), "epochs": int(cfg.epochs),
               "min_count": int(cfg.min_count), "runs": s.runs, "sample_size": s.sample_size, "seed": s.seed,
               "train_seeds": seeds,
-              "confidence": s.confidence, "imd": {k: imd_options[k] for k in ("k", "m", "nv", "normalization")},
+              "confidence": s.confidence, "imd": {k: imd_options[k] for k in ("k", "m", "nv", "normalization", "variance_reduction")},
               "command": shown_command(plan)}
     write(plan.results_dir, rows, config)
     if plan.options.plots:
