@@ -133,10 +133,12 @@ def claim_sentence(what: str, verdict: str, evidence: str = "", detectable: str 
 
 def claim_sentences(claims: Iterable[Any], confidence: float, rule: bool = False) -> list[str]:
     """One sentence per `ganeval.results.verdicts.Claim` (with its rule after its name when `rule`); a claim a test
-    decided says its level and its Holm-corrected p-value."""
+    decided says its level and its Holm-corrected p-value; one that depends on the threshold, where each label holds."""
+    from ganeval.results.verdicts import DEPENDS
+
     out = []
     for c in claims:
-        evidence = c.evidence
+        evidence = "; ".join(filter(None, [c.evidence, c.across if c.verdict == DEPENDS else ""]))
         if math.isfinite(c.p_holm):
             p = f"{c.p_holm:.2g}" if c.p_holm >= 1e-4 else "< 1e-4"
             evidence = "; ".join(filter(None, [evidence, f"{percent(confidence)} intervals, Holm-corrected p {p}"]))

@@ -1,6 +1,7 @@
 """One verdict vocabulary for every paper experiment: holds / contradicted / not testable here / not tested:
 stand-in data (a claim about data or weights the run did not use: its numbers are shown, never a holds or
-contradicted).
+contradicted) / depends on the threshold (the label changes inside the declared range of reasonable practical
+thresholds, `ganeval.results.thresholds`: not decided, the range where each label holds is given).
 
 Each claim carries the named rule that decided it, the practical-significance threshold it used, whether
 the result is better or worse than the paper's statement, and (when the test had no power) the smallest
@@ -22,7 +23,8 @@ HOLDS = "holds"
 CONTRADICTED = "contradicted"
 NOT_TESTABLE = "not testable here"
 STAND_IN = "not tested: stand-in data"  # the run used other data or weights than the claim is about
-VERDICTS = (HOLDS, CONTRADICTED, NOT_TESTABLE, STAND_IN)
+DEPENDS = "depends on the threshold"  # the label changes inside the threshold's declared range: not decided
+VERDICTS = (HOLDS, CONTRADICTED, NOT_TESTABLE, STAND_IN, DEPENDS)
 
 AS_STATED = "as stated"
 BETTER = "better than stated"
@@ -37,6 +39,27 @@ def vs_paper(verdict: str) -> str:
     return AS_STATED if verdict == HOLDS else WORSE if verdict == CONTRADICTED else NO_COMPARISON
 
 POWER = 0.8  # the power at which a minimum detectable effect is stated
+
+
+def one_sided_p(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """The one-sample t-test's one-sided p-values that the mean of `values` lies above 0 and below 0 (values with no
+    spread, to rounding: 0 or 1 by the mean's sign)."""
+    from scipy import stats
+
+    x = np.asarray(values, dtype=np.float64)
+    m = float(x.mean())
+    if np.std(x) > 1e-12 * max(1.0, abs(m)):
+        return (float(stats.ttest_1samp(x, 0.0, alternative="greater").pvalue),
+                float(stats.ttest_1samp(x, 0.0, alternative="less").pvalue))
+    return (0.0, 1.0) if m > 0 else (1.0, 0.0) if m < 0 else (1.0, 1.0)
+
+
+def sign_label(values: Sequence[float] | np.ndarray, confidence: float) -> tuple[str, float]:
+    """A statistic's sign over independent units: holds when the one-sided t finds it above 0, contradicted when below,
+    else not testable here; with the p-value that decided (the 'above' one when neither)."""
+    up, down = one_sided_p(values)
+    alpha = 1.0 - float(confidence)
+    return (HOLDS, up) if up <= alpha else (CONTRADICTED, down) if down <= alpha else (NOT_TESTABLE, up)
 
 
 @dataclass(frozen=True)
@@ -60,6 +83,7 @@ class Claim:
     p_holm: float = float("nan")
     detectable: str = ""
     selected: str = ""  # how the data were chosen when a search required this claim's outcome: said with the verdict
+    across: str = ""  # the label across the threshold's declared range (`thresholds.Across.text`), where one is declared
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -69,6 +93,8 @@ class Claim:
         if self.verdict == NOT_TESTABLE and not self.detectable:
             raise ValueError(f"claim {self.name!r} is not testable here: say the smallest effect it could detect "
                              "(detectable=...)")
+        if self.verdict == DEPENDS and not self.across:
+            raise ValueError(f"claim {self.name!r} depends on the threshold: say where each label holds (across=...)")
 
     def label(self) -> str:
         """The verdict as shown: on data a search selected for this outcome, the verdict says so."""
@@ -78,8 +104,8 @@ class Claim:
         """The claim as a JSON-ready dict (NaN p-values as None)."""
         out: dict[str, object] = {}
         for k, v in self.__dict__.items():
-            if k == "selected" and not v:
-                continue  # said only where a search chose the data
+            if k in ("selected", "across") and not v:
+                continue  # said only where a search chose the data / a threshold range is declared
             out[k] = None if isinstance(v, float) and not math.isfinite(v) else v
         return out
 
@@ -148,12 +174,14 @@ def _p(x: float) -> str:
 def claims_table(claims: Iterable[Claim], confidence: float) -> str:
     """Markdown table of the claims: verdict, rule, threshold, vs the paper, p and Holm-corrected p, detectable."""
     claims = list(claims)
-    lines = ["| claim | verdict | rule | practical threshold | vs the paper | p (Holm) | smallest detectable |",
-             "|---|---|---|---|---|---|---|"]
+    ranged = any(c.across for c in claims)  # a column for the labels across thresholds where a claim declares a range
+    lines = ["| claim | verdict | rule | practical threshold | " + ("label across the declared range | " if ranged else "")
+             + "vs the paper | p (Holm) | smallest detectable |", "|---|---|---|---|" + ("---|" if ranged else "")
+             + "---|---|---|"]
     for c in claims:
         p = "–" if not math.isfinite(c.p_value) else f"{_p(c.p_value)} ({_p(c.p_holm)})"
-        lines.append(f"| {c.name} | **{c.label()}** | {c.rule} | {c.threshold} | {c.vs_paper} | {p} | "
-                     f"{c.detectable or '–'} |")
+        lines.append(f"| {c.name} | **{c.label()}** | {c.rule} | {c.threshold} | "
+                     + (f"{c.across or '–'} | " if ranged else "") + f"{c.vs_paper} | {p} | {c.detectable or '–'} |")
     tests = tests_in(claims)
     family = (f"The {tests} p-value{'s' if tests != 1 else ''} of this experiment {'are' if tests != 1 else 'is'} "
               "corrected together by Holm's "
@@ -165,8 +193,11 @@ def claims_table(claims: Iterable[Claim], confidence: float) -> str:
     lines += ["", f"Verdicts: *holds*, *contradicted*, *not testable here* (the test had no power; the last column says "
               f"the smallest effect it could have detected, {level} with {POWER:.0%} power "
               f"where a t test decided), *{STAND_IN}* (the claim is about data or weights this run did not use: "
-              f"its numbers are shown, and decide nothing). {family} *vs the paper*: whether the measured effect is "
-              "better or worse than the paper's statement says."
+              f"its numbers are shown, and decide nothing)"
+              + (f", *{DEPENDS}* (the label changes inside the declared range of reasonable thresholds: not decided; "
+                 "the column beside the threshold gives the range where each label holds)" if ranged else "")
+              + f". {family} *vs the paper*: whether the measured effect is better or worse than the paper's statement "
+              "says."
               + (" *on selected data*: a search chose the data for this claim's outcome, so the verdict shows what "
                  "such data can give, not an independent test." if any(c.selected for c in claims) else "")]
     return "\n".join(lines) + "\n"

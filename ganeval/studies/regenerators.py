@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from ganeval.studies import (blur_sweep, er_normalisation, gan_table, heat_clusters, heat_traces, language_manifolds,
-                             nn_internals, scalability, slq_accuracy, stability, torus, wordvec_dims)
+                             nn_internals, paper_checks, scalability, slq_accuracy, stability, torus, wordvec_dims)
 from ganeval.studies.stored import read_record, read_runs, summarize_stored
 
 
@@ -51,4 +51,5 @@ REGENERATORS: dict[str, Callable[[Path, Path], None]] = {
     "heat_traces": partial(heat_traces.regenerate, scratch="/tmp/heat"), "quickstart": quickstart,
     "heat_clusters": heat_clusters.regenerate, "wordvec_dims": wordvec_dims.regenerate,
     "nn_internals": nn_internals.regenerate, "language_manifolds": language_manifolds.regenerate,
-    "er_normalisation": er_normalisation.regenerate, "scalability": scalability.regenerate}
+    "er_normalisation": er_normalisation.regenerate, "scalability": scalability.regenerate,
+    "paper_checks": paper_checks.regenerate}
