@@ -124,7 +124,7 @@ def measure(kind: str, n: int, runs: int, n_sets: int, seeds: int, baseline: str
             errors += [v.se for v in draws]
         var_run, var_probe = float(np.var(values, ddof=1)), float(np.mean(within))
         lines.append(f"{kind:<11} {n:>6} {c:<10} {np.mean(values):>9.3f} {np.sqrt(var_run):>10.4g} "
-                     f"{np.sqrt(var_probe):>10.4g} {np.mean(errors):>10.4g} {var_probe / var_run:>8.4f} "
+                     f"{np.sqrt(var_probe):>10.4g} {np.mean(errors):>10.4g} {var_probe / var_run:>8.2g} "
                      f"{np.median([w for w, _, _ in calls[c]]):>8.3f} {np.median([u for _, u, _ in calls[c]]):>8.3f}")
 
     def ratio(a: str, b: str) -> str:

@@ -89,9 +89,8 @@ def test_every_column_of_the_results_csvs_is_documented() -> None:
     assert columns - groups <= documented, sorted(columns - groups - documented)
 
 
-# docs/api.md's objects whose docstrings another change owns (ganeval/metrics/imd.py is being reworked under another
-# issue): rendered as they are, their parameter sections to follow with that change
-API_EXEMPT = {"ganeval.metrics.imd.imd", "ganeval.metrics.imd.heat_trace", "ganeval.metrics.imd.imd_from_traces"}
+# docs/api.md's objects exempt from the parameter and example checks (none)
+API_EXEMPT: set[str] = set()
 
 
 def api_objects() -> list[str]:

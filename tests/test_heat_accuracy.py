@@ -110,7 +110,7 @@ def test_slq_forms_are_the_estimator_and_exact_forms_the_hutchinson_terms() -> N
     for j, tv in enumerate(t.numpy()):
         np.testing.assert_allclose(forms.q[:, j].numpy(), np.einsum("ip,ij,jp->p", v, scipy.linalg.expm(-tv * lap), v),
                                    rtol=1e-9, atol=1e-14)
-    np.testing.assert_allclose(forms.l.numpy(), np.einsum("ip,ij,jp->p", v, lap, v), rtol=1e-10)
+    np.testing.assert_allclose(forms.lap.numpy(), np.einsum("ip,ij,jp->p", v, lap, v), rtol=1e-10)
     # with enough steps (m = n) the quadrature is exact
     np.testing.assert_allclose(slq_forms(nbrs, p, t, 80).q.numpy(), forms.q.numpy(), rtol=1e-7, atol=1e-12)
 

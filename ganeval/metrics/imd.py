@@ -246,8 +246,36 @@ def heat_trace(
 ) -> np.ndarray:
     """Normalised heat-trace signature ×1e6 of the union k-NN graph of `x` (N×D), one value per t.
 
-    `seed` is an int or a numpy Generator (advanced by the probe draw); `probes` (N×nv) overrides it.
-    `method="exact"` uses a dense eigendecomposition (N ≤ 10 000): the ground truth for the estimate.
+    Args:
+        x: The samples, N×D (numpy or torch).
+        t: The temperatures; default None: 256 log-spaced on [0.1, 10] (`default_t`).
+        k: Nearest neighbours of the k-NN graph.
+        m: Lanczos steps.
+        nv: Random probe vectors.
+        seed: An int or a numpy Generator (advanced by the probe draw, so one Generator passed to two calls gives
+            them successive draws, as `imd` does).
+        normalization: "empty" (÷N), "complete", "er" or "none".
+        method: "slq" (stochastic Lanczos quadrature) or "exact" (a dense eigendecomposition, N ≤ 10 000: the
+            ground truth for the estimate).
+        knn: "exact" or "approx" (pynndescent).
+        rademacher: Rademacher instead of Gaussian probes.
+        variance_reduction: The probes' control variate: "chebyshev" (default), "paper" (or True: the
+            reference's), "none" (or False).
+        probes: N×nv starting vectors instead of drawn ones.
+        knn_precision: The exact search's products: "float32", "bfloat16", "tf32" or "auto" (the same graph).
+        device: Where to compute; default None: the input's device.
+        nndescent: pynndescent's build parameters with knn="approx".
+
+    Returns:
+        A numpy array, one value per t.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ganeval.metrics import heat_trace
+        >>> x = np.random.default_rng(0).normal(size=(200, 4))
+        >>> h = heat_trace(x, method="exact")
+        >>> h.shape, round(float(h[0]), -3)  # at t = 0.1 most of the trace (1e6 = all of it) is left
+        ((256,), 906000.0)
     """
     check_imd_options(method, k=k, m=m, nv=nv, normalization=normalization, knn=knn, rademacher=rademacher,
                       variance_reduction=variance_reduction, knn_precision=knn_precision, nndescent=nndescent)
@@ -264,7 +292,25 @@ def heat_trace(
 
 
 def imd_from_traces(hx: ArrayLike, hy: ArrayLike, t: ArrayLike | None = None) -> float:
-    """IMD from two stored heat traces: max over t of e^(−2(t+1/t))·|hx(t) − hy(t)|."""
+    """IMD from two stored heat traces: max over t of e^(−2(t+1/t))·|hx(t) − hy(t)|.
+
+    Args:
+        hx: The first set's heat trace (`heat_trace`), one value per t.
+        hy: The second set's, on the same temperatures.
+        t: Their temperatures; default None: `default_t()`.
+
+    Returns:
+        IMD as a float (no standard error: the traces' probes are not known here; `imd` gives one).
+
+    Examples:
+        >>> import numpy as np
+        >>> from ganeval.metrics import heat_trace, imd, imd_from_traces
+        >>> rng = np.random.default_rng(0)
+        >>> x, y = rng.normal(size=(300, 4)), rng.normal(size=(300, 6))
+        >>> g = np.random.default_rng(1)
+        >>> imd_from_traces(heat_trace(x, seed=g), heat_trace(y, seed=g)) == imd(x, y, seed=1)
+        True
+    """
     ts = temperatures(t)
     hx, hy = np.asarray(hx, dtype=np.float64), np.asarray(hy, dtype=np.float64)
     if hx.shape != ts.shape or hy.shape != ts.shape:
@@ -303,10 +349,42 @@ def imd(
 ) -> IMDValue:
     """IMD between sample sets x (N×D) and y (M×D'); D may differ (the distance is intrinsic).
 
-    Returns a float that carries its standard error over the probes, `.se` (0 for method="exact"), and the
-    temperature of the maximum, `.t`. x's and y's probes are independent draws from one Generator seeded by `seed`
-    (x's first), so imd(x, y, seed=s) == imd_from_traces(heat_trace(x, seed=g), heat_trace(y, seed=g)) for
-    g = numpy.random.default_rng(s). `probes=(Px, Py)` gives the starting vectors instead.
+    x's and y's probes are independent draws from one Generator seeded by `seed` (x's first), so
+    imd(x, y, seed=s) == imd_from_traces(heat_trace(x, seed=g), heat_trace(y, seed=g)) for
+    g = numpy.random.default_rng(s).
+
+    Args:
+        x: The first set, N×D (numpy or torch).
+        y: The second set, M×D'.
+        k: Nearest neighbours of the k-NN graphs.
+        m: Lanczos steps.
+        nv: Random probe vectors per set.
+        seed: An int or a numpy Generator for the probes (x's drawn first).
+        normalization: "empty" (÷N), "complete", "er" or "none".
+        knn: "exact" or "approx" (pynndescent, for ~50k rows and more).
+        probes: (Px, Py), starting vectors (N×nv and M×nv) instead of drawn ones.
+        device: Where to compute; default None: the inputs' device.
+        t: The temperatures; default None: 256 log-spaced on [0.1, 10].
+        rademacher: Rademacher instead of Gaussian probes.
+        variance_reduction: The probes' control variate: "chebyshev" (default: a degree-4 Chebyshev expansion with
+            exact traces), "paper" (or True: the reference's linear term; with the reference's probes it equals
+            the reference's code) or "none" (or False).
+        method: "slq" or "exact" (dense eigendecompositions, N ≤ 10 000: no probe noise).
+        knn_precision: The exact search's products: "float32", "bfloat16", "tf32" or "auto" (the same graph).
+        nndescent: pynndescent's build parameters with knn="approx".
+
+    Returns:
+        An `IMDValue`: a float carrying its standard error over the probes, `.se` (0 for method="exact"), and the
+        temperature of the maximum, `.t`.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ganeval.metrics import imd
+        >>> rng = np.random.default_rng(0)
+        >>> x, y = rng.normal(size=(500, 8)), 1.2 * rng.normal(size=(500, 8))
+        >>> v = imd(x, y)
+        >>> abs(v - imd(x, y, method="exact")) < 5 * v.se  # the estimate is within a few errors of the exact value
+        True
     """
     check_imd_options(method, k=k, m=m, nv=nv, normalization=normalization, knn=knn, rademacher=rademacher,
                       variance_reduction=variance_reduction, knn_precision=knn_precision, nndescent=nndescent)

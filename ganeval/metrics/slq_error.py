@@ -49,15 +49,15 @@ def unit_probes(probes: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class ProbeForms:
-    """Per probe i and temperature t: q[i, t] ≈ v_iᵀ exp(−tL) v_i and l[i] ≈ v_iᵀ L v_i (nv×T and nv)."""
+    """Per probe i and temperature t: q[i, t] ≈ v_iᵀ exp(−tL) v_i and lap[i] ≈ v_iᵀ L v_i (nv×T and nv)."""
 
     q: torch.Tensor
-    l: torch.Tensor
+    lap: torch.Tensor
 
     def estimates(self, n: int, t: torch.Tensor, variance_reduction: bool = True) -> torch.Tensor:
-        """nv×T single-probe trace estimates n·q (+ the control variate t·e^−t·(n·l − n)); their mean over
+        """nv×T single-probe trace estimates n·q (+ the paper's control variate t·e^−t·(n·lap − n)); their mean over
         probes is the nv-probe estimate."""
-        return n * self.q + paper_term(n, t, self.l) if variance_reduction else n * self.q
+        return n * self.q + paper_term(n, t, self.lap) if variance_reduction else n * self.q
 
 
 def exact_forms(spec: Spectrum, probes: torch.Tensor, t: torch.Tensor) -> ProbeForms:
