@@ -45,9 +45,11 @@ def test_the_placeholder_check_finds_what_it_must() -> None:
 
 @pytest.mark.parametrize("path", derived_files(), ids=lambda p: str(p.relative_to(REFERENCE)))
 def test_committed_outputs_have_no_placeholder_and_no_scratch_path(path: Path) -> None:
-    text = path.read_text(errors="replace")
+    """No unformatted placeholder, no temporary folder and not the checkout's own absolute path (a regenerator that
+    named the folder it wrote into); a page's word-break hints (<wbr>) do not hide a path."""
+    text = path.read_text(errors="replace").replace("<wbr>", "")
     assert not placeholders(text), f"{path.relative_to(ROOT)} prints unformatted placeholders {placeholders(text)}"
-    hit = SCRATCH.search(text)
+    hit = SCRATCH.search(text) or re.search(re.escape(str(ROOT)), text)
     assert hit is None, f"{path.relative_to(ROOT)} names a temporary folder: …{text[max(0, hit.start() - 40):hit.end() + 40]}…"
 
 
@@ -93,14 +95,14 @@ def quoted_in(pairs: set[tuple[float, float]], mean: str, half: str) -> bool:
 
 def test_docs_quote_the_references_numbers() -> None:
     """Each "mean ± half-width" of docs/paper.md is a committed reference's number (or the paper's) at the digits
-    shown: a number left behind by a regenerated reference (42.4 ± 4.0 for 43.36 ± 3.84) fails here."""
+    shown: a number left behind by a regenerated reference (43.36 ± 3.84 for 43.20 ± 2.51) fails here."""
     pairs = reference_pairs()
     text = (ROOT / "docs" / "paper.md").read_text()
     quotes = PLUS_MINUS.findall(text)
     assert len(quotes) >= 20
     stale = [f"{a} ± {b}" for a, b in quotes if not quoted_in(pairs, a, b)]
     assert not stale, f"docs/paper.md quotes numbers no committed reference holds: {stale}"
-    assert not quoted_in(pairs, "42.4", "4.0") and quoted_in(pairs, "43.36", "3.84")  # the check can fail
+    assert not quoted_in(pairs, "43.36", "3.84") and quoted_in(pairs, "43.20", "2.51")  # the check can fail
 
 
 @pytest.mark.parametrize("page", sorted(REFERENCE.rglob("report.html")), ids=lambda p: p.parent.name)

@@ -189,9 +189,11 @@ def git_commit() -> str | None:
     return out + (" (with uncommitted changes)" if dirty else "") if out else None
 
 
-def render_report(out_dir: str | Path, record: RunRecord, title: str = "", table: PaperTable | None = None) -> str:
+def render_report(out_dir: str | Path, record: RunRecord, title: str = "", table: PaperTable | None = None,
+                  shown_dir: str | None = None) -> str:
     """The HTML text of the report of results directory `out_dir` with its run record; `table`: the paper-style
-    table this run wrote as table.md (None: a study's own table.md, shown as written)."""
+    table this run wrote as table.md (None: a study's own table.md, shown as written); `shown_dir`: the folder named
+    as the results directory (default `out_dir`; a committed reference names the one its command wrote)."""
     from ganeval.results.verdict import VERDICT_FILE, result_sentences, split_verdict
 
     out = Path(out_dir)
@@ -200,7 +202,7 @@ def render_report(out_dir: str | Path, record: RunRecord, title: str = "", table
     def ours(p: Path) -> bool:
         return p.exists() and (shown is None or p.name in shown)
 
-    facts = [("experiment", record.experiment), ("results directory", str(out)), ("runs", record.runs),
+    facts = [("experiment", record.experiment), ("results directory", shown_dir or str(out)), ("runs", record.runs),
              ("sample size", record.config.get("sample_size")), ("confidence", record.config.get("confidence")),
              ("seed", record.seed), ("device", record.device), ("config hash", record.config_hash),
              ("scored on", "the full sets (one value per metric, no interval)" if record.config.get("full_sets") else None),

@@ -18,7 +18,6 @@ def quickstart(src: Path, out: Path) -> None:
     from ganeval.common import atomic_write_text, forget_written
     from ganeval.results import write_results
     from ganeval.results.report import REPORT_FILE, render_report
-    from ganeval.results.report_tables import esc
     from ganeval.results.tables import paper_table
     from ganeval.results.verdict import write_verdict
 
@@ -37,7 +36,7 @@ def quickstart(src: Path, out: Path) -> None:
     forget_written(out)  # the report shows every file of the folder (the run's figures too), as the run's did
     shown = record.config.get("results_dir") or f"results/{record.experiment}"  # the default results_dir
     table = paper_table(summary, comparison, title, extractor=record.extractor or None)
-    page = render_report(out, record, title, table).replace(f"<code>{esc(str(out))}</code>", f"<code>{esc(shown)}</code>", 1)
+    page = render_report(out, record, title, table, shown_dir=shown)
     atomic_write_text(out / REPORT_FILE, page)
     forget_written(out)  # and whatever reads the folder next (the terminal summary) reads all of it
 
