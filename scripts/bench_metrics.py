@@ -273,7 +273,7 @@ def reviewer_metrics(n: int, d: int, device: str, seed: int, repeats: int) -> No
         for label, metrics in rows:
             rounds[-1][label] = protocol_run(x, y, metrics, device, seed)
             print(f"  round {i + 1}: {label:<28} {rounds[-1][label][0]:7.2f} s", flush=True)
-    for label, metrics in rows:
+    for label, _ in rows:
         t = min(r[label][0] for r in rounds)
         cpu = min(r[label][1]["cpu_s"] for r in rounds)
         added = added_cpu = value = ""
@@ -294,11 +294,14 @@ def approx_scaling(sizes: list[int], d: int, device: str, seed: int) -> None:
     t_compile, _ = timed(lambda: imd(small, small[::-1].copy(), seed=seed, knn="approx", device=device))
     print(f"\nimd(knn='approx'): numba compile + first call on 300x16 = {t_compile:.1f} s (once per process, excluded below)")
     print(f"{'N':>8} {'D':>6} {'imd_approx_s':>13} {'value':>12}")
+
+    def one(n: int) -> tuple[float, float]:
+        x, y = make_sets(n, d, seed)  # freed on return, before the next size is made
+        return timed(lambda: imd(x, y, seed=seed, knn="approx", device=device))
+
     for n in sizes:
-        x, y = make_sets(n, d, seed)
-        t, v = timed(lambda: imd(x, y, seed=seed, knn="approx", device=device))
+        t, v = one(n)
         print(f"{n:>8} {d:>6} {t:13.2f} {v:12.6g}", flush=True)
-        del x, y
 
 
 def peak_rss_mb() -> float:

@@ -18,7 +18,7 @@ import pytest
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
-from omegaconf import OmegaConf, open_dict
+from omegaconf import open_dict
 
 from ganeval.app.main import config_dir, run_app
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from ganeval.features import inception as inc
 from ganeval.hashing import sha256_file

@@ -334,7 +334,6 @@ def test_fresh_start_leaves_no_stale_output(tmp_path: Path) -> None:
 # 10. the busy message names the process that holds the lock, not the pid written in the file
 # ------------------------------------------------------------------------------------------------
 def test_busy_message_names_the_lock_holder(tmp_path: Path) -> None:
-    import time
 
     from ganeval.protocol.store import LOCK_FILE, ResultsDirBusyError, locked
 

@@ -350,7 +350,7 @@ def test_fid_of_a_set_against_itself_is_never_negative(capsys: pytest.CaptureFix
 
     rng = np.random.default_rng(0)
     negative = 0
-    for seed in range(12):
+    for _ in range(12):
         x = rng.standard_normal((500, 64)) @ rng.standard_normal((64, 64)) * rng.uniform(0.01, 100)
         x = x.astype(np.float32)
         v = fid(x, x)

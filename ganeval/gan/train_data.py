@@ -12,7 +12,6 @@ from typing import Any, Mapping, cast
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from ganeval.gan.architectures import _Generator, get_architecture, resolve_arch_kwargs
 

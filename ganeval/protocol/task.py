@@ -124,7 +124,7 @@ class MetricTask:
             del sets
             real_state = states[0]
             draws = metric_draws(s.seed, r, *block.draw)  # each metric's own stream, the same for every generator
-            for (groups, fake), fake_state in zip(block.fakes, states[1:]):
+            for (groups, _fake), fake_state in zip(block.fakes, states[1:]):
                 values = score_pair(real_state, fake_state, draws, s.metrics, s.device)
                 head = {"run": r, **block.groups, **groups}
                 out += [{**head, **probe, "metric": m, "value": float(v)} for m, v in values.items()]

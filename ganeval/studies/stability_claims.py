@@ -152,7 +152,6 @@ def decide(summary: pd.DataFrame, comparison: pd.DataFrame, seconds: dict[str, f
 
     tests = tests_in(build(conf)[2])  # the family's size, then every smallest detectable effect at its Holm level
     claims, comparison, found = build(holm_confidence(conf, tests))
-    by = {c["claim"]: c for c in claims}
     decided = holm(found, conf)
     for c in claims:
         if c["claim"].startswith("separation/"):

@@ -9,7 +9,6 @@ above its compressed size (a zip bomb): all from the archive's index, before any
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tarfile
 import zipfile
