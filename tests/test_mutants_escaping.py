@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+from test_tables import _gfm, _rows, _texts
+
 from ganeval.results.summary import compare_runs, summarize_runs
 from ganeval.results.tables import md_escape, table_latex, table_markdown, tex_escape
-from test_tables import _gfm, _rows, _texts
 
 
 def _labelled(a: str, b: str):  # type: ignore[no-untyped-def]

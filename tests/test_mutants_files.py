@@ -8,17 +8,18 @@ import math
 import os
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 from PIL import Image
+from test_sources import make_images, zip_of
 
 from ganeval.data.sources import ImageSource
 from ganeval.data.sources import file_digests as fd
 from ganeval.features import extract_with_info
-from test_sources import make_images, zip_of
 
 
 def _during(monkeypatch: pytest.MonkeyPatch, after_batches: int, action: Callable[[], None]) -> None:

@@ -4,14 +4,21 @@ a stand-in claim, which tests nothing, is not counted in the family's size (each
 from __future__ import annotations
 
 import pytest
+from test_verdict import seed_summary
 
+from ganeval.results import verdicts
 from ganeval.results.power import pairs_needed_range
 from ganeval.results.seeds import compare_seeds
 from ganeval.results.tables import comparison_notes
 from ganeval.results.verdict import comparison_sentences, decimals_for, signed
-from ganeval.results import verdicts
-from ganeval.results.verdicts import HOLDS, STAND_IN, Claim, claims_table, holm, holm_family
-from test_verdict import seed_summary
+from ganeval.results.verdicts import (
+    HOLDS,
+    STAND_IN,
+    Claim,
+    claims_table,
+    holm,
+    holm_family,
+)
 
 FID = [-4.0, -2.0, -6.3]  # an undecided difference over 3 seeds
 KID = [0.001, -0.002, 0.0005]

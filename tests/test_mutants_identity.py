@@ -27,7 +27,7 @@ def _env(**extra: str) -> dict[str, str]:
 def test_keyword_only_defaults_are_in_the_digest() -> None:
     """Bug: `fn.__kwdefaults__` left out. One factory, two keyword-only defaults: two digests."""
 
-    def factory(k: int):  # noqa: ANN202
+    def factory(k: int):
         def f(n: int, seed: int, *, m: int = k) -> np.ndarray:
             return np.full((n, 2), m)
         return f
@@ -39,8 +39,8 @@ def test_keyword_only_defaults_are_in_the_digest() -> None:
 
 def test_bytecode_is_in_the_digest() -> None:
     """Bug: `co_code` left out. `n + 1` and `n - 1` have the same names, constants and variables."""
-    plus = lambda n, seed: n + 1  # noqa: E731
-    minus = lambda n, seed: n - 1  # noqa: E731
+    plus = lambda n, seed: n + 1
+    minus = lambda n, seed: n - 1
     assert plus.__code__.co_consts == minus.__code__.co_consts and plus.__code__.co_names == minus.__code__.co_names
     assert callable_digest(plus) != callable_digest(minus)
 
@@ -48,8 +48,8 @@ def test_bytecode_is_in_the_digest() -> None:
 def test_globals_read_only_in_nested_code_are_in_the_digest(monkeypatch: pytest.MonkeyPatch) -> None:
     """Bug: the globals of nested code objects (comprehensions, inner lambdas) left out: changing SCALE56, which
     only they read, must change the digest."""
-    comprehension = lambda n, seed: [SCALE56 * i for i in range(n)]  # noqa: E731
-    inner = lambda n, seed: (lambda: SCALE56 * n)()  # noqa: E731  (nested code on every Python version)
+    comprehension = lambda n, seed: [SCALE56 * i for i in range(n)]
+    inner = lambda n, seed: (lambda: SCALE56 * n)()  # noqa: PLC3002 - nested code on every Python version
     assert "SCALE56" not in inner.__code__.co_names
     before = [callable_digest(comprehension), callable_digest(inner)]
     monkeypatch.setattr(sys.modules[__name__], "SCALE56", 3.0)
@@ -75,7 +75,7 @@ def test_a_captured_set_digests_alike_whatever_its_iteration_order() -> None:
     set must give one digest in every interpreter."""
     got = []
     for seed in ("0", "1", "2", "3"):
-        done = subprocess.run([sys.executable, "-c", SET_DIGEST], capture_output=True, text=True, timeout=300,
+        done = subprocess.run([sys.executable, "-c", SET_DIGEST], capture_output=True, text=True, timeout=300, check=False,
                               env=_env(PYTHONHASHSEED=seed))
         assert done.returncode == 0, done.stderr[-2000:]
         got.append(json.loads(done.stdout))
@@ -102,7 +102,7 @@ def test_a_helper_module_beside_the_package_is_in_the_identity(tmp_path: Path) -
     (tmp_path / "helper56.py").write_text("SCALE = 1.0\n")
 
     def identity() -> dict:
-        done = subprocess.run([sys.executable, "-c", IDENTITY], capture_output=True, text=True, timeout=300,
+        done = subprocess.run([sys.executable, "-c", IDENTITY], capture_output=True, text=True, timeout=300, check=False,
                               cwd=tmp_path, env=_env(path=str(tmp_path)))
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout)

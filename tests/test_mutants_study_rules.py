@@ -123,8 +123,9 @@ RHO = {  # Σd² → the permutation of the counts (ρ = 1 − 6 Σd² / 990)
 def test_heat_clusters_rho_against_the_strong_threshold(a: int, b: int, want: str) -> None:
     """ρ(k, ĉ) per run alternates between two permutations' values around 0.8 (0.830, 0.806, 0.782, 0.758): over
     12 runs [0.807, 0.829], [0.783, 0.829] (mean above 0.8), [0.760, 0.828] (mean below), [0.759, 0.781]."""
-    from ganeval.studies import heat_clusters as hc
     from test_heat_clusters import rows_from
+
+    from ganeval.studies import heat_clusters as hc
 
     for s, p in RHO.items():
         assert stats.spearmanr(np.arange(10), p).statistic == pytest.approx(1 - 6 * s / 990)
@@ -135,8 +136,9 @@ def test_heat_clusters_rho_against_the_strong_threshold(a: int, b: int, want: st
 
 @pytest.mark.parametrize("center, hw, want", _around(2.0, 0.03, False) + _around(0.5, 0.03, True))
 def test_heat_clusters_count_within_a_factor_of_two(center: float, hw: float, want: str) -> None:
-    from ganeval.studies import heat_clusters as hc
     from test_heat_clusters import rows_from
+
+    from ganeval.studies import heat_clusters as hc
 
     k = np.arange(1.0, 11.0)
     counts = np.outer(exact(center, hw, 8), k)  # every class's ratio ĉ/k: that interval

@@ -20,8 +20,8 @@ def _features(path: Path, d: int, seed: int) -> str:
 
 @pytest.mark.parametrize("overwrite, said", [
     (False, 'save_ref="{ref}" exists; remove it or pass overwrite=True'),
-    (True, 'save_ref="{ref}" is an input of this command ({ref}): an output never replaces an input, with or without '
-           "overwrite=True; give another path"),
+    (True, ('save_ref="{ref}" is an input of this command ({ref}): an output never replaces an input, with or '
+            "without overwrite=True; give another path")),
 ], ids=["exists", "overwrite"])
 def test_save_ref_onto_reals_own_file_is_refused_in_pythons_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    overwrite: bool, said: str) -> None:
