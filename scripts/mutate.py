@@ -29,6 +29,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -150,13 +151,17 @@ def _pytest(tree: Path, tests: list[str], timeout: float) -> tuple[str, float, s
     cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-rfE", "-p", "no:cacheprovider", "-m", "not slow",
            "-p", "no:randomly", "-p", "no:random_order", "-o", "addopts=", "--timeout", str(int(timeout))]
     t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # its own process group: the commands tests start end with it
     try:
-        done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return "timeout", time.perf_counter() - t0, ""
     seconds = time.perf_counter() - t0
-    first = re.search(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.MULTILINE)
-    outcome = {0: "passed", 1: "failed", 2: "failed"}.get(done.returncode, f"error (rc {done.returncode})")
+    first = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", out, re.MULTILINE)
+    outcome = {0: "passed", 1: "failed", 2: "failed"}.get(proc.returncode, f"error (rc {proc.returncode})")
     return outcome, seconds, first.group(1) if first else ""
 
 
