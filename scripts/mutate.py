@@ -62,8 +62,11 @@ def draw(pool: list[mut.Mutant], count: int, seed: int) -> list[mut.Mutant]:
 
 
 def changed_lines(rev: str, root: Path = ROOT) -> dict[str, set[int]]:
-    """module -> the lines (of the file as it is now) added or changed since `rev`, for every module changed."""
-    diff = subprocess.run(["git", "diff", "--unified=0", "--no-color", rev, "--", PACKAGE], cwd=root,
+    """module -> the lines (of the file as it is now, uncommitted edits included) added or changed since this
+    branch left `rev` (their merge base: what `rev` changed since is not this branch's), for every module changed."""
+    base = subprocess.run(["git", "merge-base", rev, "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    diff = subprocess.run(["git", "diff", "--unified=0", "--no-color", base, "--", PACKAGE], cwd=root,
                           capture_output=True, text=True, check=True).stdout
     out: dict[str, set[int]] = {}
     module = None
@@ -235,8 +238,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--count", type=int, default=150, help="mutants drawn (default 150)")
     ap.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
     ap.add_argument("--modules", nargs="+", metavar="PATH", help="draw only from these modules (default: all)")
-    ap.add_argument("--changed", metavar="REV", help="draw from the lines changed since REV (git diff; all of a "
-                    "changed module's mutants where none is on them); --count defaults to 10 then")
+    ap.add_argument("--changed", metavar="REV", help="draw from the lines this branch changed since it left REV "
+                    "(git diff from their merge base, uncommitted edits included; all of a changed module's mutants "
+                    "where none is on them); --count defaults to 10 then")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="run these mutants (as --list names them)")
     ap.add_argument("--list", action="store_true", help="print the drawn mutants and their tests' count; run none")
     ap.add_argument("--log", type=Path, help="a JSON line per mutant, appended as each finishes")

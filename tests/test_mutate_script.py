@@ -128,11 +128,16 @@ def test_changed_draws_from_the_lines_changed_since_a_revision(tmp_path: Path) -
     pkg.mkdir()
     (pkg / "a.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 2\n")
     (pkg / "b.py").write_text("def h(x):\n    return x - 1\n")
-    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "init", "-q", "-b", "main")
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-qm", "one")
-    (pkg / "a.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 3 < 7\n")
+    _git(tmp_path, "checkout", "-qb", "other")  # a branch that moved on after ours left: not our change
+    (pkg / "b.py").write_text("def h(x):\n    return x - 2\n")
+    _git(tmp_path, "commit", "-qam", "theirs")
+    _git(tmp_path, "checkout", "-q", "main")
+    (pkg / "a.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 3 < 7\n")  # ours, not committed
     assert m.changed_lines("HEAD", tmp_path) == {"ganeval/a.py": {6}}
+    assert m.changed_lines("other", tmp_path) == {"ganeval/a.py": {6}}
     assert {x.name for x in m.changed_pool("HEAD", tmp_path)} == {
         "ganeval/a.py:g:'*'→'/'@\"x * 3\"", "ganeval/a.py:g:3→4@\"x * 3\"", "ganeval/a.py:g:'<'→'<='@\"x * 3 < 7\"",
         "ganeval/a.py:g:7→8@\"x * 3 < 7\""}
