@@ -8,7 +8,7 @@ results/reference/mutation/test_map.json; for a test file the map does not know,
 module), `-m "not slow"`, fastest first, stopping at the first failure, under a timeout of --timeout-factor times
 their seconds in the map plus --timeout-base. Killed: a test fails (and passes again on the original: else the
 mutant is counted `flaky`) or the run times out. Survived: every test passes, or no test runs the function.
-Writes one JSON line per mutant to --log and prints the score by package; mutants named in --equivalent
+Writes one JSON line per mutant to --log (an existing log is resumed: its mutants are not run again) and prints the score by package; mutants named in --equivalent
 (a JSON object, name → why) count as equivalent, not survived.
 
     nice -n 10 python scripts/mutate.py --count 150 --seed 56 --log results/reference/mutation/sample_56.jsonl
@@ -303,11 +303,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, chosen: list[mut.Mutant], test_map: dict, equivalent: dict[str, str]) -> int:
-    records = []
+    done = {}  # a log that exists is resumed: the mutants it records are not run again
+    if args.log and args.log.exists():
+        done = {r["name"]: r for r in map(json.loads, filter(None, args.log.read_text().splitlines()))}
+    records = [done[m.name] for m in chosen if m.name in done]
     with tempfile.TemporaryDirectory(prefix="ganeval-mutate-") as tmp:
         tree = Path(tmp)
         copy_tree(ROOT, tree)
         for i, m in enumerate(chosen, 1):
+            if m.name in done:
+                continue
             rec = run_one(tree, m, select(test_map, tree, m), args.timeout_factor, args.timeout_base)
             records.append(rec)
             word = "killed  " if rec["killed"] else "SURVIVED" if rec["outcome"] == "passed" else rec["outcome"]
