@@ -1,231 +1,330 @@
-"""Mutation testing of ganeval.metrics, ganeval.results and ganeval.protocol: do the tests catch small bugs?
+"""Mutation testing of ganeval/: do the tests catch small bugs?
 
-Generates mutants from the AST of each module in TARGETS (operator swaps + ↔ -, * ↔ /, comparison flips < ↔ <=,
-== ↔ !=, `and` ↔ `or`, a dropped `not` or unary minus, integer constants n → n + 1, float constants x → 2x),
-draws --per-module of them per module with --seed, and for each one writes the mutated module into a copy of the
-tree, runs the module's covering test files (TARGETS) there under a timeout, and restores it. A mutant is killed
-when the tests fail (or time out), survives when they pass. Before any mutant, each group of test files runs on
-the copy with the modules only re-printed by `ast.unparse` (the form the mutants are written in): a group that
-fails there is reported and its mutants skipped. Writes one JSON line per mutant to --log, and prints the score
-and the survivors (each to be killed by a new test or explained as equivalent: docs/development.md).
+Draws mutants (scripts/mutants.py: operator swaps, comparison flips, `and`↔`or`, a dropped `not` or minus, n → n+1,
+x → 2x, True↔False, any↔all, min↔max), each named by file, function, change and the expression around it, from
+every module of ganeval/ (each site equally likely) with --seed; for each one writes the mutated module into a
+copy of the tree and runs there the tests that run the mutant's function (the map of scripts/mutate_map.py, at
+results/reference/mutation/test_map.json; for a test file the map does not know, the whole file if it imports the
+module), `-m "not slow"`, fastest first, stopping at the first failure, under a timeout of --timeout-factor times
+their seconds in the map plus --timeout-base. Killed: a test fails (and passes again on the original: else the
+mutant is counted `flaky`) or the run times out. Survived: every test passes, or no test runs the function.
+Writes one JSON line per mutant to --log (an existing log is resumed: its mutants are not run again) and prints the score by package; mutants named in --equivalent
+(a JSON object, name → why) count as equivalent, not survived.
 
-    nice -n 10 python scripts/mutate.py --per-module 4 --log results/reference/mutation/run.jsonl
-    python scripts/mutate.py --list                      # the drawn mutants only, nothing run
-    python scripts/mutate.py --only ganeval/metrics/knn.py#18   # one mutant again
+    nice -n 10 python scripts/mutate.py --count 150 --seed 56 --log results/reference/mutation/sample_56.jsonl
+    python scripts/mutate.py --changed main                  # before a merge: mutants in the lines changed since main
+    python scripts/mutate.py --list --count 20               # the drawn mutants only, nothing run
+    python scripts/mutate.py --only "ganeval/metrics/kid.py:kid_unbiased:'<'→'<='@\\"n < 2\\""
+    python scripts/mutate.py --score results/reference/mutation/sample_56.jsonl   # a log's score again
+    nice -n 10 python scripts/mutate.py --map                # the test map again (every test file; or name some)
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import json
 import os
 import random
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mutants as mut
+import mutate_map
+
 ROOT = Path(__file__).resolve().parent.parent
-
-# module -> the test files that cover it (the ones run for each of its mutants)
-TARGETS: dict[str, tuple[str, ...]] = {
-    "ganeval/metrics/fid.py": ("tests/test_fid.py",),
-    "ganeval/metrics/kid.py": ("tests/test_kid.py",),
-    "ganeval/metrics/imd.py": ("tests/test_imd.py",),
-    "ganeval/metrics/slq.py": ("tests/test_slq_accuracy.py", "tests/test_lanczos_queued.py"),
-    "ganeval/metrics/laplacian.py": ("tests/test_slq_accuracy.py", "tests/test_imd.py"),
-    "ganeval/metrics/knn.py": ("tests/test_imd.py", "tests/test_knn_precision.py"),
-    "ganeval/metrics/prdc.py": ("tests/test_prdc_metrics.py",),
-    "ganeval/results/intervals.py": ("tests/test_intervals.py",),
-    "ganeval/results/power.py": ("tests/test_power.py",),
-    "ganeval/results/seeds.py": ("tests/test_seeds.py",),
-    "ganeval/results/summary.py": ("tests/test_summary.py", "tests/test_tables.py"),
-    "ganeval/results/verdicts.py": ("tests/test_verdicts.py", "tests/test_study_verdicts.py"),
-    "ganeval/protocol/draws.py": ("tests/test_protocol.py", "tests/test_train_seeds.py"),
-    "ganeval/protocol/task.py": ("tests/test_protocol.py", "tests/test_store.py", "tests/test_metric_streams.py"),
-    "ganeval/protocol/store.py": ("tests/test_store.py", "tests/test_run_folders.py", "tests/test_metric_streams.py"),
-}
-SWAPS: dict[type, type] = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Mult,
-    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
-    ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.And: ast.Or, ast.Or: ast.And,
-}
+MAP = ROOT / "results" / "reference" / "mutation" / "test_map.json"
+EQUIVALENT = ROOT / "results" / "reference" / "mutation" / "equivalent.json"
+PACKAGE = "ganeval"
 
 
-@dataclass(frozen=True)
-class Mutant:
-    """The `index`-th mutable site of `module` (in `_sites` order), at `line`: `before` becomes `after`."""
-
-    module: str
-    index: int
-    line: int
-    before: str
-    after: str
+def modules(root: Path = ROOT) -> list[str]:
+    """Every module of the package, as paths relative to `root`."""
+    return sorted(p.relative_to(root).as_posix() for p in (root / PACKAGE).rglob("*.py"))
 
 
-def _skipped(tree: ast.Module) -> set[int]:
-    """ids of the nodes not worth mutating: docstrings, annotations, f-string parts, `if TYPE_CHECKING` blocks."""
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        parts: list[ast.AST] = []
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            parts += [a.annotation for a in node.args.args + node.args.kwonlyargs if a.annotation] + (
-                [node.returns] if node.returns else [])
-        if isinstance(node, ast.AnnAssign):
-            parts.append(node.annotation)
-        if isinstance(node, ast.JoinedStr):
-            parts.append(node)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            parts.append(node)
-        for part in parts:
-            skip.update(id(n) for n in ast.walk(part))
-    return skip
+def all_sites(root: Path, names: list[str]) -> list[mut.Mutant]:
+    return [m for name in names for m in mut.sites((root / name).read_text(), name)]
 
 
-def _sites(tree: ast.Module) -> list[tuple[ast.AST, str]]:
-    """Every (node, how) that can be mutated, in a fixed order (ast.walk's)."""
-    skip = _skipped(tree)
-    out: list[tuple[ast.AST, str]] = []
-    for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
-        if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in SWAPS:
-            out.append((node, "op"))
-        elif isinstance(node, ast.BoolOp):
-            out.append((node, "op"))
-        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in SWAPS:
-            out.append((node, "cmp"))
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
-            out.append((node, "unary"))
-        elif (isinstance(node, ast.Constant) and type(node.value) in (int, float)
-              and not isinstance(node.value, bool)):
-            out.append((node, "const"))
+def draw(pool: list[mut.Mutant], count: int, seed: int) -> list[mut.Mutant]:
+    """`count` mutants of `pool`, each equally likely, drawn without replacement with `seed`, in source order."""
+    chosen = random.Random(seed).sample(range(len(pool)), min(count, len(pool)))
+    return [pool[i] for i in sorted(chosen)]
+
+
+def changed_lines(rev: str, root: Path = ROOT) -> dict[str, set[int]]:
+    """module -> the lines (of the file as it is now, uncommitted edits included) added or changed since this
+    branch left `rev` (their merge base: what `rev` changed since is not this branch's), for every module changed."""
+    base = subprocess.run(["git", "merge-base", rev, "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    diff = subprocess.run(["git", "diff", "--unified=0", "--no-color", base, "--", PACKAGE], cwd=root,
+                          capture_output=True, text=True, check=True).stdout
+    out: dict[str, set[int]] = {}
+    module = None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            name = line[4:].removeprefix("b/")
+            module = name if name.endswith(".py") and (root / name).is_file() else None
+            if module:
+                out.setdefault(module, set())
+        elif line.startswith("@@") and module:
+            found = re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)
+            assert found is not None, line
+            start, n = int(found.group(1)), int(found.group(2) or 1)
+            out[module].update(range(start, start + n))
     return out
 
 
-def _mutate(source: str, index: int) -> tuple[str, int, str, str]:
-    """(mutated module text, line, the site before, after) for site `index` of `source`."""
-    tree = ast.parse(source)
-    node, how = _sites(tree)[index]
-    before = ast.unparse(node)
-    line = node.lineno
-    if how == "op":
-        node.op = SWAPS[type(node.op)]()  # type: ignore[attr-defined]
-    elif how == "cmp":
-        node.ops = [SWAPS[type(node.ops[0])]()]  # type: ignore[attr-defined]
-    elif how == "const":
-        v = node.value  # type: ignore[attr-defined]
-        node.value = v + 1 if isinstance(v, int) else (2 * v if v else 1.0)  # type: ignore[attr-defined]
-    if how == "unary":  # `not x` -> `x`, `-x` -> `x`: replace the node in its parent
-        operand = node.operand  # type: ignore[attr-defined]
-        for parent in ast.walk(tree):
-            for field, value in ast.iter_fields(parent):
-                if value is node:
-                    setattr(parent, field, operand)
-                elif isinstance(value, list):
-                    value[:] = [operand if v is node else v for v in value]
-        after = ast.unparse(operand)
-    else:
-        after = ast.unparse(node)
-    return ast.unparse(tree) + "\n", line, before, after
+def changed_pool(rev: str, root: Path = ROOT) -> list[mut.Mutant]:
+    """The mutants on the lines changed since `rev`; where a changed module has none there, all of its mutants."""
+    pool = []
+    for module, lines in sorted(changed_lines(rev, root).items()):
+        sites = mut.sites((root / module).read_text(), module)
+        pool += [m for m in sites if m.line in lines] or sites
+    return pool
 
 
-def draw(per_module: int, seed: int) -> list[Mutant]:
-    """`per_module` mutants of each target module, drawn without replacement with `seed`."""
-    rng = random.Random(seed)
+def named(root: Path, names: list[str]) -> list[mut.Mutant]:
+    """The mutants called `names` (as --list prints them)."""
     out = []
-    for module in TARGETS:
-        source = (ROOT / module).read_text()
-        n = len(_sites(ast.parse(source)))
-        for index in sorted(rng.sample(range(n), min(per_module, n))):
-            _, line, before, after = _mutate(source, index)
-            out.append(Mutant(module, index, line, before, after))
+    for name in names:
+        module = name.split(":", 1)[0]
+        if not (root / module).is_file():
+            raise SystemExit(f"--only: no module {module!r} (a name starts with its file, e.g. ganeval/fid.py:…)")
+        try:
+            out.append(mut.find((root / module).read_text(), module, name))
+        except KeyError:
+            raise SystemExit(f"--only: {module} has no mutant {name!r} (--list --count 100000 prints them all)") from None
     return out
 
 
-def _named(spec: str) -> Mutant:
-    """The mutant MODULE#INDEX (as --list prints them)."""
-    module, _, index = spec.partition("#")
-    if module not in TARGETS or not index.isdigit():
-        raise SystemExit(f"--only takes MODULE#INDEX with MODULE one of {', '.join(TARGETS)}, got {spec!r}")
-    _, line, before, after = _mutate((ROOT / module).read_text(), int(index))
-    return Mutant(module, int(index), line, before, after)
+def _imports(test: Path) -> set[str]:
+    """The package's modules a test file names: its imports and dotted names in its text (monkeypatch targets)."""
+    text = test.read_text()
+    names = set(re.findall(rf"\b{PACKAGE}(?:\.\w+)+", text))
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == PACKAGE:
+            names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return names
 
 
-def _run_tests(tree: Path, files: tuple[str, ...], timeout: float) -> tuple[str, float]:
-    """('passed' | 'failed' | 'timeout' | 'error (rc N)', seconds) of the test files run in the copy `tree`."""
+def naming_tests(root: Path, module: str) -> list[str]:
+    """The test files that name `module` (import it or a name in it, or spell its dotted name)."""
+    dotted = module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return [test.relative_to(root).as_posix() for test in sorted((root / "tests").glob("test_*.py"))
+            if any(n == dotted or n.startswith(dotted + ".") for n in _imports(test))]
+
+
+def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float]]:
+    """(test, seconds in the map) to run for `m`: the map's tests that ran its function; else (a class body, module
+    level, a function no test ran) those that ran a function of its class, else of its module; else every test
+    file that names the module. Test files the map does not know or that changed since (new tests) run whole when
+    they name the module (their seconds: 0, unknown: the timeout is then 30 min). Those of the files that name
+    the module come first, each part fastest first."""
+    functions = test_map["covers"].get(m.module, {})
+    idx = set(functions.get(m.function, []))
+    if not idx:
+        prefix = "" if m.function == "<module>" else m.function + "."
+        idx = {i for f, ids in functions.items() if f.startswith(prefix) for i in ids}
+    if not idx:
+        idx = {i for ids in functions.values() for i in ids}
+    tests = [(t, s) for t, s in (test_map["tests"][i] for i in idx)]
+    naming = naming_tests(root, m.module)
+    stale = [f for f in naming if test_map["files"].get(f) != mutate_map.sha(root / f)]
+    whole = stale if tests else naming
+    tests = [(t, s) for t, s in tests if t.split("::")[0] not in whole]
+    tests += [(f, 0.0 if f in stale else mutate_map.file_seconds(test_map, f)) for f in whole]
+    near = set(naming)  # the module's own test files first: the likeliest to fail, so the quickest verdict
+    return sorted(tests, key=lambda ts: (ts[0].split("::")[0] not in near, ts[1], ts[0]))
+
+
+def _pytest(tree: Path, tests: list[str], timeout: float) -> tuple[str, float, str]:
+    """(outcome: 'passed' | 'failed' (rc 1, or 2: a collection error) | 'timeout' | 'error (rc N)', seconds, the
+    first failed test or file) of `tests`."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "pytest", *files, "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+    cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-rfE", "-p", "no:cacheprovider", "-m", "not slow",
            "-p", "no:randomly", "-p", "no:random_order", "-o", "addopts=", "--timeout", str(int(timeout))]
     t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # its own process group: the commands tests start end with it
     try:
-        rc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, timeout=timeout).returncode
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "timeout", time.perf_counter() - t0
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return "timeout", time.perf_counter() - t0, ""
     seconds = time.perf_counter() - t0
-    return {0: "passed", 1: "failed"}.get(rc, f"error (rc {rc})"), seconds
+    first = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", out, re.MULTILINE)
+    outcome = {0: "passed", 1: "failed", 2: "failed"}.get(proc.returncode, f"error (rc {proc.returncode})")
+    return outcome, seconds, first.group(1) if first else ""
+
+
+def copy_tree(root: Path, dest: Path) -> None:
+    """The files git tracks or would track (not ignored) of `root`, copied to `dest`."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        if (root / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / rel, dest / rel)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a module and drop its compiled copy (a same-size edit within one second could otherwise reuse it)."""
+    path.write_text(text)
+    Path(importlib.util.cache_from_source(str(path))).unlink(missing_ok=True)
+
+
+def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float]], factor: float, base: float) -> dict:
+    """Run `m` against `tests` in `tree`; the module is restored after."""
+    rec: dict = {"name": m.name, "module": m.module, "function": m.function, "line": m.line, "before": m.before,
+                 "after": m.after, "tests": len(tests)}
+    if not tests:
+        return {**rec, "outcome": "no test runs it", "killed": False, "killed_by": "", "seconds": 0.0}
+    path = tree / m.module
+    original = path.read_text()
+    known = sum(s for _, s in tests)
+    timeout = base + factor * known if all(s for _, s in tests) else max(base + factor * known, 1800.0)
+    _write(path, mut.apply(original, m))
+    try:
+        outcome, seconds, first = _pytest(tree, [t for t, _ in tests], timeout)
+    finally:
+        _write(path, original)
+    if outcome == "failed":  # the failing test must pass on the original: else it is not this mutant's
+        again, _, _ = _pytest(tree, [first] if first else [t for t, _ in tests], max(timeout, 300.0))
+        outcome = outcome if again == "passed" else "flaky"
+    killed = outcome in ("failed", "timeout")
+    return {**rec, "outcome": outcome, "killed": killed, "killed_by": first, "seconds": round(seconds, 1),
+            "timeout": round(timeout)}
+
+
+def package(module: str) -> str:
+    parts = module.split("/")
+    return "/".join(parts[:2]) if len(parts) > 2 else PACKAGE
+
+
+def score(records: list[dict], equivalent: dict[str, str]) -> list[str]:
+    """The score by package: killed, survived, equivalent, not run; killed as a share of killed + survived."""
+    table: dict[str, list[int]] = {}
+    for r in records:
+        row = table.setdefault(package(r["module"]), [0, 0, 0, 0])
+        if r["name"] in equivalent:
+            row[2] += 1
+        elif r["killed"]:
+            row[0] += 1
+        elif r["outcome"] in ("passed", "no test runs it"):
+            row[1] += 1
+        else:
+            row[3] += 1
+    table["all"] = [sum(col) for col in zip(*table.values())] if table else [0, 0, 0, 0]
+    lines = ["| package | killed | survived | equivalent | not run | killed / (killed + survived) |",
+             "|---|---|---|---|---|---|"]
+    for name, (k, s, e, n) in table.items():
+        lines.append(f"| {name} | {k} | {s} | {e} | {n} | {100 * k / max(k + s, 1):.1f} % |")
+    return lines
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=150, help="mutants drawn (default 150)")
+    ap.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
+    ap.add_argument("--modules", nargs="+", metavar="PATH", help="draw only from these modules (default: all)")
+    ap.add_argument("--changed", metavar="REV", help="draw from the lines this branch changed since it left REV "
+                    "(git diff from their merge base, uncommitted edits included; all of a changed module's mutants "
+                    "where none is on them); --count defaults to 10 then")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="run these mutants (as --list names them)")
+    ap.add_argument("--list", action="store_true", help="print the drawn mutants and their tests' count; run none")
+    ap.add_argument("--log", type=Path, help="a JSON line per mutant, appended as each finishes")
+    ap.add_argument("--score", type=Path, metavar="LOG", help="print the score of a log and stop")
+    ap.add_argument("--equivalent", type=Path, default=EQUIVALENT, help="JSON object: mutant name -> why it is "
+                    "equivalent (default results/reference/mutation/equivalent.json)")
+    ap.add_argument("--map", nargs="*", metavar="TEST_FILE", help="run these test files (default: all) under "
+                    "coverage and store which tests run each function in --map-file; nothing else")
+    ap.add_argument("--map-file", type=Path, default=MAP, help="the test map (default %(default)s)")
+    ap.add_argument("--timeout-factor", type=float, default=3.0, help="a mutant's timeout: this times its tests' "
+                    "seconds in the map, plus --timeout-base (default 3)")
+    ap.add_argument("--timeout-base", type=float, default=60.0, help="seconds (default 60: pytest's start)")
+    args = ap.parse_args(argv)
+    if args.changed and "--count" not in (argv if argv is not None else sys.argv):
+        args.count = 10
+    return args
+
+
+def make_map(args: argparse.Namespace) -> int:
+    files = args.map or sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("test_*.py"))
+    old = json.loads(args.map_file.read_text()) if args.map_file.exists() else None
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True, check=False).stdout.strip()
+    with tempfile.TemporaryDirectory(prefix="ganeval-mutate-") as tmp:
+        tree = Path(tmp)
+        copy_tree(ROOT, tree)
+        for i, test_file in enumerate(files, 1):
+            t0 = time.perf_counter()
+            found = {test_file: mutate_map.collect_file(tree, test_file, 1800.0)}
+            old = mutate_map.merge(old, found, tree, commit)
+            args.map_file.parent.mkdir(parents=True, exist_ok=True)
+            args.map_file.write_text(json.dumps(old, separators=(",", ":")) + "\n")
+            got = found[test_file]["tests"]
+            print(f"[{i}/{len(files)}] {test_file}: {len(got)} tests, "
+                  f"{sum(r['outcome'] == 'passed' for r in got.values())} passed, "
+                  f"{time.perf_counter() - t0:.0f} s", flush=True)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--per-module", type=int, default=4, help="mutants drawn per module (default 4)")
-    ap.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
-    ap.add_argument("--timeout", type=float, default=600.0, help="seconds for one mutant's tests (default 600)")
-    ap.add_argument("--log", type=Path, help="a JSON line per mutant, appended as each finishes")
-    ap.add_argument("--list", action="store_true", help="print the drawn mutants and stop")
-    ap.add_argument("--only", nargs="+", metavar="MODULE#INDEX", help="run these mutants instead of a draw "
-                    "(e.g. ganeval/metrics/knn.py#18: a survivor again, after a new test)")
-    args = ap.parse_args(argv)
-    mutants = draw(args.per_module, args.seed) if not args.only else [_named(s) for s in args.only]
-    if args.list:
-        for m in mutants:
-            print(f"{m.module}#{m.index} (line {m.line}): {m.before} -> {m.after}")
+    args = _args(argv)
+    equivalent = json.loads(args.equivalent.read_text()) if args.equivalent.exists() else {}
+    if args.score:
+        print("\n".join(score([json.loads(x) for x in args.score.read_text().splitlines() if x], equivalent)))
         return 0
-    results = []
+    if args.map is not None:
+        return make_map(args)
+    if args.only:
+        chosen = named(ROOT, args.only)
+    else:
+        pool = changed_pool(args.changed) if args.changed else all_sites(ROOT, args.modules or modules())
+        chosen = draw(pool, args.count, args.seed)
+    test_map = json.loads(args.map_file.read_text()) if args.map_file.exists() else \
+        {"files": {}, "tests": [], "covers": {}}
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}  (line {m.line}; {len(select(test_map, ROOT, m))} tests)")
+        return 0
+    return run(args, chosen, test_map, equivalent)
+
+
+def run(args: argparse.Namespace, chosen: list[mut.Mutant], test_map: dict, equivalent: dict[str, str]) -> int:
+    done = {}  # a log that exists is resumed: the mutants it records are not run again
+    if args.log and args.log.exists():
+        done = {r["name"]: r for r in map(json.loads, filter(None, args.log.read_text().splitlines()))}
+    records = [done[m.name] for m in chosen if m.name in done]
     with tempfile.TemporaryDirectory(prefix="ganeval-mutate-") as tmp:
-        tree = Path(tmp) / "tree"
-        shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".git", "__pycache__", ".venv", "*_cache"))
-        originals = {m: (tree / m).read_text() for m in TARGETS}
-        for m, text in originals.items():  # the baseline: every module as ast.unparse prints it
-            (tree / m).write_text(ast.unparse(ast.parse(text)) + "\n")
-        broken = set()
-        for files in sorted({TARGETS[m.module] for m in mutants}):
-            outcome, seconds = _run_tests(tree, files, args.timeout)
-            print(f"baseline {' '.join(files)}: {outcome} in {seconds:.0f} s", flush=True)
-            if outcome != "passed":
-                broken.add(files)
-        for i, m in enumerate(mutants, 1):
-            files = TARGETS[m.module]
-            path = tree / m.module
-            if files in broken:
-                outcome, seconds = "skipped (baseline fails)", 0.0
-            else:
-                path.write_text(_mutate(originals[m.module], m.index)[0])
-                try:
-                    outcome, seconds = _run_tests(tree, files, args.timeout)
-                finally:
-                    path.write_text(ast.unparse(ast.parse(originals[m.module])) + "\n")
-            killed = outcome in ("failed", "timeout")
-            rec = {**m.__dict__, "tests": list(files), "outcome": outcome, "killed": killed,
-                   "seconds": round(seconds, 1)}
-            results.append(rec)
-            print(f"[{i}/{len(mutants)}] {'killed ' if killed else 'SURVIVED' if outcome == 'passed' else outcome}"
-                  f" {m.module}:{m.line} {m.before} -> {m.after} ({seconds:.0f} s)", flush=True)
+        tree = Path(tmp)
+        copy_tree(ROOT, tree)
+        for i, m in enumerate(chosen, 1):
+            if m.name in done:
+                continue
+            rec = run_one(tree, m, select(test_map, tree, m), args.timeout_factor, args.timeout_base)
+            records.append(rec)
+            word = "killed  " if rec["killed"] else "SURVIVED" if rec["outcome"] == "passed" else rec["outcome"]
+            print(f"[{i}/{len(chosen)}] {word} {m.name} ({rec['tests']} tests, {rec['seconds']:.0f} s)", flush=True)
             if args.log:
                 args.log.parent.mkdir(parents=True, exist_ok=True)
                 with args.log.open("a") as f:
-                    f.write(json.dumps(rec) + "\n")
-    run = [r for r in results if r["outcome"] in ("passed", "failed", "timeout")]
-    killed = sum(r["killed"] for r in run)
-    print(f"\nscore: {killed}/{len(run)} killed ({100 * killed / max(len(run), 1):.1f} %); "
-          f"{len(results) - len(run)} not run")
-    for r in run:
-        if not r["killed"]:
-            print(f"  survived: {r['module']}#{r['index']} (line {r['line']}): {r['before']} -> {r['after']}")
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    print("\n" + "\n".join(score(records, equivalent)))
+    for r in records:
+        if not r["killed"] and r["name"] not in equivalent:
+            print(f"  {r['outcome']}: {r['name']} (line {r['line']}: {r['before']} -> {r['after']})")
     return 0
 
 

@@ -1,14 +1,21 @@
-"""scripts/mutate.py (the mutation-testing run of docs/development.md): its mutants are the documented small
-changes, each a valid module that differs from the original at one site, and its draw is the documented one."""
+"""scripts/mutate.py (the mutation testing of docs/development.md), on a tiny fixture package: its mutants are the
+documented small changes, each named by what it changes (the name survives unrelated edits) and applied to the
+site's tokens only; a mutant runs the tests the map says run its function; a killing test must pass on the
+original; `--changed` draws from the changed lines; the map attributes code run in a subprocess to its test."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import json
+import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,34 +23,229 @@ ROOT = Path(__file__).resolve().parents[1]
 def _script():  # type: ignore[no-untyped-def]
     spec = importlib.util.spec_from_file_location("mutate_script", ROOT / "scripts" / "mutate.py")
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]  (its dataclass looks its module up)
+    sys.modules[spec.name] = module  # type: ignore[union-attr]  (its dataclasses look their module up)
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
 
-def test_each_site_gets_one_small_change() -> None:
-    m = _script()
-    source = '''def f(a: int = 5, b: float = 0.5) -> bool:
+SOURCE = '''def f(a: int = 5, b: float = 0.5) -> bool:
     """Docstring 7."""
-    x = f"{a:.3f}"
+    x = f"{a + 1:.3f}" + "text"
     return not (a + b < 3 and -a == 2.5)
+
+
+class C:
+    LIMIT = 4
+
+    def g(self, xs):
+        return any(x > self.LIMIT for x in xs) or min(xs) is None
 '''
-    sites = m._sites(ast.parse(source))
-    got = {m._mutate(source, i)[2:] for i in range(len(sites))}
-    assert got == {("not (a + b < 3 and -a == 2.5)", "a + b < 3 and -a == 2.5"),
-                   ("a + b < 3 and -a == 2.5", "a + b < 3 or -a == 2.5"),
-                   ("a + b < 3", "a + b <= 3"), ("-a == 2.5", "-a != 2.5"), ("a + b", "a - b"), ("3", "4"),
-                   ("-a", "a"), ("2.5", "5.0"), ("5", "6"), ("0.5", "1.0")}  # not the annotation, docstring, f-string
-    for i in range(len(sites)):
-        text = m._mutate(source, i)[0]
-        assert ast.dump(ast.parse(text)) != ast.dump(ast.parse(source))
 
 
-def test_list_prints_the_draw() -> None:
-    out = subprocess.run([sys.executable, "scripts/mutate.py", "--list", "--per-module", "2"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120, check=True).stdout.splitlines()
+def test_each_site_gets_one_small_change_named_by_what_it_changes() -> None:
+    mut = _script().mut
+    got = {(m.name, m.before, m.after) for m in mut.sites(SOURCE, "p/m.py")}
+    assert got == {
+        ("p/m.py:f:5→6@\"a: int=5, b: float=0.5\"", "5", "6"),
+        ("p/m.py:f:0.5→1.0@\"a: int=5, b: float=0.5\"", "0.5", "1.0"),
+        ("p/m.py:f:'not'→''@\"not (a + b < 3 and -a == 2.5)\"", "not (a + b < 3 and -a == 2.5)", "a + b < 3 and -a == 2.5"),
+        ("p/m.py:f:'and'→'or'@\"a + b < 3 and -a == 2.5\"", "a + b < 3 and -a == 2.5", "a + b < 3 or -a == 2.5"),
+        ("p/m.py:f:'<'→'<='@\"a + b < 3\"", "a + b < 3", "a + b <= 3"),
+        ("p/m.py:f:'+'→'-'@\"a + b\"", "a + b", "a - b"),
+        ("p/m.py:f:3→4@\"a + b < 3\"", "3", "4"),
+        ("p/m.py:f:'=='→'!='@\"-a == 2.5\"", "-a == 2.5", "-a != 2.5"),
+        ("p/m.py:f:'-'→''@\"-a\"", "-a", "a"),
+        ("p/m.py:f:2.5→5.0@\"-a == 2.5\"", "2.5", "5.0"),
+        ("p/m.py:C:4→5@\"LIMIT = 4\"", "4", "5"),
+        ("p/m.py:C.g:'or'→'and'@\"any((x > self.LIMIT for x in xs)) or min(xs) is None\"",
+         "any((x > self.LIMIT for x in xs)) or min(xs) is None", "any((x > self.LIMIT for x in xs)) and min(xs) is None"),
+        ("p/m.py:C.g:'any'→'all'@\"any((x > self.LIMIT for x in xs))\"", "any((x > self.LIMIT for x in xs))",
+         "all((x > self.LIMIT for x in xs))"),
+        ("p/m.py:C.g:'>'→'>='@\"x > self.LIMIT\"", "x > self.LIMIT", "x >= self.LIMIT"),
+        ("p/m.py:C.g:'min'→'max'@\"min(xs)\"", "min(xs)", "max(xs)"),
+        ("p/m.py:C.g:'is'→'is not'@\"min(xs) is None\"", "min(xs) is None", "min(xs) is not None"),
+    }  # not the annotations, the docstring, the f-string, nor a `+` joining text
+
+
+def test_a_mutant_changes_only_its_sites_tokens() -> None:
+    mut = _script().mut
+    lines = SOURCE.splitlines()
+    for m in mut.sites(SOURCE, "p/m.py"):
+        text = mut.apply(SOURCE, m)
+        changed = [i for i, (a, b) in enumerate(zip(lines, text.splitlines())) if a != b]
+        assert len(text.splitlines()) == len(lines) and changed == [m.line - 1], m.name
+        assert ast.dump(ast.parse(text)) != ast.dump(ast.parse(SOURCE))
+
+
+def test_and_or_swaps_keep_the_grouping() -> None:
+    mut = _script().mut
+    source = "def h(a, b, c):\n    return a and b or c\n"
+    texts = {m.name.split(":")[2]: mut.apply(source, m) for m in mut.sites(source, "m.py")}
+    assert texts["'or'→'and'@\"a and b or c\""] == "def h(a, b, c):\n    return ((a and b) and c)\n"
+    assert texts["'and'→'or'@\"a and b\""] == "def h(a, b, c):\n    return (a or b) or c\n"
+
+
+def test_names_survive_unrelated_edits_and_twins_are_numbered() -> None:
+    mut = _script().mut
+    source = "def f(n):\n    if n < 2:\n        return 0\n    return n < 2\n"
+    before = {m.name for m in mut.sites(source, "m.py")}
+    assert "m.py:f:'<'→'<='@\"n < 2\"#1" in before and "m.py:f:'<'→'<='@\"n < 2\"#2" in before
+    edited = "import os\n\n\ndef g(x):\n    return x * 2\n\n\n" + source.replace("return 0", "return  0")
+    after = {m.name for m in mut.sites(edited, "m.py")}
+    assert before <= after and after - before == {"m.py:g:'*'→'/'@\"x * 2\"", "m.py:g:2→3@\"x * 2\""}
+    m = mut.find(edited, "m.py", "m.py:f:'<'→'<='@\"n < 2\"#2")
+    assert mut.apply(edited, m).splitlines()[-1] == "    return n <= 2"
+
+
+def test_select_runs_the_tests_of_the_mutants_function(tmp_path: Path) -> None:
     m = _script()
-    assert len(out) == 2 * len(m.TARGETS)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_new.py").write_text("from ganeval.tiny import f\n")  # not in the map: run whole
+    (tmp_path / "tests" / "test_old.py").write_text("import ganeval.other\nimport ganeval.tiny\n")  # known: by test
+    test_map = {"files": {"tests/test_old.py": m.mutate_map.sha(tmp_path / "tests" / "test_old.py")},
+                "tests": [["tests/test_old.py::a", 1.0], ["tests/test_old.py::b", 2.0], ["tests/test_old.py::c", 0.5]],
+                "covers": {"ganeval/tiny.py": {"f": [1], "C.g": [0], "C.h": [2]}}}
+
+    def picked(function: str, module: str = "ganeval/tiny.py") -> list[str]:
+        mutant = m.mut.Mutant(module, "name", function, 1, "a", "b", 0)
+        return [t for t, _ in m.select(test_map, tmp_path, mutant)]
+
+    assert picked("f") == ["tests/test_new.py", "tests/test_old.py::b"]  # its own tests, fastest first
+    assert picked("C") == ["tests/test_new.py", "tests/test_old.py::c", "tests/test_old.py::a"]  # its methods'
+    assert picked("<module>") == ["tests/test_new.py", "tests/test_old.py::c", "tests/test_old.py::a",
+                                  "tests/test_old.py::b"]
+    assert picked("g", "ganeval/other.py") == ["tests/test_old.py"]  # no test ran it: the files naming it
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def test_changed_draws_from_the_lines_changed_since_a_revision(tmp_path: Path) -> None:
+    m = _script()
+    pkg = tmp_path / "ganeval"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 2\n")
+    (pkg / "b.py").write_text("def h(x):\n    return x - 1\n")
+    _git(tmp_path, "init", "-q", "-b", "main")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "one")
+    _git(tmp_path, "checkout", "-qb", "other")  # a branch that moved on after ours left: not our change
+    (pkg / "b.py").write_text("def h(x):\n    return x - 2\n")
+    _git(tmp_path, "commit", "-qam", "theirs")
+    _git(tmp_path, "checkout", "-q", "main")
+    (pkg / "a.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 3 < 7\n")  # ours, not committed
+    assert m.changed_lines("HEAD", tmp_path) == {"ganeval/a.py": {6}}
+    assert m.changed_lines("other", tmp_path) == {"ganeval/a.py": {6}}
+    assert {x.name for x in m.changed_pool("HEAD", tmp_path)} == {
+        "ganeval/a.py:g:'*'→'/'@\"x * 3\"", "ganeval/a.py:g:3→4@\"x * 3\"", "ganeval/a.py:g:'<'→'<='@\"x * 3 < 7\"",
+        "ganeval/a.py:g:7→8@\"x * 3 < 7\""}
+
+
+TINY = '''def double(x):
+    return 2 * x
+
+
+def spin(n):
+    while n < 3:
+        n = n - 1
+    return n
+'''
+TINY_TESTS = '''from ganeval.tiny import double, spin
+
+
+def test_double():
+    assert double(3) == 6
+
+
+def test_spin():
+    assert spin(5) == 5
+'''
+
+
+def _tiny_tree(root: Path) -> Path:
+    (root / "ganeval").mkdir(parents=True)
+    (root / "ganeval" / "__init__.py").write_text("")
+    (root / "ganeval" / "tiny.py").write_text(TINY)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_tiny.py").write_text(TINY_TESTS)
+    return root
+
+
+def test_a_mutant_is_killed_by_a_failing_test_that_passes_on_the_original(tmp_path: Path) -> None:
+    m = _script()
+    tree = _tiny_tree(tmp_path)
+    by = {x.name: x for x in m.mut.sites(TINY, "ganeval/tiny.py")}
+    killed = m.run_one(tree, by["ganeval/tiny.py:double:2→3@\"2 * x\""], [("tests/test_tiny.py::test_double", 0.1)],
+                       3.0, 60.0)
+    assert killed["outcome"] == "failed" and killed["killed"] and killed["killed_by"] == "tests/test_tiny.py::test_double"
+    assert (tree / "ganeval" / "tiny.py").read_text() == TINY  # restored
+    survived = m.run_one(tree, by["ganeval/tiny.py:double:2→3@\"2 * x\""], [("tests/test_tiny.py::test_spin", 0.1)],
+                         3.0, 60.0)
+    assert survived["outcome"] == "passed" and not survived["killed"]
+    endless = m.run_one(tree, by["ganeval/tiny.py:spin:'-'→'+'@\"n - 1\""], [("tests/test_tiny.py::test_spin", 0.1)],
+                        1.0, 0.0)  # n < 3 never ends: its timeout is 1 × 0.1 s + 0
+    assert endless["outcome"] == "timeout" and endless["killed"]
+    (tree / "tests" / "test_tiny.py").write_text(TINY_TESTS + "\n\ndef test_broken():\n    assert False\n")
+    flaky = m.run_one(tree, by["ganeval/tiny.py:double:2→3@\"2 * x\""], [("tests/test_tiny.py::test_broken", 0.1)],
+                      3.0, 60.0)
+    assert flaky["outcome"] == "flaky" and not flaky["killed"]  # it fails on the original too: not this mutant's
+    assert m.run_one(tree, by["ganeval/tiny.py:double:2→3@\"2 * x\""], [], 3.0, 60.0)["outcome"] == "no test runs it"
+
+
+def test_the_map_attributes_code_run_in_a_subprocess_to_its_test(tmp_path: Path) -> None:
+    pytest.importorskip("coverage")
+    m = _script()
+    tree = _tiny_tree(tmp_path)
+    (tree / "tests" / "test_tiny.py").write_text(TINY_TESTS + textwrap.dedent('''
+        import os, subprocess, sys
+
+        def test_in_a_child():
+            code = "from ganeval.tiny import spin; assert spin(4) == 4"
+            subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
+        '''))
+    found = m.mutate_map.collect_file(tree, "tests/test_tiny.py", 300.0)
+    assert {t: r["outcome"] for t, r in found["tests"].items()} == {
+        "tests/test_tiny.py::test_double": "passed", "tests/test_tiny.py::test_spin": "passed",
+        "tests/test_tiny.py::test_in_a_child": "passed"}
+    assert found["covers"]["ganeval/tiny.py"] == {
+        "double": ["tests/test_tiny.py::test_double"],
+        "spin": ["tests/test_tiny.py::test_in_a_child", "tests/test_tiny.py::test_spin"]}
+    merged = m.mutate_map.merge(None, {"tests/test_tiny.py": found}, tree, "abc")
+    assert [t for t, _ in merged["tests"]] == sorted(found["tests"])
+    assert {f: [merged["tests"][i][0] for i in ids] for f, ids in merged["covers"]["ganeval/tiny.py"].items()} == \
+        found["covers"]["ganeval/tiny.py"]
+
+
+def test_list_prints_the_draw_by_name() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "scripts/mutate.py", "--list", "--count", "5", "--seed", "1",
+                          "--modules", "ganeval/metrics/kid.py"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, check=True, env=env).stdout.splitlines()
+    assert len(out) == 5
     for line in out:
-        found = re.fullmatch(r"(\S+)#(\d+) \(line (\d+)\): (.+) -> (.+)", line)
-        assert found is not None and found.group(1) in m.TARGETS and found.group(4) != found.group(5), line
+        found = re.fullmatch(r"(ganeval/metrics/kid\.py:\S+:.+→.*@\".*\"(?:#\d+)?)  \(line \d+; \d+ tests\)", line)
+        assert found is not None, line
+    again = subprocess.run([sys.executable, "scripts/mutate.py", "--list", "--only", out[0].split("  (")[0]],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300, check=True, env=env).stdout
+    assert again.splitlines() == out[:1]
+
+
+def test_score_counts_equivalent_mutants_apart(tmp_path: Path) -> None:
+    m = _script()
+    records = [{"name": "a", "module": "ganeval/metrics/x.py", "killed": True, "outcome": "failed"},
+               {"name": "b", "module": "ganeval/metrics/x.py", "killed": False, "outcome": "passed"},
+               {"name": "c", "module": "ganeval/common.py", "killed": False, "outcome": "no test runs it"},
+               {"name": "d", "module": "ganeval/common.py", "killed": False, "outcome": "passed"},
+               {"name": "e", "module": "ganeval/common.py", "killed": False, "outcome": "flaky"}]
+    lines = m.score(records, {"d": "a timeout's length"})
+    assert "| ganeval/metrics | 1 | 1 | 0 | 0 | 50.0 % |" in lines
+    assert "| ganeval | 0 | 1 | 1 | 1 | 0.0 % |" in lines and "| all | 1 | 2 | 1 | 1 | 33.3 % |" in lines
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (tmp_path / "eq.json").write_text(json.dumps({"d": "why"}))
+    out = subprocess.run([sys.executable, "scripts/mutate.py", "--score", str(log), "--equivalent",
+                          str(tmp_path / "eq.json")], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         check=True).stdout
+    assert "| all | 1 | 2 | 1 | 1 | 33.3 % |" in out
