@@ -133,12 +133,15 @@ def test_docs_quote_the_quickstart_reference_verdict() -> None:
     import re
 
     import ganeval.results.verdict as verdict_module
+    from ganeval.results.tables import MD_SPECIAL
     from ganeval.results.verdict import split_verdict
 
     def flat(text: str) -> str:
         return " ".join(text.split())
 
-    [sentence] = split_verdict((REFERENCE / "quickstart" / "verdict.md").read_text())[0]
+    [source] = split_verdict((REFERENCE / "quickstart" / "verdict.md").read_text())[0]
+    assert "wgan vs wgan\\_gp" in source  # verdict.md escapes the labels for Markdown (issue #58) ...
+    sentence = re.sub("\\\\([" + re.escape(MD_SPECIAL) + "])", r"\1", source)  # ... the docs quote it as shown
     assert "would need about 8 (5 to unbounded) training seeds to resolve at the Holm level of its 3 tests" in sentence
     docs = Path(__file__).resolve().parent.parent / "docs"
     assert flat(sentence) in flat((docs / "first-minutes.md").read_text())

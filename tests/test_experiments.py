@@ -82,7 +82,8 @@ def test_paper_table_with_embedded_sources(tmp_path) -> None:  # type: ignore[no
         d = values.loc[(c.data, c.a, c.metric)] - values.loc[(c.data, c.b, c.metric)]  # aligned by run
         assert c.diff_mean == pytest.approx(d.mean(), rel=1e-9, abs=1e-12) and c.n_runs == 2
     fid = s[(s.data == "mnist") & (s.model == "wgan") & (s.metric == "fid")].iloc[0]
-    assert f"{fid['mean']:.2f} ± {fid['half_width']:.2f}" in (tmp_path / "res" / "table.md").read_text()
+    k = max(0, 1 - int(np.floor(np.log10(fid["half_width"]))))  # the half-width to two significant digits
+    assert f"{fid['mean']:.{k}f} ± {fid['half_width']:.{k}f}" in (tmp_path / "res" / "table.md").read_text()
 
 
 # experiment=blur_sweep: tests/test_blur_sweep.py
