@@ -2,7 +2,8 @@
 
 Draws mutants (scripts/mutants.py: operator swaps, comparison flips, `and`↔`or`, a dropped `not` or minus, n → n+1,
 x → 2x, True↔False, any↔all, min↔max), each named by file, function, change and the expression around it, from
-every module of ganeval/ (each site equally likely) with --seed; for each one writes the mutated module into a
+every module of ganeval/ (each site equally likely) with --seed, and runs them in an order shuffled by the seed
+(a run stopped early has run a random part of the draw); for each one writes the mutated module into a
 copy of the tree and runs there the tests that run the mutant's function (the map of scripts/mutate_map.py, at
 results/reference/mutation/test_map.json; for a test file the map does not know, the whole file if it imports the
 module), `-m "not slow"`, fastest first, stopping at the first failure, under a timeout of --timeout-factor times
@@ -310,7 +311,8 @@ def run(args: argparse.Namespace, chosen: list[mut.Mutant], test_map: dict, equi
     with tempfile.TemporaryDirectory(prefix="ganeval-mutate-") as tmp:
         tree = Path(tmp)
         copy_tree(ROOT, tree)
-        for i, m in enumerate(chosen, 1):
+        order = random.Random(f"order {args.seed}").sample(chosen, len(chosen))  # a run stopped early: a random part
+        for i, m in enumerate(order, 1):
             if m.name in done:
                 continue
             rec = run_one(tree, m, select(test_map, tree, m), args.timeout_factor, args.timeout_base)

@@ -249,3 +249,37 @@ def test_score_counts_equivalent_mutants_apart(tmp_path: Path) -> None:
                           str(tmp_path / "eq.json")], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          check=True).stdout
     assert "| all | 1 | 2 | 1 | 1 | 33.3 % |" in out
+
+
+def test_a_run_resumes_its_log_and_runs_the_rest_in_the_seeds_shuffled_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log that exists is resumed: its mutants are counted, not run again; the others run in an order shuffled by
+    the seed (a run stopped early has run a random part of the draw), the same order for the same seed."""
+    import argparse
+
+    m = _script()
+    chosen = m.mut.sites(TINY, "ganeval/tiny.py")
+    assert len(chosen) >= 4
+    ran: list[str] = []
+
+    def fake_run_one(tree, mutant, tests, factor, base):  # type: ignore[no-untyped-def]
+        ran.append(mutant.name)
+        return {"name": mutant.name, "module": mutant.module, "line": mutant.line, "before": mutant.before,
+                "after": mutant.after, "killed": True, "outcome": "failed", "tests": 0, "seconds": 0.0}
+
+    monkeypatch.setattr(m, "run_one", fake_run_one)
+    monkeypatch.setattr(m, "ROOT", _tiny_tree(tmp_path / "tree"))
+    monkeypatch.setattr(m, "copy_tree", lambda root, dest: None)
+    log = tmp_path / "log.jsonl"
+    first = chosen[1]
+    log.write_text(json.dumps({"name": first.name, "module": first.module, "line": first.line, "before": "",
+                               "after": "", "killed": False, "outcome": "passed"}) + "\n")
+    args = argparse.Namespace(log=log, seed=7, timeout_factor=3.0, timeout_base=60.0)
+    m.run(args, chosen, {"files": {}, "tests": [], "covers": {}}, {})
+    assert first.name not in ran and sorted(ran) == sorted(x.name for x in chosen if x is not first)
+    assert len(log.read_text().splitlines()) == len(chosen)  # the logged one kept, each other appended once
+    again, ran[:] = list(ran), []
+    log.unlink()
+    m.run(args, chosen, {"files": {}, "tests": [], "covers": {}}, {})
+    assert ran != [x.name for x in chosen]  # shuffled, not in source order (seed 7: one order of 6! = 720)
+    assert [x for x in ran if x != first.name] == again  # the seed's order again
