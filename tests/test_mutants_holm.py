@@ -47,8 +47,9 @@ def test_two_comparisons_need_their_count_at_the_holm_level_of_two() -> None:
     assert need > 7  # stricter than one comparison's
 
 
-@pytest.mark.parametrize("diffs, at", [({"fid": FID}, "t at 99% finds"),
-                                       ({"fid": FID, "kid": KID}, "t at the Holm level of the 2 comparisons (0.01/2) finds")])
+@pytest.mark.parametrize("diffs, at", [({"fid": FID}, "t at 99% (comparison.csv: mde) finds"),
+                                       ({"fid": FID, "kid": KID}, "t at the Holm level of the 2 comparisons (0.01/2; "
+                                        "comparison.csv: mde_holm")])
 def test_the_tables_note_states_the_detectable_effect_at_the_familys_level(diffs: dict, at: str) -> None:
     """Bug: one comparison's smallest detectable effect said (and computed) at a Holm level of 1 or 2."""
     from ganeval.results.power import paired_t_mde

@@ -65,7 +65,7 @@ class ScoreResult:
         comparison: The paired differences of each two generated sets per metric (with `runs` > 1 and several
             sets; comparison.csv's columns), else None or empty.
         extras: (model, metric) → what a full-set value has besides itself: KID's std over subsets, IMD's
-            `probe_std` over five probe draws.
+            `se` (the standard error of its random probes, also `r["imd"].se`).
         record: The run record (summary.json): the config, extractor identity, each set's dimension, versions.
         real: The real set as loaded (its label, where it came from, its shape).
         fakes: The generated sets as loaded, in the order given.

@@ -1,0 +1,195 @@
+"""(issue #56) The survivors of the fresh mutation sample (`scripts/mutate.py --count 160 --seed 5601`), each killed
+here by a test aimed at what the mutant changes (docs/development.md lists them with their names); the equivalent
+ones are listed there with why."""
+
+from __future__ import annotations
+
+import math
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+RNG = np.random.default_rng(56)
+
+
+def test_the_memory_check_at_one_run_sizes_the_largest_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug: `max` → `min` over the sets' lengths at runs = 1: the full sets' memory judged by the smallest set."""
+    import ganeval
+    import ganeval.app.score_request as score_request
+
+    seen: list[tuple[int, int]] = []
+
+    def check_memory(metrics, rows, width, *args):  # type: ignore[no-untyped-def]
+        seen.append((rows, width))
+
+    monkeypatch.setattr(score_request, "check_memory", check_memory)
+    real, fake = RNG.standard_normal((300, 6)), RNG.standard_normal((120, 6))
+    ganeval.score(real, fake, metrics="fid", progress=False)
+    assert seen == [(300, 6)]
+    ganeval.score(fake, real, metrics="fid", progress=False)
+    assert seen[-1] == (300, 6)
+
+
+def test_a_results_folder_gets_its_figures_by_default(tmp_path: Path) -> None:
+    """Bug: `plots=True` → False in `score`'s signature: no figure unless asked for."""
+    import ganeval
+
+    real, fake = RNG.standard_normal((200, 4)), RNG.standard_normal((200, 4)) + 0.3
+    ganeval.score(real, fake, metrics="fid", runs=3, sample_size=100, out=tmp_path / "res", progress=False)
+    assert sorted(p.name for p in (tmp_path / "res").glob("*.png")), "no figure written by default"
+    ganeval.score(real, fake, metrics="fid", runs=3, sample_size=100, out=tmp_path / "none", progress=False,
+                  plots=False)
+    assert not list((tmp_path / "none").glob("*.png"))
+
+
+def test_the_scan_stage_is_the_time_it_took() -> None:
+    """Bug: `perf_counter() - t0` → `+ t0`: the scan's seconds reported as twice the clock's reading."""
+    import time
+
+    import ganeval
+
+    real, fake = RNG.standard_normal((100, 4)), RNG.standard_normal((100, 4))
+    t0 = time.perf_counter()
+    r = ganeval.score(real, fake, metrics="fid", progress=False)
+    wall = time.perf_counter() - t0
+    assert r is not None and r.stages
+    assert all(0 <= s <= wall for s in r.stages.values()), r.stages
+
+
+def test_config_arguments_are_checked_after_interpolation(tmp_path: Path) -> None:
+    """Bug: `resolve=True` → False where a target's arguments are checked: `${…}` left unresolved, so an
+    interpolation to a wrong type passes the check (and one to a right type is judged as a string)."""
+    from omegaconf import OmegaConf
+
+    from ganeval.app.validate import check_nodes
+
+    good = OmegaConf.create({"n_rows": 300, "data": {"_target_": "ganeval.data.swiss_roll", "n": "${n_rows}"}})
+    assert check_nodes(good, ("data",)) == ["data arguments"]
+    bad = OmegaConf.create({"n_rows": "many", "data": {"_target_": "ganeval.data.swiss_roll", "n": "${n_rows}"}})
+    with pytest.raises(ValueError, match="many"):
+        check_nodes(bad, ("data",))
+
+
+def test_a_circle_is_a_sphere_in_two_dimensions() -> None:
+    """Bug: `dim < 2` → `dim <= 2`: the 1-sphere (a circle in R²) refused."""
+    from ganeval.data import sphere
+
+    x = sphere(500, dim=2, seed=0, radius=2.0)
+    assert x.shape == (500, 2) and np.allclose(np.linalg.norm(x, axis=1), 2.0, atol=1e-5)
+    with pytest.raises(ValueError, match="dim must be an int >= 2"):
+        sphere(10, dim=1)
+
+
+def test_a_stored_zip_member_is_read_by_offset(tmp_path: Path) -> None:
+    """Bugs: the local header's signature compared over 5 bytes (`local[:4]` → `[:5]`) or its length read as 31:
+    every stored member falls back to zipfile's CRC-checked read (`checked` True) instead of its bytes by offset."""
+    from ganeval.data.sources.containers import ZipContainer
+
+    payload = {"a.png": bytes(range(256)) * 3, "b/c.png": b"\x89PNG" + bytes(40)}
+    path = tmp_path / "s.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as z:
+        for name, data in payload.items():
+            z.writestr(name, data)
+    c = ZipContainer(path)
+    for name, data in payload.items():
+        assert c.raw(name) == (data, False)
+
+
+def test_the_collate_step_transforms_a_batch_and_passes_an_error_on() -> None:
+    """Bug: `err is not None` → `err is None`: batches left untransformed, and the transform called on an error."""
+    from ganeval.data.sources.images import Finish
+
+    batch = torch.arange(6, dtype=torch.uint8).reshape(1, 1, 2, 3)
+    finish = Finish(lambda b: b.float() / 2)
+    out, err = finish((batch, None))
+    assert err is None and out is not None and torch.equal(out, batch.float() / 2)
+    assert finish((None, "cannot decode x.png")) == (None, "cannot decode x.png")
+    assert Finish()((batch, None))[0] is batch
+
+
+def _png_header(width: int, height: int) -> bytes:
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = b"IHDR" + ihdr
+    iend = b"IEND"
+    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + chunk + struct.pack(">I", zlib.crc32(chunk))
+            + struct.pack(">I", 0) + iend + struct.pack(">I", zlib.crc32(iend)))
+
+
+def test_a_header_declaring_too_many_pixels_is_refused(tmp_path: Path) -> None:
+    """Bug: `w * h` → `w / h` in the decompression-bomb check: a 20 000 × 20 000 header passes the scan."""
+    from ganeval.data.sources.images import MAX_PIXELS, ImageSource
+
+    assert 20_000 * 20_000 > MAX_PIXELS
+    (tmp_path / "bomb.png").write_bytes(_png_header(20_000, 20_000))
+    with pytest.raises(ValueError, match="20000×20000 pixels: refusing a possible decompression bomb"):
+        ImageSource(tmp_path)
+
+
+def test_a_relative_interval_starting_at_the_axis_end_is_not_wholly_outside() -> None:
+    """Bug: `a > hi` → `a >= hi`: an interval whose low end is the axis' upper end (2.5) read as wholly outside it
+    (contradicted) where it touches it (not testable)."""
+    from ganeval.studies.stability_report import AXIS, _diverge_claims
+
+    lo, hi = AXIS
+
+    def summary(low: float) -> pd.DataFrame:
+        return pd.DataFrame({"metric": "fid", "knn": "", "pair": "different", "n": [500, 1000],
+                             "relative_mean": [low + 0.2, 1.0], "relative_ci_low": [low, 0.9],
+                             "relative_ci_high": [low + 0.4, 1.1]})
+
+    [touching] = _diverge_claims(summary(hi), 1000)
+    assert touching["holds"] is None and touching["straddles"] == [500]
+    [beyond] = _diverge_claims(summary(hi + 1e-9), 1000)
+    assert beyond["holds"] is False
+    [within] = _diverge_claims(summary(hi - 0.4), 1000)
+    assert within["holds"] is True and lo < hi
+
+
+def test_an_effect_size_interval_of_a_non_finite_spread_is_nan() -> None:
+    """Bug: `isfinite(mean) and isfinite(std)` → `or`: an interval computed from a NaN or infinite spread."""
+    from ganeval.results.power import effect_size_interval
+
+    for mean, std in ((1.0, math.nan), (1.0, math.inf), (math.nan, 1.0), (math.inf, 1.0)):
+        lo, hi = effect_size_interval(mean, std, 10, 0.99)
+        assert math.isnan(lo) and math.isnan(hi), (mean, std, lo, hi)
+    lo, hi = effect_size_interval(1.0, 2.0, 10, 0.99)
+    assert lo < 0.5 < hi
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_a_zero_dimensional_tensor_is_uploaded_as_itself() -> None:
+    """Bug: `reshape(1)` → `reshape(2)` for a 0-d tensor on the staged GPU path (a CPU never takes it)."""
+    from ganeval.common import upload
+
+    got = upload(torch.tensor(3.5), "cuda")
+    assert got.device.type == "cuda" and got.shape == () and float(got) == 3.5
+
+
+def test_a_zero_row_stays_zero_when_rows_are_normalised() -> None:
+    """Bug: `norm > 0` → `norm >= 0` in CMMD's row normalisation: a zero row divided by its zero norm (NaN)."""
+    from ganeval.metrics.cmmd import prepared_rows
+
+    x = torch.tensor([[3.0, 4.0], [0.0, 0.0]], dtype=torch.float64)
+    rows, sq = prepared_rows(x, True)
+    assert torch.equal(rows, torch.tensor([[0.6, 0.8], [0.0, 0.0]], dtype=torch.float64))
+    assert torch.allclose(sq, torch.tensor([1.0, 0.0], dtype=torch.float64))
+
+
+def test_a_stored_samples_shape_is_read_without_loading_them(tmp_path: Path) -> None:
+    """Bug: `source == 'wordvectors'` → `!=` in `SampleGenerator.sample_shape`: a .npy read whole (not its header
+    and first row, mapped) and word vectors read as an array file."""
+    from ganeval.gan.stored_samples import SampleGenerator
+
+    np.save(tmp_path / "x.npy", RNG.standard_normal((50, 7)).astype(np.float32))
+    g = SampleGenerator(tmp_path / "x.npy")
+    assert g.sample_shape() == (7,) and g._data is None  # mapped, not loaded
+    (tmp_path / "w.vec").write_text("3 4\n" + "".join(f"w{i} {i} 1 2 3\n" for i in range(3)))
+    v = SampleGenerator(tmp_path / "w.vec", vocab=2)
+    assert v.sample_shape() == (4,) and len(v) == 2
