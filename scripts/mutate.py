@@ -129,8 +129,9 @@ def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float]]
     """(test, seconds in the map) to run for `m`: the map's tests that ran its function; else (a class body, module
     level, a function no test ran) those that ran a function of its class, else of its module; else every test
     file that names the module. Test files the map does not know or that changed since (new tests) run whole when
-    they name the module (their seconds: 0, unknown: the timeout is then 30 min). Those of the files that name
-    the module come first, each part fastest first."""
+    they name the module, as does a changed file of the map's tests (they may have been renamed; their seconds: 0,
+    unknown: the timeout is then 30 min); a deleted file's tests are dropped. Those of the files that name the
+    module come first, each part fastest first."""
     functions = test_map["covers"].get(m.module, {})
     idx = set(functions.get(m.function, []))
     if not idx:
@@ -140,9 +141,11 @@ def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float]]
         idx = {i for ids in functions.values() for i in ids}
     tests = [(t, s) for t, s in (test_map["tests"][i] for i in idx)]
     naming = naming_tests(root, m.module)
-    stale = [f for f in naming if test_map["files"].get(f) != mutate_map.sha(root / f)]
-    whole = stale if tests else naming
-    tests = [(t, s) for t, s in tests if t.split("::")[0] not in whole]
+    mapped = {t.split("::")[0] for t, _ in tests}
+    gone = {f for f in mapped if not (root / f).is_file()}
+    stale = sorted(f for f in (mapped - gone) | set(naming) if test_map["files"].get(f) != mutate_map.sha(root / f))
+    whole = stale if tests else naming  # a changed file's tests may have been renamed: it runs whole
+    tests = [(t, s) for t, s in tests if t.split("::")[0] not in whole and t.split("::")[0] not in gone]
     tests += [(f, 0.0 if f in stale else mutate_map.file_seconds(test_map, f)) for f in whole]
     near = set(naming)  # the module's own test files first: the likeliest to fail, so the quickest verdict
     return sorted(tests, key=lambda ts: (ts[0].split("::")[0] not in near, ts[1], ts[0]))

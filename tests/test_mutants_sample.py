@@ -38,7 +38,7 @@ def test_the_memory_check_at_one_run_sizes_the_largest_set(monkeypatch: pytest.M
 
 def test_a_results_folder_gets_its_figures_by_default(tmp_path: Path) -> None:
     """Bug: `plots=True` → False in `score`'s signature: no figure unless asked for."""
-    import ganeval
+    import ganeval.app.scoring as ganeval  # ganeval.score
 
     real, fake = RNG.standard_normal((200, 4)), RNG.standard_normal((200, 4)) + 0.3
     ganeval.score(real, fake, metrics="fid", runs=3, sample_size=100, out=tmp_path / "res", progress=False)
@@ -52,7 +52,7 @@ def test_the_scan_stage_is_the_time_it_took() -> None:
     """Bug: `perf_counter() - t0` → `+ t0`: the scan's seconds reported as twice the clock's reading."""
     import time
 
-    import ganeval
+    import ganeval.app.scoring as ganeval  # ganeval.score
 
     real, fake = RNG.standard_normal((100, 4)), RNG.standard_normal((100, 4))
     t0 = time.perf_counter()
@@ -78,7 +78,7 @@ def test_config_arguments_are_checked_after_interpolation(tmp_path: Path) -> Non
 
 def test_a_circle_is_a_sphere_in_two_dimensions() -> None:
     """Bug: `dim < 2` → `dim <= 2`: the 1-sphere (a circle in R²) refused."""
-    from ganeval.data import sphere
+    from ganeval.data.manifolds import sphere
 
     x = sphere(500, dim=2, seed=0, radius=2.0)
     assert x.shape == (500, 2) and np.allclose(np.linalg.norm(x, axis=1), 2.0, atol=1e-5)

@@ -115,6 +115,13 @@ def test_select_runs_the_tests_of_the_mutants_function(tmp_path: Path) -> None:
     assert picked("<module>") == ["tests/test_new.py", "tests/test_old.py::c", "tests/test_old.py::a",
                                   "tests/test_old.py::b"]
     assert picked("g", "ganeval/other.py") == ["tests/test_old.py"]  # no test ran it: the files naming it
+    (tmp_path / "tests" / "test_far.py").write_text("def test_renamed():\n    pass\n")  # names no module of ours
+    test_map["tests"].append(["tests/test_far.py::test_old_name", 0.1])
+    test_map["files"]["tests/test_far.py"] = "the sha of an older text"
+    test_map["covers"]["ganeval/tiny.py"]["f"].append(3)
+    assert picked("f") == ["tests/test_new.py", "tests/test_old.py::b", "tests/test_far.py"]  # changed: run whole
+    (tmp_path / "tests" / "test_far.py").unlink()
+    assert picked("f") == ["tests/test_new.py", "tests/test_old.py::b"]  # deleted: dropped
 
 
 def _git(cwd: Path, *args: str) -> None:
