@@ -38,7 +38,7 @@ def test_save_ref_onto_reals_own_file_is_refused_in_pythons_words(tmp_path: Path
 def test_python_error_says_a_failed_download_by_default() -> None:
     """Bug: `python_error`'s `download` defaulting to False (every caller then told downloads were disabled)."""
     from ganeval.app.python_words import PY_WORDS, python_error
-    from ganeval.app.score_print import weights_message
+    from ganeval.features.missing_weights import weights_message
     from ganeval.features.inception import WeightsNotFoundError
 
     missing = WeightsNotFoundError("FID Inception weights not found")

@@ -140,6 +140,12 @@ def test_orderings_pair_by_training_seed_with_several_seeds() -> None:
     assert o.diff_mean == pytest.approx(1.1)  # the mean over seeds of the per-seed differences 1.0, 1.1, 1.2
 
 
+def _shown(mean: float, half_width: float) -> str:
+    """mean ± half-width as the tables print them: the half-width to two significant digits, the mean alike."""
+    k = max(0, 1 - int(np.floor(np.log10(half_width))))
+    return f"{mean:.{k}f} ± {half_width:.{k}f}"
+
+
 def test_verdict_table_and_tex_say_it_per_line() -> None:
     values = {(d, m, k): (10.0 if m == "wgan" else 5.0) + NOISE for d in ("mnist",) for m in PAPER_MODELS
               for k in PAPER_METRICS}
@@ -154,12 +160,14 @@ def test_verdict_table_and_tex_say_it_per_line() -> None:
     assert "Not run (claim untested there): FashionMNIST, CIFAR10, CelebA." in text
     assert "features pixels 1024-d" in text and "runs 8 (paper 100)" in text
     md = pt.table_markdown(summary, comparison, "T", diffs)
-    assert re.search(r"\| IMD \| ours \| 10\.00 ± [0-9.]+ \| \*\*5\.00 ± [0-9.]+\*\* \| not run \|", md)  # bold: best
+    imd = summary[(summary.data == "mnist") & (summary.metric == "imd")].set_index("model")
+    a, b = (_shown(imd.loc[m, "mean"], imd.loc[m, "half_width"]) for m in ("wgan", "wgan_gp"))
+    assert f"| IMD | ours | {a} | **{b}** | not run |" in md  # rounded to the interval's digits; bold: best
     assert "| | paper | 57.74 ± 0.47 | 10.77 ± 0.42 | 118.14 ± 0.52 |" in md
     assert "| | overlap | no | no | not run |" in md
     assert "| MNIST | KID×10³ | 41.73 | 5000.00 [" in md and "| run (n = 8) | holds |" in md
     tex = pt.table_latex(summary, comparison, "T", diffs)
-    assert r"\multicolumn{2}{c}{\textbf{MNIST}}" in tex and r"$57.74 \pm 0.47$" in tex and r"$\mathbf{5.00}" in tex
+    assert r"\multicolumn{2}{c}{\textbf{MNIST}}" in tex and r"$57.74 \pm 0.47$" in tex and r"$\mathbf{" + b.split(" ± ")[0] + "}" in tex
     for row in (ln for ln in tex.splitlines() if ln.endswith(r"\\") and " & ours & " in ln):
         assert row.count("&") == 1 + 8  # metric, kind, eight columns
     assert tex.count(r"\begin{tabular}") == tex.count(r"\end{tabular}") == 2
@@ -292,7 +300,7 @@ def test_paper_table_end_to_end_on_real_format_files(tmp_path: Path, monkeypatch
     assert "| metric | | MNIST / WGAN | MNIST / WGAN-GP | FashionMNIST / WGAN |" in md
     assert "| | paper | 57.74 ± 0.47 | 10.77 ± 0.42 |" in md and "**synthetic real-format files" in md
     row = s[(s.data == "mnist") & (s.model == "wgan") & (s.metric == "fid")].iloc[0]
-    assert f"| FID | ours | {row['mean']:.2f} ± {row['half_width']:.2f}" in md.replace("**", "")
+    assert f"| FID | ours | {_shown(row['mean'], row['half_width'])}" in md.replace("**", "")
     assert r"\multicolumn{2}{c}{\textbf{CelebA}}" in (res / "table.tex").read_text()
     # verdict.md: one line per paper dataset × metric; run ones decided from comparison.csv's intervals
     verdict = (res / "verdict.md").read_text()
