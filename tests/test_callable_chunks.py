@@ -139,6 +139,7 @@ def test_streamed_features_equal_the_whole_pool(small_budget: None) -> None:
     assert np.array_equal(got, want)
 
 
+@pytest.mark.slow  # over 30 s on the 2-core development machine (issue #56)
 def test_app_streams_a_large_pool_into_the_extractor(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """`ganeval experiment=benchmark` with an offset-aware image callable: past WHOLE_BYTES its pool is never one
     array (generated_pool is not called) and the results and feature-cache keys equal those of the whole pool."""

@@ -235,6 +235,7 @@ def test_dry_run_leaves_the_data_alone_and_names_missing_inputs(tmp_path: Path, 
     assert result["results_dir"].startswith("results/benchmark/cifar10-vs-g-")
 
 
+@pytest.mark.slow  # over 30 s on the 2-core development machine (issue #56)
 def test_dry_run_through_the_console_command_exits_0_and_writes_no_hydra_folder(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     p = subprocess.run([sys.executable, "-m", "ganeval", "experiment=paper_table", "dry_run=true"], cwd=tmp_path,

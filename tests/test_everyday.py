@@ -115,6 +115,7 @@ def test_the_closing_line_says_where_the_time_went(tmp_path: Path, capsys: pytes
     assert re.fullmatch(cached, lines[1]) and "images/s" not in lines[1], lines[1]
 
 
+@pytest.mark.slow  # over 30 s on the 2-core development machine (issue #56)
 def test_inception_runs_channels_last_on_a_cpu_and_agrees_with_channels_first(sets: tuple[Path, Path, Path]) -> None:
     """On a CPU the network runs on NHWC tensors by default (oneDNN's faster convolutions); its pool3 features agree
     with the NCHW network's (pytorch-fid's layout, `channels_last=False`) to float rounding, and `channels_last=True`

@@ -90,6 +90,7 @@ def test_same_identity_accepts_only_stored_prefixes(stored: dict, now: dict, sam
     assert same_identity(stored, now) is same
 
 
+@pytest.mark.slow  # over 30 s on the 2-core development machine (issue #56)
 def test_ganeval_app_resumes_a_folder_with_short_hashes(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -72,6 +72,7 @@ def test_a_refused_command_leaves_no_new_results_folder(tmp_path: Path, refusal:
     assert not (tmp_path / "new").exists()  # before: new/a/res/{.hydra/*.yaml, ganeval.log}
 
 
+@pytest.mark.slow  # over 30 s on the 2-core development machine (issue #56)
 def test_a_refused_command_leaves_an_existing_results_folder_byte_for_byte(tmp_path: Path) -> None:
     res = tmp_path / "res"
     rc, out = _ganeval(tmp_path, *_bench(tmp_path, res))

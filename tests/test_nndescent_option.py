@@ -69,6 +69,7 @@ def test_library_refuses_nndescent_with_exact_knn() -> None:
         imd(x, x, nndescent={"n_trees": 2})
 
 
+@pytest.mark.slow  # over 30 s on the 2-core development machine (issue #56)
 def test_parameters_reach_the_graph_imd_is_computed_on() -> None:
     """imd(knn='approx', nndescent=WEAK) equals IMD computed by hand on approx_knn(params=WEAK)'s graphs, which are
     not the exact ones (recall of the true 5-NN well below 1), unlike the default parameters' graphs."""

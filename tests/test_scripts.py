@@ -19,6 +19,7 @@ def run(*args: str) -> str:
     return res.stdout
 
 
+@pytest.mark.slow  # over 30 s on the 2-core development machine (issue #56)
 def test_imd_scaling_modes_agree() -> None:
     out = run("scripts/imd_scaling.py", "--sizes", "400", "--d", "16", "--modes", "one-pass", "streamed")
     rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["400"]]
