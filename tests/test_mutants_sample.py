@@ -193,3 +193,57 @@ def test_a_stored_samples_shape_is_read_without_loading_them(tmp_path: Path) -> 
     (tmp_path / "w.vec").write_text("3 4\n" + "".join(f"w{i} {i} 1 2 3\n" for i in range(3)))
     v = SampleGenerator(tmp_path / "w.vec", vocab=2)
     assert v.sample_shape() == (4,) and len(v) == 2
+
+
+def test_heat_traces_table_shows_the_configured_temperatures(tmp_path: Path) -> None:
+    """Bug: `cfg.get('table_t') or [defaults]` → `and`: a configured table_t replaced by the defaults."""
+    import json
+    import shutil
+
+    from ganeval.studies.heat_traces import regenerate
+
+    ref = Path(__file__).resolve().parents[1] / "results" / "reference" / "heat_traces"
+    src = tmp_path / "src"
+    shutil.copytree(ref, src)
+    record = json.loads((src / "summary.json").read_text())
+    record["config"]["table_t"] = [2, 20]
+    (src / "summary.json").write_text(json.dumps(record))
+    regenerate(src, tmp_path / "out")
+    head = next(ln for ln in (tmp_path / "out" / "table.md").read_text().splitlines() if ln.startswith("| data |"))
+    ts = [float(c.split("= ")[1]) for c in head.strip("|").split("|")[1:]]
+    assert len(ts) == 2 and ts[0] == pytest.approx(2, rel=0.05) and ts[1] == pytest.approx(20, rel=0.05), head
+
+
+def test_the_gradient_penalty_is_on_the_gradients_euclidean_norm() -> None:
+    """Bug: `norm(2, dim=1)` → `norm(3, …)` in WGAN-GP's penalty. A linear critic D(x) = w·x has gradient w at every
+    point, so the penalty is (‖w‖₂ − 1)² exactly, whatever the interpolates."""
+    from torch import nn
+
+    from ganeval.gan.config import GanConfig
+    from ganeval.gan.steps import critic_step
+
+    class Gen(nn.Module):
+        latent_shape = (3,)
+
+        def forward(self, z: torch.Tensor) -> torch.Tensor:
+            return z * 2.0
+
+    critic = nn.Linear(3, 1, bias=False)
+    w = torch.tensor([[1.0, 2.0, 2.0]])  # ‖w‖₂ = 3, ‖w‖₃ = 17^(1/3)
+    with torch.no_grad():
+        critic.weight.copy_(w)
+    cfg = GanConfig(name="wgan_gp", gp_weight=10.0, clip=None)
+    opt = torch.optim.SGD(critic.parameters(), lr=0.0)
+    out = critic_step(Gen(), critic, opt, cfg, torch.randn(16, 3), torch.Generator().manual_seed(0))
+    assert float(out[2]) == pytest.approx((3.0 - 1.0) ** 2, rel=1e-6)
+
+
+def test_float_images_become_the_same_pil_images_as_their_uint8() -> None:
+    """Bug: `batch.dtype != torch.uint8` → `==` in `to_pil`: float images in [0, 1] handed to PIL unconverted."""
+    from ganeval.features.resize import to_pil
+
+    u8 = torch.from_numpy(RNG.integers(0, 256, (2, 3, 5, 4), dtype=np.uint8))
+    want = [np.asarray(im) for im in to_pil(u8)]
+    got = [np.asarray(im) for im in to_pil(u8.float() / 255)]
+    assert all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))
+    assert want[0].shape == (5, 4, 3) and np.array_equal(want[0], u8[0].permute(1, 2, 0).numpy())
