@@ -247,3 +247,22 @@ def test_float_images_become_the_same_pil_images_as_their_uint8() -> None:
     got = [np.asarray(im) for im in to_pil(u8.float() / 255)]
     assert all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))
     assert want[0].shape == (5, 4, 3) and np.array_equal(want[0], u8[0].permute(1, 2, 0).numpy())
+
+
+def test_a_large_binary_file_is_read_across_its_chunks(tmp_path: Path) -> None:
+    """Bug: `len(buf) - pos` → `+` in the binary reader: a chunk that ends inside a word (more to come) taken for a
+    word without a space, so a file over the 1 MiB chunk is refused. 3 MB of 40-letter words: every chunk boundary
+    falls in some entry, most of each entry being its word."""
+    from ganeval.data.wordvectors import read_word_vectors
+
+    n, d = 60_000, 2
+    vectors = RNG.standard_normal((n, d)).astype(np.float32)
+    words = [f"{i:08d}" + "w" * 32 for i in range(n)]
+    path = tmp_path / "big.bin"
+    with path.open("wb") as f:
+        f.write(f"{n} {d}\n".encode())
+        for w, v in zip(words, vectors, strict=True):
+            f.write(w.encode() + b" " + v.tobytes() + b"\n")
+    assert path.stat().st_size > 2 * (1 << 20)
+    got = read_word_vectors(path)
+    assert got.words == words and np.array_equal(got.vectors, vectors)
