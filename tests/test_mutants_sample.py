@@ -266,3 +266,38 @@ def test_a_large_binary_file_is_read_across_its_chunks(tmp_path: Path) -> None:
     assert path.stat().st_size > 2 * (1 << 20)
     got = read_word_vectors(path)
     assert got.words == words and np.array_equal(got.vectors, vectors)
+
+
+def test_a_member_over_256_mib_is_refused_as_a_bomb() -> None:
+    """Bug: `256 << 20` → `256 << 21`: members up to 512 MiB (decompressed) let through. A tar member has no
+    compressed size of its own (`packed` None), so only this limit stands."""
+    from ganeval.data.sources.containers import MAX_MEMBER_BYTES, _check_member
+
+    assert MAX_MEMBER_BYTES == 256 * 2**20
+    assert _check_member(Path("a.tar"), "x.png", 256 * 2**20, None) is True
+    with pytest.raises(ValueError, match="declares 268435457 bytes decompressed: refusing a possible archive bomb"):
+        _check_member(Path("a.tar"), "x.png", 256 * 2**20 + 1, None)
+
+
+def test_scale_is_checked_from_one_row_and_an_empty_set_passes() -> None:
+    """Bug: `len(arr) == 0` → `== 1` in `check_scale`: a single row beyond float32 let through."""
+    from ganeval.metrics.validation import check_scale
+
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        check_scale("one.npy", np.full((1, 4), 1e39))
+    check_scale("empty.npy", np.zeros((0, 4)))
+
+
+def test_the_interval_narrows_from_the_smallest_n_to_the_largest() -> None:
+    """Bug: the largest n's half-width read at position 1 (`iloc[-1]` → `iloc[1]`): with three sizes whose middle one
+    is the widest, "narrows from the smallest n to the largest" judged on the middle one."""
+    from ganeval.studies.stability_grid import PAIRS
+    from ganeval.studies.stability_report import _interval_claims
+
+    summary = pd.DataFrame([{"metric": "fid", "knn": "", "pair": p, "n": n, "half_width": hw}
+                            for p in PAIRS for n, hw in ((500, 1.0), (1000, 1.5), (2000, 0.5))])
+    claims = _interval_claims(summary, 500, 2000)
+    assert len(claims) == len(PAIRS) and all(c["holds"] is True for c in claims)
+    assert "1 at n=500 → 0.5 at n=2000 (×0.50)" in claims[0]["detail"]
+    wider = summary.assign(half_width=summary.half_width.where(summary.n != 2000, 1.2))
+    assert all(c["holds"] is False for c in _interval_claims(wider, 500, 2000))
