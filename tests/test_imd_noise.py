@@ -119,3 +119,27 @@ def test_imd_over_seeds_is_imd_at_each_seed_with_its_error() -> None:
     got = imd_over_seeds(x, y, [5, 3], nv=20)
     want = [imd(x, y, seed=5, nv=20), imd(x, y, seed=3, nv=20)]
     assert got == want and [v.se for v in got] == [v.se for v in want]
+
+
+def test_the_torchmetrics_value_carries_its_probes_standard_error() -> None:
+    """(issue #54) `IMD.compute()` at runs = 1 is a tensor (for `self.log`) with `.se`, the probes' standard error
+    `compute_interval()` gives as imd_se, through torchmetrics' cache and a pickle; at runs > 1 it has none (the
+    interval across runs is `compute_interval()`'s)."""
+    from ganeval.torchmetrics import IMD
+
+    g = torch.Generator().manual_seed(3)
+    real, fake = torch.randn(300, 8, generator=g), torch.randn(300, 8, generator=g) * 1.3
+    metric = IMD(features="identity")
+    metric.update(real, real=True)
+    metric.update(fake, real=False)
+    value = metric.compute()
+    assert isinstance(value, torch.Tensor) and value.shape == ()
+    interval = metric.compute_interval()
+    assert value.se == pytest.approx(float(interval["imd_se"]), rel=1e-12) and value.se > 0
+    assert float(value) == pytest.approx(float(interval["imd"]), rel=1e-12)
+    assert metric.compute().se == value.se  # the cached value
+    assert pickle.loads(pickle.dumps(metric)).compute().se == pytest.approx(value.se, rel=1e-12)
+    several = IMD(features="identity", runs=3, sample_size=200)
+    several.update(real, real=True)
+    several.update(fake, real=False)
+    assert not hasattr(several.compute(), "se")

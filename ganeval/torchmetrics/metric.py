@@ -219,7 +219,7 @@ class Protocol(Metric):
             if self.runs > 1:
                 keys.update({f"{row.metric}_ci_low": row.ci_low, f"{row.metric}_ci_high": row.ci_high})
             elif pd.notna(getattr(row, SE_COLUMN, np.nan)):
-                keys[f"{row.metric}_se"] = getattr(row, SE_COLUMN)
+                keys[f"{row.metric}_{SE_COLUMN}"] = getattr(row, SE_COLUMN)
             out.update({k: torch.tensor(float(v), dtype=torch.float64, device=self.device) for k, v in keys.items()})
         return out
 
@@ -239,8 +239,9 @@ class IMD(Protocol):
     """IMD alone (the metric torchmetrics lacks), with `options` from IMD's option table (k, m, nv, ...).
 
     `compute()` returns a 0-d tensor whatever `runs` (as torchmetrics' FID does, so `self.log` takes it): the mean
-    over runs; `compute_interval()` returns Protocol's dict: imd with, when runs > 1, imd_ci_low and imd_ci_high, and
-    when runs = 1 imd_se, the standard error of the value over IMD's random probes.
+    over runs, and at runs = 1 with `.se`, the standard error of the value over IMD's random probes (as `imd()`'s
+    value has); `compute_interval()` returns Protocol's dict: imd with, when runs > 1, imd_ci_low and imd_ci_high,
+    and when runs = 1 imd_se.
 
     Args:
         features: As `Protocol`'s (default `"inception"`).
@@ -260,8 +261,9 @@ class IMD(Protocol):
         >>> g = torch.Generator().manual_seed(0)
         >>> metric.update(torch.randn(300, 8, generator=g), real=True)
         >>> metric.update(torch.randn(300, 8, generator=g) * 1.5, real=False)
-        >>> round(float(metric.compute()), 2)
-        24.25
+        >>> value = metric.compute()
+        >>> round(float(value), 2), round(value.se, 3)  # the value, and the standard error of its random probes
+        (24.25, 0.073)
     """
 
     def __init__(self, features: FeatureArg = UNSET, runs: int = 1, sample_size: int | None = None,
@@ -272,8 +274,30 @@ class IMD(Protocol):
                          reset_real_features, features_options, **kwargs)
 
     def compute(self) -> torch.Tensor:  # type: ignore[override]
-        """IMD's mean over the runs, a 0-d float64 tensor (see `compute_interval` for its interval)."""
-        return super().compute()["imd"]
+        """IMD's mean over the runs, a 0-d float64 tensor; at runs = 1 with `.se`, its probes' standard error (see
+        `compute_interval` for the interval at runs > 1)."""
+        out = super().compute()
+        key = f"imd_{SE_COLUMN}"
+        self._probe_se = float(out[key]) if key in out else None
+        return out["imd"]
+
+    def _wrap_compute(self, compute: Any) -> Any:
+        """torchmetrics' wrapper (sync, cache, a clone of the value), then `.se` set on the tensor it returns: an
+        attribute set inside `compute` would not survive the wrapper's clone. Rewrapped on unpickling, as torchmetrics
+        does."""
+        import functools
+
+        wrapped = super()._wrap_compute(compute)
+
+        @functools.wraps(compute)
+        def with_se(*args: Any, **kwargs: Any) -> Any:
+            value = wrapped(*args, **kwargs)
+            se = getattr(self, "_probe_se", None)
+            if se is not None and isinstance(value, torch.Tensor):
+                setattr(value, SE_COLUMN, se)
+            return value
+
+        return with_se
 
     def compute_interval(self) -> dict[str, torch.Tensor]:
         """{imd} and, when runs > 1, {imd_ci_low, imd_ci_high}, when runs = 1 {imd_se}: Protocol's compute()."""
