@@ -301,3 +301,35 @@ def test_the_interval_narrows_from_the_smallest_n_to_the_largest() -> None:
     assert "1 at n=500 → 0.5 at n=2000 (×0.50)" in claims[0]["detail"]
     wider = summary.assign(half_width=summary.half_width.where(summary.n != 2000, 1.2))
     assert all(c["holds"] is False for c in _interval_claims(wider, 500, 2000))
+
+
+def test_an_image_grid_without_a_row_count_is_square() -> None:
+    """Bug: `nrow or ceil(√n)` → `and`: no row count given (the default) gives no grid at all."""
+    from ganeval.gan.plots import image_grid
+
+    images = np.stack([np.full((3, 4, 6), i * 40, dtype=np.uint8) for i in range(5)])
+    grid = image_grid(images, pad=1)
+    assert grid.shape == (2 * (4 + 1) + 1, 3 * (6 + 1) + 1, 3)  # ⌈√5⌉ = 3 per row, 2 rows
+    assert (grid[1:5, 1:7] == 0).all() and (grid[6:10, 8:14] == 160).all()  # image 0 at (0, 0), image 4 at (1, 1)
+
+
+def test_the_spatial_cut_keeps_seven_channels_in_height_width_channel_order() -> None:
+    """Bug: `reshape(x.shape[0], -1)` → `x.shape[1]`: the rows of a batch not its images (sFID's spatial features)."""
+    from ganeval.features.inception import SPATIAL_CHANNELS, SpatialCut
+
+    x = torch.randn(3, 768, 17, 17, generator=torch.Generator().manual_seed(0))
+    got = SpatialCut()(x)
+    assert got.shape == (3, 17 * 17 * SPATIAL_CHANNELS)
+    assert torch.equal(got[1].reshape(17, 17, SPATIAL_CHANNELS), x[1, :SPATIAL_CHANNELS].permute(1, 2, 0))
+
+
+def test_auto_precision_keeps_small_sets_in_float32_by_their_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug: `x.shape[0] < AUTO_MIN_ROWS` → `x.shape[1]`: a set judged small by its width, not its rows. A device
+    whose reduced products pay (faked here, as on a GPU with TF32) keeps float32 for few rows, however wide."""
+    import ganeval.metrics.knn_precision as kp
+
+    monkeypatch.setattr(kp, "measure_precision", lambda device: "bfloat16")
+    monkeypatch.setattr(kp, "undecided_share", lambda x, k, precision: 0.0)
+    monkeypatch.setitem(kp._ratios, "cpu", 0.1)
+    assert kp.auto_precision(torch.zeros(100, kp.AUTO_MIN_ROWS), 5) == "float32"  # few rows, wide
+    assert kp.auto_precision(torch.zeros(kp.AUTO_MIN_ROWS, 2), 5) == "bfloat16"  # many rows, narrow
