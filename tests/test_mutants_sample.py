@@ -333,3 +333,121 @@ def test_auto_precision_keeps_small_sets_in_float32_by_their_rows(monkeypatch: p
     monkeypatch.setitem(kp._ratios, "cpu", 0.1)
     assert kp.auto_precision(torch.zeros(100, kp.AUTO_MIN_ROWS), 5) == "float32"  # few rows, wide
     assert kp.auto_precision(torch.zeros(kp.AUTO_MIN_ROWS, 2), 5) == "bfloat16"  # many rows, narrow
+
+
+def test_the_nv_panel_draws_each_line_from_its_own_rows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Bug: `df.figure == "nv"` → `!=` in `slq_accuracy.plot`: the error-against-nv panel drawn from the m panel's
+    rows (its curves, its dashed exact theory or its dotted bound)."""
+    import ganeval.results.plots as plots
+    from ganeval.studies.slq_accuracy import plot
+
+    rows = []
+    for t in (1.0, 10.0):
+        for m in (5, 10):  # the m panel's rows carry nv = 100 too, with other values
+            rows.append({"figure": "m", "quantity": "rms_error", "t": t, "m": m, "nv": 100, "value": 0.5 / m,
+                         "ci_low": 0.4 / m, "ci_high": 0.6 / m, "reference": 1.0 / m})
+            rows.append({"figure": "m", "quantity": "lanczos_bias", "t": t, "m": m, "nv": 100, "value": 1e-3,
+                         "ci_low": 0.0, "ci_high": 2e-3, "reference": None})
+            rows.append({"figure": "m", "quantity": "rms_error_theory", "t": t, "m": m, "nv": 100, "value": 7.0,
+                         "ci_low": None, "ci_high": None, "reference": None})
+        for nv in (10, 100):
+            rows.append({"figure": "nv", "quantity": "rms_error", "t": t, "m": 10, "nv": nv, "value": t / nv,
+                         "ci_low": 0.9 * t / nv, "ci_high": 1.1 * t / nv, "reference": 3.0 / nv})
+            rows.append({"figure": "nv", "quantity": "rms_error_theory", "t": t, "m": 10, "nv": nv,
+                         "value": 2 * t / nv, "ci_low": None, "ci_high": None, "reference": None})
+        for name in ("std_plain", "std_cv"):
+            rows.append({"figure": "variance", "quantity": name, "t": t, "m": 10, "nv": 100, "value": 0.1,
+                         "ci_low": None, "ci_high": None, "reference": 0.1})
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: drawn.append(fig))
+    plot(pd.DataFrame(rows), tmp_path / "f.png", "title")
+    lines = drawn[0].axes[1].get_lines()
+    got = [(ln.get_linestyle(), list(ln.get_xdata()), [round(float(v), 9) for v in ln.get_ydata()]) for ln in lines]
+    assert got == [("-", [10, 100], [0.1, 0.01]), ("--", [10, 100], [0.2, 0.02]),
+                   ("-", [10, 100], [1.0, 0.1]), ("--", [10, 100], [2.0, 0.2]),
+                   (":", [10, 100], [0.3, 0.03])]
+
+
+def test_ranks_of_two_feature_widths_are_refused_before_the_gather(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug: `len(seen) > 1` → `> 2` in `Protocol._sync_dist`: two ranks of widths 6 and 7 gathered into one pool.
+    The gather of the widths is faked (the slow gloo test in test_torchmetrics_ddp.py runs the real one)."""
+    pytest.importorskip("torchmetrics")
+    from ganeval.torchmetrics import Protocol
+
+    def fake_world(other: int) -> None:
+        def all_gather(out, mine, group=None):  # type: ignore[no-untyped-def]
+            out[0].copy_(mine)
+            out[1].fill_(other)
+
+        monkeypatch.setattr(torch.distributed, "get_world_size", lambda group=None: 2)
+        monkeypatch.setattr(torch.distributed, "all_gather", all_gather)
+
+    def gathered(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise LookupError("reached the gather of the pools")
+
+    metric = Protocol(["fid"], features="identity")
+    metric.update(torch.randn(8, 6), real=True)
+    metric.update(torch.randn(8, 6), real=False)
+    fake_world(7)
+    with pytest.raises(ValueError, match="^the ranks give 6 and 7 features per sample"):
+        metric._sync_dist(gathered)
+    fake_world(6)
+    with pytest.raises(LookupError):
+        metric._sync_dist(gathered)
+
+
+def test_a_private_use_character_in_a_note_shows_as_itself() -> None:
+    """The report's inline markup holds escaped characters in Unicode's Private Use Area while it reads the markup;
+    a note's own private-use characters there (any offset the code might choose) must come out as themselves."""
+    from ganeval.results.report_tables import _inline
+
+    for own in ("\ue021", "\ue07e", "".join(chr(c) for c in range(0xE000, 0xE100))):  # the edges of a block: `!`, `~`
+        assert _inline(own + r" \*a\* **b**") == own + " *a* <strong>b</strong>"
+
+
+def test_slq_traces_of_the_nn_study_are_each_their_own_draw() -> None:
+    """Bug: `rng is not None` → `is` in `nn_internals.tracer`: every SLQ trace drawn with seed 0, not its own key's
+    `default_rng([seed, *key])`."""
+    from ganeval.metrics import heat_trace
+    from ganeval.studies.nn_internals import tracer
+
+    x = RNG.standard_normal((120, 5)).astype(np.float32)
+    opts = {"k": 5, "m": 10, "nv": 20}
+    trace = tracer(opts, "slq", 3)
+    want = heat_trace(x, seed=np.random.default_rng([3, 1, 2]), method="slq", **opts)
+    np.testing.assert_array_equal(trace(x, (1, 2)), want)
+    assert not np.array_equal(trace(x, (1, 2)), trace(x, (2, 1)))
+    np.testing.assert_array_equal(tracer(opts, "exact", 3)(x, (1, 2)), heat_trace(x, method="exact", **opts))
+
+
+def test_a_curve_flat_from_epoch_one_settles_at_one_at_any_scale() -> None:
+    """Bug: `(yc ** 2).sum()` → `(yc ** 3).sum()` in the tie tolerance of `settle_epoch`: knees that fit equally well
+    (every κ ≤ 1 fits a curve flat from epoch 1 exactly) told apart by rounding, for a rising curve of large values."""
+    from ganeval.studies.nn_internals import settle_epoch
+
+    for scale in (1.0, 1e3, 1e5):
+        assert settle_epoch(scale * np.array([0.0, 10, 10, 10, 10, 10])) == 1.0
+        assert settle_epoch(scale * np.array([10.0, 0, 0, 0, 0, 0])) == 1.0
+
+
+def test_the_planted_languages_are_three_families_of_three(tmp_path: Path) -> None:
+    """Bug: `("roll", 3)` → 4 in `language_manifolds.PLANTED`: the demonstration docs/paper.md describes (nine
+    languages in three families) is not the one built."""
+    from ganeval.data.wordvectors import read_word_vectors
+    from ganeval.studies.language_manifolds import planted_families
+
+    files, families = planted_families(tmp_path, n=40, dim=12, seed=1)
+    assert sorted(families.items()) == sorted((f"{f}_{c}", f) for f in ("ring", "blob", "roll") for c in "abc")
+    for name, path in files.items():
+        assert read_word_vectors(path).vectors.shape == (40, 12), name
+
+
+def test_connectivity_counts_every_set_at_every_size_digits_up_to_its_rows() -> None:
+    """Bug: `name.startswith("digits") and n > 1797` → `or` in `paper_checks.measure_connected`: the digits left out
+    at every size, and every set left out above 1 797 rows."""
+    from ganeval.studies.paper_checks import measure_connected
+
+    got = {(r["name"], r["n"]) for r in measure_connected([60, 1800], seed=0)}
+    names = {s for s, _ in got}
+    assert len(names) == 4 and any(s.startswith("digits") for s in names)
+    assert got == {(s, n) for s in names for n in (60, 1800) if not (s.startswith("digits") and n > 1797)}

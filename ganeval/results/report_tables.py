@@ -56,7 +56,8 @@ def csv_table(path: Path, css_id: str) -> str:
 def _inline(text: str) -> str:
     """Markdown inline markup of the tables and notes (**bold**, *emphasis*, `code`) to HTML, everything else
     escaped; a backslash-escaped character (`md_escape`) shows as itself, never as markup."""
-    text = re.sub(r"\\([!-/:-@\[-`{-~])", lambda m: chr(_HELD + ord(m.group(1))), text)  # held apart from the markup
+    held = _held_offset(text)
+    text = re.sub(r"\\([!-/:-@\[-`{-~])", lambda m: chr(held + ord(m.group(1))), text)  # held apart from the markup
     parts = re.split(r"(\*\*[^*]+\*\*|\*[^*\s][^*]*\*|`[^`]+`)", text)
     out = []
     for p in parts:
@@ -68,10 +69,14 @@ def _inline(text: str) -> str:
             out.append(f"<code>{esc(p[1:-1])}</code>")
         else:
             out.append(esc(p))
-    return re.sub(f"[{chr(_HELD + 33)}-{chr(_HELD + 126)}]", lambda m: esc(chr(ord(m.group()) - _HELD)), "".join(out))
+    return re.sub(f"[{chr(held + 33)}-{chr(held + 126)}]", lambda m: esc(chr(ord(m.group()) - held)), "".join(out))
 
 
-_HELD = 0xE000  # a Private Use Area offset: an escaped character waits there while the markup is read
+def _held_offset(text: str) -> int:
+    """Where an escaped character waits while the markup is read: an offset into Unicode's Private Use Area whose
+    places for `!`…`~` no character of `text` takes (a text's own private-use characters then show as themselves)."""
+    used = {ord(c) for c in text}
+    return next(o for o in range(0xE000, 0xF800, 0x80) if not any(o + 33 <= u <= o + 126 for u in used))
 
 
 def _cells(row: str) -> list[str]:

@@ -322,7 +322,7 @@ def decrease_claim(rows: pd.DataFrame, confidence: float) -> Any:
     pos = {ly: LAYERS.index(ly) for ly in layers if ly in LAYERS}
 
     def after(start: float) -> list[tuple[str, str, np.ndarray]]:
-        lay = [ly for ly in layers if pos.get(ly, -1) >= start]
+        lay = [ly for ly in layers if ly in pos and pos[ly] >= start]
         return [(a, b, per[b] - per[a]) for a, b in zip(lay, lay[1:])]
 
     def rule(start: float) -> str:
