@@ -13,7 +13,7 @@ Writes one JSON line per mutant to --log (an existing log is resumed: its mutant
 (a JSON object, name → why) count as equivalent, not survived.
 
     nice -n 10 python scripts/mutate.py --count 150 --seed 56 --log results/reference/mutation/sample_56.jsonl
-    python scripts/mutate.py --changed main                  # before a merge: mutants in the lines changed since main
+    python scripts/mutate.py --changed main --jobs 2         # before a merge: mutants in the lines changed since main
     python scripts/mutate.py --list --count 20               # the drawn mutants only, nothing run
     python scripts/mutate.py --only "ganeval/metrics/kid.py:kid_unbiased:'<'→'<='@\\"n < 2\\""
     python scripts/mutate.py --score results/reference/mutation/sample_56.jsonl   # a log's score again
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib.util
 import json
 import os
@@ -34,7 +35,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -108,14 +111,18 @@ def named(root: Path, names: list[str]) -> list[mut.Mutant]:
     return out
 
 
-def _imports(test: Path) -> set[str]:
+def _imports(test: Path) -> frozenset[str]:
     """The package's modules a test file names: its imports and dotted names in its text (monkeypatch targets)."""
-    text = test.read_text()
+    return _names_in(test.read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def _names_in(text: str) -> frozenset[str]:  # parsed once per text: every mutant asks of every test file
     names = set(re.findall(rf"\b{PACKAGE}(?:\.\w+)+", text))
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == PACKAGE:
             names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
-    return names
+    return frozenset(names)
 
 
 def naming_tests(root: Path, module: str) -> list[str]:
@@ -257,7 +264,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--timeout-factor", type=float, default=3.0, help="a mutant's timeout: this times its tests' "
                     "seconds in the map, plus --timeout-base (default 3)")
     ap.add_argument("--timeout-base", type=float, default=60.0, help="seconds (default 60: pytest's start)")
+    ap.add_argument("--jobs", type=int, default=1, help="mutants run at once, each in its own copy of the tree "
+                    "(default 1; more only with a core free for each: a test's timeout is measured alone)")
     args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.changed and "--count" not in (argv if argv is not None else sys.argv):
         args.count = 10
     return args
@@ -307,25 +318,43 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, chosen: list[mut.Mutant], test_map: dict, equivalent: dict[str, str]) -> int:
+    """Run the mutants of `chosen` not yet in the log, `args.jobs` at a time (each in its own copy of the tree), in
+    the seed's shuffled order; print and log each as it ends, then the score."""
     done = {}  # a log that exists is resumed: the mutants it records are not run again
     if args.log and args.log.exists():
         done = {r["name"]: r for r in map(json.loads, filter(None, args.log.read_text().splitlines()))}
     records = [done[m.name] for m in chosen if m.name in done]
+    order = random.Random(f"order {args.seed}").sample(chosen, len(chosen))  # a run stopped early: a random part
+    place = {m.name: i for i, m in enumerate(order, 1)}
+    jobs = max(1, int(getattr(args, "jobs", 1)))
+    lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="ganeval-mutate-") as tmp:
-        tree = Path(tmp)
-        copy_tree(ROOT, tree)
-        order = random.Random(f"order {args.seed}").sample(chosen, len(chosen))  # a run stopped early: a random part
-        for i, m in enumerate(order, 1):
-            if m.name in done:
-                continue
-            rec = run_one(tree, m, select(test_map, tree, m), args.timeout_factor, args.timeout_base)
-            records.append(rec)
-            word = "killed  " if rec["killed"] else "SURVIVED" if rec["outcome"] == "passed" else rec["outcome"]
-            print(f"[{i}/{len(chosen)}] {word} {m.name} ({rec['tests']} tests, {rec['seconds']:.0f} s)", flush=True)
-            if args.log:
-                args.log.parent.mkdir(parents=True, exist_ok=True)
-                with args.log.open("a") as f:
-                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        free = []
+        for j in range(jobs):
+            (tree := Path(tmp) / str(j)).mkdir()
+            copy_tree(ROOT, tree)
+            free.append(tree)
+
+        def one(m: mut.Mutant) -> None:
+            with lock:
+                tree = free.pop()
+            try:
+                rec = run_one(tree, m, select(test_map, tree, m), args.timeout_factor, args.timeout_base)
+            finally:
+                with lock:
+                    free.append(tree)
+            with lock:
+                records.append(rec)
+                word = "killed  " if rec["killed"] else "SURVIVED" if rec["outcome"] == "passed" else rec["outcome"]
+                print(f"[{place[m.name]}/{len(chosen)}] {word} {m.name} ({rec['tests']} tests, {rec['seconds']:.0f} s)",
+                      flush=True)
+                if args.log:
+                    args.log.parent.mkdir(parents=True, exist_ok=True)
+                    with args.log.open("a") as f:
+                        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(one, [m for m in order if m.name not in done]))  # list(): a worker's exception is raised
     print("\n" + "\n".join(score(records, equivalent)))
     for r in records:
         if not r["killed"] and r["name"] not in equivalent:

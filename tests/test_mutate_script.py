@@ -290,3 +290,42 @@ def test_a_run_resumes_its_log_and_runs_the_rest_in_the_seeds_shuffled_order(
     m.run(args, chosen, {"files": {}, "tests": [], "covers": {}}, {})
     assert ran != [x.name for x in chosen]  # shuffled, not in source order (seed 7: one order of 6! = 720)
     assert [x for x in ran if x != first.name] == again  # the seed's order again
+
+
+def test_jobs_run_each_mutant_once_each_in_a_tree_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--jobs 2: two mutants at a time, never two in one copy of the tree (a mutant is written into its tree's
+    module), every mutant run and logged once."""
+    import argparse
+    import threading
+    import time
+
+    m = _script()
+    chosen = m.mut.sites(TINY, "ganeval/tiny.py")
+    busy: dict[str, str] = {}
+    seen: list[tuple[str, str]] = []
+    most = [0]
+    lock = threading.Lock()
+
+    def fake_run_one(tree, mutant, tests, factor, base):  # type: ignore[no-untyped-def]
+        with lock:
+            assert str(tree) not in busy, f"{mutant.name} given the tree {busy.get(str(tree))} is in"
+            busy[str(tree)] = mutant.name
+            most[0] = max(most[0], len(busy))
+            seen.append((mutant.name, str(tree)))
+        time.sleep(0.2)
+        with lock:
+            del busy[str(tree)]
+        return {"name": mutant.name, "module": mutant.module, "line": mutant.line, "before": mutant.before,
+                "after": mutant.after, "killed": True, "outcome": "failed", "tests": 0, "seconds": 0.0}
+
+    monkeypatch.setattr(m, "run_one", fake_run_one)
+    monkeypatch.setattr(m, "ROOT", _tiny_tree(tmp_path / "tree"))
+    monkeypatch.setattr(m, "copy_tree", lambda root, dest: None)
+    log = tmp_path / "log.jsonl"
+    m.run(argparse.Namespace(log=log, seed=7, timeout_factor=3.0, timeout_base=60.0, jobs=2), chosen,
+          {"files": {}, "tests": [], "covers": {}}, {})
+    assert sorted(n for n, _ in seen) == sorted(x.name for x in chosen)
+    assert most[0] == 2 and len({t for _, t in seen}) == 2
+    assert sorted(json.loads(x)["name"] for x in log.read_text().splitlines()) == sorted(x.name for x in chosen)
+    with pytest.raises(SystemExit):
+        m._args(["--jobs", "0"])
