@@ -158,12 +158,12 @@ def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float]]
     return sorted(tests, key=lambda ts: (ts[0].split("::")[0] not in near, ts[1], ts[0]))
 
 
-def _pytest(tree: Path, tests: list[str], timeout: float) -> tuple[str, float, str]:
-    """(outcome: 'passed' | 'failed' (rc 1, or 2: a collection error) | 'timeout' | 'error (rc N)', seconds, the
-    first failed test or file) of `tests`."""
+def _pytest(tree: Path, tests: list[str], timeout: float, per_test: float | None = None) -> tuple[str, float, str]:
+    """(outcome: 'passed' | 'failed' (rc 1, or 2: a collection error; a test past `per_test` seconds fails) |
+    'timeout' (the whole run past `timeout`) | 'error (rc N)', seconds, the first failed test or file) of `tests`."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-rfE", "-p", "no:cacheprovider", "-m", "not slow",
-           "-p", "no:randomly", "-p", "no:random_order", "-o", "addopts=", "--timeout", str(int(timeout))]
+           "-p", "no:randomly", "-p", "no:random_order", "-o", "addopts=", "--timeout", str(int(per_test or timeout))]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)  # its own process group: the commands tests start end with it
@@ -205,9 +205,10 @@ def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float]], factor: f
     original = path.read_text()
     known = sum(s for _, s in tests)
     timeout = base + factor * known if all(s for _, s in tests) else max(base + factor * known, 1800.0)
+    per_test = base + factor * max(s for _, s in tests) if all(s for _, s in tests) else None  # a test that hangs
     _write(path, mut.apply(original, m))
     try:
-        outcome, seconds, first = _pytest(tree, [t for t, _ in tests], timeout)
+        outcome, seconds, first = _pytest(tree, [t for t, _ in tests], timeout, per_test)
     finally:
         _write(path, original)
     if outcome == "failed":  # the failing test must pass on the original: else it is not this mutant's
