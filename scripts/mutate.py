@@ -132,11 +132,11 @@ def naming_tests(root: Path, module: str) -> list[str]:
             if any(n == dotted or n.startswith(dotted + ".") for n in _imports(test))]
 
 
-def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float]]:
+def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float | None]]:
     """(test, seconds in the map) to run for `m`: the map's tests that ran its function; else (a class body, module
     level, a function no test ran) those that ran a function of its class, else of its module; else every test
     file that names the module. Test files the map does not know or that changed since (new tests) run whole when
-    they name the module, as does a changed file of the map's tests (they may have been renamed; their seconds: 0,
+    they name the module, as does a changed file of the map's tests (they may have been renamed; their seconds: None,
     unknown: the timeout is then 30 min); a deleted file's tests are dropped. Those of the files that name the
     module come first, each part fastest first."""
     functions = test_map["covers"].get(m.module, {})
@@ -153,9 +153,10 @@ def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float]]
     stale = sorted(f for f in (mapped - gone) | set(naming) if test_map["files"].get(f) != mutate_map.sha(root / f))
     whole = stale if tests else naming  # a changed file's tests may have been renamed: it runs whole
     tests = [(t, s) for t, s in tests if t.split("::")[0] not in whole and t.split("::")[0] not in gone]
-    tests += [(f, 0.0 if f in stale else mutate_map.file_seconds(test_map, f)) for f in whole]
+    tests += [(f, None if f in stale or f not in test_map["files"] else mutate_map.file_seconds(test_map, f))
+              for f in whole]  # None: seconds unknown
     near = set(naming)  # the module's own test files first: the likeliest to fail, so the quickest verdict
-    return sorted(tests, key=lambda ts: (ts[0].split("::")[0] not in near, ts[1], ts[0]))
+    return sorted(tests, key=lambda ts: (ts[0].split("::")[0] not in near, ts[1] or 0.0, ts[0]))
 
 
 def _pytest(tree: Path, tests: list[str], timeout: float, per_test: float | None = None) -> tuple[str, float, str]:
@@ -195,7 +196,7 @@ def _write(path: Path, text: str) -> None:
     Path(importlib.util.cache_from_source(str(path))).unlink(missing_ok=True)
 
 
-def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float]], factor: float, base: float) -> dict:
+def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float | None]], factor: float, base: float) -> dict:
     """Run `m` against `tests` in `tree`; the module is restored after."""
     rec: dict = {"name": m.name, "module": m.module, "function": m.function, "line": m.line, "before": m.before,
                  "after": m.after, "tests": len(tests)}
@@ -203,9 +204,10 @@ def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float]], factor: f
         return {**rec, "outcome": "no test runs it", "killed": False, "killed_by": "", "seconds": 0.0}
     path = tree / m.module
     original = path.read_text()
-    known = sum(s for _, s in tests)
-    timeout = base + factor * known if all(s for _, s in tests) else max(base + factor * known, 1800.0)
-    per_test = base + factor * max(s for _, s in tests) if all(s for _, s in tests) else None  # a test that hangs
+    seconds = [s for _, s in tests if s is not None]  # a test of 0.0 s is known (fast); None is not known
+    unknown = len(seconds) < len(tests)
+    timeout = max(base + factor * sum(seconds), 1800.0) if unknown else base + factor * sum(seconds)
+    per_test = None if unknown else base + factor * max(seconds)  # a test that hangs fails at its own timeout
     _write(path, mut.apply(original, m))
     try:
         outcome, seconds, first = _pytest(tree, [t for t, _ in tests], timeout, per_test)

@@ -111,6 +111,8 @@ def test_select_runs_the_tests_of_the_mutants_function(tmp_path: Path) -> None:
         return [t for t, _ in m.select(test_map, tmp_path, mutant)]
 
     assert picked("f") == ["tests/test_new.py", "tests/test_old.py::b"]  # its own tests, fastest first
+    seconds = dict(m.select(test_map, tmp_path, m.mut.Mutant("ganeval/tiny.py", "name", "f", 1, "a", "b", 0)))
+    assert seconds == {"tests/test_new.py": None, "tests/test_old.py::b": 2.0}  # not in the map: seconds unknown
     assert picked("C") == ["tests/test_new.py", "tests/test_old.py::c", "tests/test_old.py::a"]  # its methods'
     assert picked("<module>") == ["tests/test_new.py", "tests/test_old.py::c", "tests/test_old.py::a",
                                   "tests/test_old.py::b"]
@@ -329,3 +331,23 @@ def test_jobs_run_each_mutant_once_each_in_a_tree_of_its_own(tmp_path: Path, mon
     assert sorted(json.loads(x)["name"] for x in log.read_text().splitlines()) == sorted(x.name for x in chosen)
     with pytest.raises(SystemExit):
         m._args(["--jobs", "0"])
+
+
+def test_a_fast_test_has_known_seconds_and_each_test_its_own_timeout(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test the map timed at 0.0 s (under 5 ms) is known, not unknown: the run's timeout is 3 × the seconds + 60,
+    not 30 min; each test's own timeout is 3 × the slowest + 60 (a mutant that hangs a test is judged at once).
+    Only a test file of unknown seconds gives 30 min and no timeout of its own."""
+    m = _script()
+    tree = _tiny_tree(tmp_path)
+    calls: list[tuple[float, float | None]] = []
+
+    def fake_pytest(tree, tests, timeout, per_test=None):  # type: ignore[no-untyped-def]
+        calls.append((timeout, per_test))
+        return "passed", 0.1, ""
+
+    monkeypatch.setattr(m, "_pytest", fake_pytest)
+    mutant = m.mut.sites(TINY, "ganeval/tiny.py")[0]
+    m.run_one(tree, mutant, [("tests/test_tiny.py::test_double", 0.0), ("tests/test_tiny.py::test_spin", 2.0)], 3.0, 60.0)
+    m.run_one(tree, mutant, [("tests/test_tiny.py::test_double", 1.0), ("tests/test_new.py", None)], 3.0, 60.0)
+    assert calls == [(66.0, 66.0), (1800.0, None)]
