@@ -451,3 +451,44 @@ def test_connectivity_counts_every_set_at_every_size_digits_up_to_its_rows() -> 
     names = {s for s, _ in got}
     assert len(names) == 4 and any(s.startswith("digits") for s in names)
     assert got == {(s, n) for s in names for n in (60, 1800) if not (s.startswith("digits") and n > 1797)}
+
+
+def test_the_knn_table_gives_the_highest_load_seen_at_each_size() -> None:
+    """Bug: `max` → `min` over the parts' load averages in `stability_report.timing_table` (`load_1min_max`)."""
+    from types import SimpleNamespace
+
+    from ganeval.studies.stability_report import timing_table
+
+    parts = [SimpleNamespace(n=100, name="exact"), SimpleNamespace(n=100, name="approx"),
+             SimpleNamespace(n=200, name="exact")]
+    timings = {"n100-exact": {"seconds_per_run": 1.5, "load_1min": 2.0},
+               "n100-approx": {"seconds_per_run": 0.5, "load_1min": 5.0}}
+    got = timing_table([100, 200], parts, timings, {100: 0.99})  # type: ignore[arg-type]
+    assert got["load_1min_max"].iloc[0] == 5.0 and math.isnan(got["load_1min_max"].iloc[1])
+    assert got["seconds_per_run_approx"].iloc[0] == 0.5 and got["approx_recall"].iloc[0] == 0.99
+
+
+def test_the_control_variates_std_rows_are_the_probes_sample_stds() -> None:
+    """Bug: `ddof=1` → 2 in `slq_accuracy.measure`: the std with and without the control variate (and their ratio)
+    not the sample standard deviation over the probes, n − 1 in the denominator."""
+    from types import SimpleNamespace
+
+    from ganeval.studies.slq_accuracy import Pool, measure
+
+    rng = np.random.default_rng(5)
+    m_steps, probes, t = 3, 40, np.array([0.1, 1.0, 10.0, 100.0])
+    truth = np.array([50.0, 20.0, 5.0, 1.5])
+    slq = truth * (1 + 0.1 * rng.standard_normal((m_steps, probes, len(t))))
+    plain = truth * (1 + 0.3 * rng.standard_normal((m_steps, probes, len(t))))
+    pool = Pool(t=t, truth=truth, slq=slq, slq_plain=plain, exact=slq[-1], forms_slq=slq / 50, forms_exact=slq[-1] / 50,
+                l_slq=rng.uniform(0.5, 1.0, (m_steps, probes)), var_theory=np.full(4, 0.01),
+                var_theory_plain=np.full(4, 0.09), alpha_theory=np.full(4, 0.5), n=50)
+    cfg = SimpleNamespace(nv=10, m=2, t_errors=[1.0], nv_list=[5, 10], min_batches=2, t_variance_min=0.5,
+                          t_variance_max=20.0, bootstrap=100, delta=0.1)
+    df = measure(pool, cfg, 0.95, seed=1)
+    var = df[df.figure == "variance"].set_index(["quantity", "t"])["value"]
+    for j in (1, 2):  # t = 1 and 10: the variance rows' temperatures
+        x, y = slq[1][:, j], plain[1][:, j]
+        np.testing.assert_allclose(var[("std_cv", t[j])], x.std(ddof=1) / np.sqrt(10) / truth[j], rtol=1e-12)
+        np.testing.assert_allclose(var[("std_plain", t[j])], y.std(ddof=1) / np.sqrt(10) / truth[j], rtol=1e-12)
+        np.testing.assert_allclose(var[("std_ratio", t[j])], x.std(ddof=1) / y.std(ddof=1), rtol=1e-12)

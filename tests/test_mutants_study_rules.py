@@ -78,3 +78,22 @@ def test_heat_clusters_count_within_a_factor_of_two(center: float, hw: float, wa
     counts = np.outer(exact(center, hw, 8), k)  # every class's ratio ĉ/k: that interval
     reflects, approx = hc.decide(rows_from(counts), CONF)[0]
     assert reflects.verdict == HOLDS and approx.verdict == want, approx.evidence
+
+
+@pytest.mark.parametrize("low, high", [(0.4, 0.5), (2.0, 2.1)])
+def test_heat_clusters_a_count_interval_ending_at_the_factor_is_not_outside(
+        low: float, high: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule "outside a factor of 2" is strict (ĉ/k's interval below 1/2 or above 2); "inside" includes its ends.
+    An interval ending exactly at 1/2 or starting exactly at 2 straddles nothing and excludes nothing: not testable.
+    (Bug: `ci_high < 1 / FACTOR` → `<=`.) The interval is placed exactly by standing in for the t interval."""
+    import ganeval.results
+    from test_heat_clusters import rows_from
+
+    from ganeval.studies import heat_clusters as hc
+
+    fixed = {"mean": (low + high) / 2, "std": 0.1, "ci_low": low, "ci_high": high, "half_width": (high - low) / 2,
+             "n_runs": 8}
+    monkeypatch.setattr(ganeval.results, "t_interval", lambda values, confidence: dict(fixed))
+    counts = np.outer(np.full(8, 1.0), np.arange(1.0, 11.0))
+    approx = hc.decide(rows_from(counts), CONF)[0][1]
+    assert approx.verdict == NOT_TESTABLE, approx.evidence
