@@ -260,6 +260,20 @@ def test_score_counts_equivalent_mutants_apart(tmp_path: Path) -> None:
     assert "| all | 1 | 2 | 1 | 1 | 33.3 % |" in out
 
 
+def _killed(mutant) -> dict:  # type: ignore[no-untyped-def]
+    """The record `run_one` gives a mutant a test killed."""
+    return {"name": mutant.name, "module": mutant.module, "line": mutant.line, "before": mutant.before,
+            "after": mutant.after, "killed": True, "outcome": "failed", "tests": 0, "seconds": 0.0}
+
+
+def _fake_runs(m, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, run_one) -> Path:  # type: ignore[no-untyped-def]
+    """`m.run` on the tiny tree with `run_one` standing in for running each mutant; the log's path."""
+    monkeypatch.setattr(m, "run_one", run_one)
+    monkeypatch.setattr(m, "ROOT", _tiny_tree(tmp_path / "tree"))
+    monkeypatch.setattr(m, "copy_tree", lambda root, dest: None)
+    return tmp_path / "log.jsonl"
+
+
 def test_a_run_resumes_its_log_and_runs_the_rest_in_the_seeds_shuffled_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log that exists is resumed: its mutants are counted, not run again; the others run in an order shuffled by
@@ -273,13 +287,9 @@ def test_a_run_resumes_its_log_and_runs_the_rest_in_the_seeds_shuffled_order(
 
     def fake_run_one(tree, mutant, tests, factor, base):  # type: ignore[no-untyped-def]
         ran.append(mutant.name)
-        return {"name": mutant.name, "module": mutant.module, "line": mutant.line, "before": mutant.before,
-                "after": mutant.after, "killed": True, "outcome": "failed", "tests": 0, "seconds": 0.0}
+        return _killed(mutant)
 
-    monkeypatch.setattr(m, "run_one", fake_run_one)
-    monkeypatch.setattr(m, "ROOT", _tiny_tree(tmp_path / "tree"))
-    monkeypatch.setattr(m, "copy_tree", lambda root, dest: None)
-    log = tmp_path / "log.jsonl"
+    log = _fake_runs(m, monkeypatch, tmp_path, fake_run_one)
     first = chosen[1]
     log.write_text(json.dumps({"name": first.name, "module": first.module, "line": first.line, "before": "",
                                "after": "", "killed": False, "outcome": "passed"}) + "\n")
@@ -317,13 +327,9 @@ def test_jobs_run_each_mutant_once_each_in_a_tree_of_its_own(tmp_path: Path, mon
         time.sleep(0.2)
         with lock:
             del busy[str(tree)]
-        return {"name": mutant.name, "module": mutant.module, "line": mutant.line, "before": mutant.before,
-                "after": mutant.after, "killed": True, "outcome": "failed", "tests": 0, "seconds": 0.0}
+        return _killed(mutant)
 
-    monkeypatch.setattr(m, "run_one", fake_run_one)
-    monkeypatch.setattr(m, "ROOT", _tiny_tree(tmp_path / "tree"))
-    monkeypatch.setattr(m, "copy_tree", lambda root, dest: None)
-    log = tmp_path / "log.jsonl"
+    log = _fake_runs(m, monkeypatch, tmp_path, fake_run_one)
     m.run(argparse.Namespace(log=log, seed=7, timeout_factor=3.0, timeout_base=60.0, jobs=2), chosen,
           {"files": {}, "tests": [], "covers": {}}, {})
     assert sorted(n for n, _ in seen) == sorted(x.name for x in chosen)
