@@ -356,8 +356,11 @@ def run(args: argparse.Namespace, chosen: list[mut.Mutant], test_map: dict, equi
                     with args.log.open("a") as f:
                         f.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
-        with ThreadPoolExecutor(jobs) as pool:
+        pool = ThreadPoolExecutor(jobs)
+        try:
             list(pool.map(one, [m for m in order if m.name not in done]))  # list(): a worker's exception is raised
+        finally:  # on Ctrl-C: the mutants running end (their modules restored), the rest are not started
+            pool.shutdown(wait=True, cancel_futures=True)
     print("\n" + "\n".join(score(records, equivalent)))
     for r in records:
         if not r["killed"] and r["name"] not in equivalent:
