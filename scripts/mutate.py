@@ -7,17 +7,18 @@ every module of ganeval/ (each site equally likely) with --seed, and runs them i
 copy of the tree and runs there the tests that run the mutant's function (the map of scripts/mutate_map.py, at
 results/reference/mutation/test_map.json; for a test file the map does not know, the whole file if it imports the
 module), `-m "not slow"`, fastest first, stopping at the first failure, under a timeout of --timeout-factor times
-their seconds in the map plus --timeout-base. Killed: a test fails (and passes again on the original: else the
-mutant is counted `flaky`) or the run times out. Survived: every test passes, or no test runs the function.
-Writes one JSON line per mutant to --log (an existing log is resumed: its mutants are not run again) and prints the score by package; mutants named in --equivalent
-(a JSON object, name → why) count as equivalent, not survived.
+their seconds in the map plus --timeout-base (and for each test, the same of the slowest one's seconds), --jobs at
+a time. Killed: a test fails (and passes again on the original: else the mutant is counted `flaky`) or the run
+times out. Survived: every test passes, or no test runs the function.
+Writes one JSON line per mutant to --log (an existing log is resumed: its mutants are not run again) and prints
+the score by package; mutants named in --equivalent (a JSON object, name → why) count as equivalent, not survived.
 
-    nice -n 10 python scripts/mutate.py --count 150 --seed 56 --log results/reference/mutation/sample_56.jsonl
-    python scripts/mutate.py --changed main --jobs 2         # before a merge: mutants in the lines changed since main
-    python scripts/mutate.py --list --count 20               # the drawn mutants only, nothing run
-    python scripts/mutate.py --only "ganeval/metrics/kid.py:kid_unbiased:'<'→'<='@\\"n < 2\\""
-    python scripts/mutate.py --score results/reference/mutation/sample_56.jsonl   # a log's score again
-    nice -n 10 python scripts/mutate.py --map                # the test map again (every test file; or name some)
+    nice -n 10 python scripts/mutate.py --count 160 --seed 5601 --log results/reference/mutation/sample_5601.jsonl
+    python scripts/mutate.py --changed main --jobs 2   # before a merge: mutants in the lines changed since main
+    python scripts/mutate.py --list --count 20         # the drawn mutants only, nothing run
+    python scripts/mutate.py --only "ganeval/metrics/kid.py:mmd2_from_sums:'-'→'+'@\\"m - 1\\""
+    python scripts/mutate.py --score results/reference/mutation/sample_5601.jsonl   # a log's score again
+    nice -n 10 python scripts/mutate.py --map          # the test map again (every test file; or name some)
 """
 
 from __future__ import annotations

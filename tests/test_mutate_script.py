@@ -357,3 +357,28 @@ def test_a_fast_test_has_known_seconds_and_each_test_its_own_timeout(tmp_path: P
     m.run_one(tree, mutant, [("tests/test_tiny.py::test_double", 0.0), ("tests/test_tiny.py::test_spin", 2.0)], 3.0, 60.0)
     m.run_one(tree, mutant, [("tests/test_tiny.py::test_double", 1.0), ("tests/test_new.py", None)], 3.0, 60.0)
     assert calls == [(66.0, 66.0), (1800.0, None)]
+
+
+def test_the_documented_commands_parse_and_name_what_exists() -> None:
+    """Each `scripts/mutate.py` command of docs/development.md's command block and of the script's help: its flags parse, the mutants it
+    names (--only) and the files it reads (--score, --modules, the folder of --log) exist; --score runs verbatim.
+    (The others run for minutes to hours: their parts are tested above on the tiny tree.)"""
+    import shlex
+
+    m = _script()
+    text = (ROOT / "docs" / "development.md").read_text() + "\n" + (m.__doc__ or "")
+    commands = [shlex.split(line, comments=True) for line in text.splitlines()
+                if re.match(r"^    (nice -n \d+ )?python scripts/mutate\.py ", line)]
+    assert len(commands) >= 10
+    for words in commands:
+        argv = words[words.index("scripts/mutate.py") + 1:]
+        args = m._args(argv)
+        if args.only:
+            assert [x.name for x in m.named(ROOT, args.only)] == args.only
+        for path in [args.score, *(args.modules or [])]:
+            assert path is None or (ROOT / path).is_file(), (argv, path)
+        assert args.log is None or (ROOT / args.log).parent.is_dir()
+        if args.score:
+            out = subprocess.run([sys.executable, "scripts/mutate.py", *argv], cwd=ROOT, capture_output=True,
+                                 text=True, timeout=300, check=True).stdout
+            assert "| all |" in out
