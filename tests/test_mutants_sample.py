@@ -492,3 +492,44 @@ def test_the_control_variates_std_rows_are_the_probes_sample_stds() -> None:
         np.testing.assert_allclose(var[("std_cv", t[j])], x.std(ddof=1) / np.sqrt(10) / truth[j], rtol=1e-12)
         np.testing.assert_allclose(var[("std_plain", t[j])], y.std(ddof=1) / np.sqrt(10) / truth[j], rtol=1e-12)
         np.testing.assert_allclose(var[("std_ratio", t[j])], x.std(ddof=1) / y.std(ddof=1), rtol=1e-12)
+
+
+def test_only_old_scratch_folders_whose_owner_is_gone_are_removed(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug: `old and lock free` → `old or lock free` in `loop._remove_stale_scratch`: a running run's scratch folder
+    (its owner lock held) removed once it is a minute old, or a new one removed before its owner locks it."""
+    import os
+    import tempfile
+    import time
+
+    from ganeval.protocol import loop, store
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # gettempdir(): this test's folder, never the real one
+
+    def scratch(name: str, age: float) -> int:
+        (tmp_path / (loop.SCRATCH_PREFIX + name)).mkdir()
+        owner = tmp_path / (loop.SCRATCH_PREFIX + name) / loop.OWNER_FILE
+        owner.write_text("")
+        os.utime(owner, (time.time() - age, time.time() - age))
+        return os.open(owner, os.O_RDWR)
+
+    held = scratch("running", 10 * loop.STALE_AFTER_S)
+    assert store.try_lock(held)  # its owner (this open file) still runs
+    for fd in (scratch("killed", 10 * loop.STALE_AFTER_S), scratch("starting", 0.0)):
+        os.close(fd)
+    try:
+        loop._remove_stale_scratch()
+    finally:
+        os.close(held)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [loop.SCRATCH_PREFIX + "running",
+                                                           loop.SCRATCH_PREFIX + "starting"]
+
+
+def test_vendis_memory_is_the_bytes_of_its_d_by_d_float64_matrix() -> None:
+    """Bug: `8.0 * d * d` → `16.0 * d * d` in Vendi's declared memory: the memory check refuses (or admits) by the
+    wrong size. Its label names the matrix; the number must be that matrix's bytes."""
+    from ganeval.metrics.vendi import METRIC
+
+    for n, d in ((100, 7), (5000, 64)):
+        need, label = METRIC.memory(n, d, {})
+        assert need == np.zeros((d, d), dtype=np.float64).nbytes and f"{d}×{d} float64" in label
