@@ -533,3 +533,47 @@ def test_vendis_memory_is_the_bytes_of_its_d_by_d_float64_matrix() -> None:
     for n, d in ((100, 7), (5000, 64)):
         need, label = METRIC.memory(n, d, {})
         assert need == np.zeros((d, d), dtype=np.float64).nbytes and f"{d}×{d} float64" in label
+
+
+@pytest.mark.parametrize("width", [3, 4])
+def test_torus_takes_points_in_3d_and_refuses_others(width: int, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug: `real.shape[1] != 3` → `!= 4` in `torus.run`: the torus's own 3-d points refused (or 4-d ones taken).
+    The data are stood in for and the run is stopped right after the check (training would take minutes)."""
+    from apphelp import run_inprocess
+
+    from ganeval.app import generators, pipeline
+
+    def past_the_check(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise LookupError("past the data check")
+
+    monkeypatch.setattr(pipeline, "load_data", lambda plan, cfg, name: np.zeros((300, width)))
+    monkeypatch.setattr(generators, "plan_generator", past_the_check)
+    over = ["experiment=torus", "runs=2", "sample_size=100", "n_generated=200", "data.n=300", "progress=false",
+            "metrics.kid.subset_size=50",
+            f"results_dir={tmp_path / 'res'}", f"cache_dir={tmp_path / 'cache'}", f"models_dir={tmp_path / 'models'}"]
+    with pytest.raises(LookupError if width == 3 else ValueError,
+                       match="past the data check" if width == 3 else r"^torus needs N×3 points as data, got shape "
+                                                                      r"\(300, 4\)$"):
+        run_inprocess(over)
+
+
+def test_an_er_graph_of_degree_n_minus_1_is_complete() -> None:
+    """Bug: `degree / (n − 1)` → `degree / (n + 1)` in `er_normalisation.er_graph`: G(n, p) with p = degree/(n − 1)
+    has mean degree `degree`; at degree = n − 1, p = 1 and the graph is complete."""
+    from ganeval.studies.er_normalisation import er_graph
+
+    for n in (3, 5, 12):
+        a = er_graph(n, float(n - 1), np.random.default_rng(n))
+        np.testing.assert_array_equal(a, 1.0 - np.eye(n))
+
+
+def test_the_probe_bootstrap_draws_every_probe() -> None:
+    """Bug: `rng.integers(0, P)` → `rng.integers(1, P)` in `slq_accuracy.bootstrap`: the first probe never drawn.
+    With that probe an outlier, the resamples holding it (63 % of them) set the ratio's upper quantile."""
+    from ganeval.studies.slq_accuracy import bootstrap
+
+    y, x = np.random.default_rng(4).uniform(1.0, 2.0, (2, 10, 2))  # 10 probes × 2 temperatures
+    x[0] = 50.0
+    got = bootstrap(x, y, np.array([1.0, 2.0]), 100, 400, 0.9, seed=3)
+    assert (got["ratio_high"] > 10).all()
