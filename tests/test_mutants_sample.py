@@ -401,7 +401,8 @@ def test_a_private_use_character_in_a_note_shows_as_itself() -> None:
     a note's own private-use characters there (any offset the code might choose) must come out as themselves."""
     from ganeval.results.report_tables import _inline
 
-    for own in ("\ue021", "\ue07e", "".join(chr(c) for c in range(0xE000, 0xE100))):  # the edges of a block: `!`, `~`
+    every_block = "".join(chr(o + 33) for o in range(0xE000, 0xF800, 0x80))  # the BMP's whole private use area
+    for own in ("\ue021", "\ue07e", "".join(chr(c) for c in range(0xE000, 0xE100)), every_block):  # a block's `!`, `~`
         assert _inline(own + r" \*a\* **b**") == own + " *a* <strong>b</strong>"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import html
+import itertools
 import math
 import re
 from pathlib import Path
@@ -76,7 +77,8 @@ def _held_offset(text: str) -> int:
     """Where an escaped character waits while the markup is read: an offset into Unicode's Private Use Area whose
     places for `!`…`~` no character of `text` takes (a text's own private-use characters then show as themselves)."""
     used = {ord(c) for c in text}
-    return next(o for o in range(0xE000, 0xF800, 0x80) if not any(o + 33 <= u <= o + 126 for u in used))
+    blocks = itertools.chain(range(0xE000, 0xF800, 0x80), range(0xF0000, 0xFFF80, 0x80))  # the BMP's area, then plane 15
+    return next(o for o in blocks if not any(o + 33 <= u <= o + 126 for u in used))
 
 
 def _cells(row: str) -> list[str]:
