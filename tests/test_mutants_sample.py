@@ -578,3 +578,37 @@ def test_the_probe_bootstrap_draws_every_probe() -> None:
     x[0] = 50.0
     got = bootstrap(x, y, np.array([1.0, 2.0]), 100, 400, 0.9, seed=3)
     assert (got["ratio_high"] > 10).all()
+
+
+def test_trainings_default_batch_is_the_documented_one() -> None:
+    """Bug: `batch_size: int = 64` → 65 in `gan.training.train`: a `train` spec without a batch size trains otherwise
+    than docs/data.md says."""
+    import inspect
+    import re
+
+    from ganeval.gan.training import train
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "data.md").read_text()
+    documented = re.search(r"batch_size \(default (\d+)\)", text)
+    assert documented and inspect.signature(train).parameters["batch_size"].default == int(documented.group(1))
+
+
+def test_the_approximate_graphs_recall_is_read_on_run_0s_subsample(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug: `run_generator(seed, 0)` → `(seed, 1)` in `stability_grid.approx_recall`: the recall read on run 1's rows,
+    not the subsample of run 0 its docstring and knn.csv name. (pynndescent is stood in for: it compiles for 40 s.)"""
+    import ganeval.metrics.knn_approx as knn_approx
+    from ganeval.protocol import Settings
+    from ganeval.protocol.draws import draw_rows, run_generator
+    from ganeval.studies.stability_grid import approx_recall
+
+    seen = []
+
+    def approx_knn(x, k, params=None):  # type: ignore[no-untyped-def]
+        seen.append(np.array(x))
+        return knn_approx.brute_force_knn(x, k)
+
+    monkeypatch.setattr(knn_approx, "approx_knn", approx_knn)
+    a = RNG.standard_normal((400, 5)).astype(np.float32)
+    settings = Settings(runs=3, sample_size=100, metrics={"imd": {"k": 5}}, seed=11, progress=False)
+    assert approx_recall(a, settings, 100) == 1.0
+    np.testing.assert_array_equal(seen[0], a[draw_rows(400, 100, run_generator(11, 0))])
