@@ -612,3 +612,16 @@ def test_the_approximate_graphs_recall_is_read_on_run_0s_subsample(monkeypatch: 
     settings = Settings(runs=3, sample_size=100, metrics={"imd": {"k": 5}}, seed=11, progress=False)
     assert approx_recall(a, settings, 100) == 1.0
     np.testing.assert_array_equal(seen[0], a[draw_rows(400, 100, run_generator(11, 0))])
+
+
+def test_er_runs_hold_each_graphs_own_spectrum_ends_and_trace() -> None:
+    """Bug: `lam[-1]` → `lam[1]` in `er_normalisation.measure`: λ_max stored as λ₂. Each row against the graph's
+    spectrum computed directly (the same draw)."""
+    from ganeval.studies.er_normalisation import T_GRID, er_graph, measure, spectrum
+
+    rows = measure(sizes=(40,), degrees=(6.0,), graphs=2, seed=3)
+    for g, r in rows.groupby("graph"):
+        lam = spectrum(er_graph(40, 6.0, np.random.default_rng([3, 40, 6, int(g)])))
+        assert (r.lambda2 == lam[1]).all() and (r.lambda_max == lam[-1]).all() and (r.core == len(lam)).all()
+        np.testing.assert_allclose(r.trace, np.exp(-np.outer(T_GRID, lam)).sum(1), rtol=1e-12)
+        assert list(r.t) == list(map(float, T_GRID))
