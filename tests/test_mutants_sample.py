@@ -625,3 +625,47 @@ def test_er_runs_hold_each_graphs_own_spectrum_ends_and_trace() -> None:
         assert (r.lambda2 == lam[1]).all() and (r.lambda_max == lam[-1]).all() and (r.core == len(lam)).all()
         np.testing.assert_allclose(r.trace, np.exp(-np.outer(T_GRID, lam)).sum(1), rtol=1e-12)
         assert list(r.t) == list(map(float, T_GRID))
+
+
+def test_the_blur_verdict_states_imds_noise_floor_at_the_papers_image_size() -> None:
+    """Bug: `if scale or robust` → `and` in `blur_verdict._conclusion`: at 32×32 (no image-size note) the sentence on
+    IMD's noise floor is dropped."""
+    from test_blur_sweep import _summary_and_rows
+
+    from ganeval.studies import blur_sweep as bs
+
+    rng = np.random.default_rng(4)
+
+    def noisy(m: float) -> list[float]:
+        return list(m + rng.normal(scale=0.1, size=10))
+
+    parts = [_summary_and_rows({0.0: noisy(1), 1.0: noisy(6), 2.0: noisy(9)}, noisy(5), "imd"),
+             _summary_and_rows({0.0: noisy(0), 1.0: noisy(4), 2.0: noisy(9)}, noisy(5), "fid"),
+             _summary_and_rows({0.0: noisy(0), 1.0: noisy(4), 2.0: noisy(120)}, noisy(5), "kid")]
+    rows = pd.concat([p[0] for p in parts], ignore_index=True)
+    summary = pd.concat([p[1] for p in parts], ignore_index=True)
+    passes = bs.first_passes(summary, rows, 0.99)
+    for hw, note in (((32, 32), False), ((8, 8), True)):
+        text = bs.verdict_text(summary, passes, "a", "b", "ref", hw)
+        assert "IMD's unblurred value (σ = 0) is already 20%" in text and ("as wide against the image" in text) == note
+
+
+def test_paired_differences_call_the_lower_value_better_by_default() -> None:
+    """Bug: `lower_is_better: bool = True` → False in `summary.paired_differences`: a distance's larger value named
+    better when the caller relies on the default."""
+    from ganeval.results.summary import paired_differences
+
+    frame = pd.DataFrame({"metric": "fid", "model": ["a"] * 5 + ["b"] * 5, "run": list(range(5)) * 2,
+                          "value": [1.0, 1.1, 0.9, 1.0, 1.05] + [2.0, 2.2, 1.9, 2.1, 2.0]})
+    got = paired_differences(frame, ["metric"], "model", "run", "value", 0.95)
+    assert list(got.better) == ["a"]
+
+
+def test_a_bfloat16_product_comes_back_in_float32() -> None:
+    """Bug: `precision == "tf32"` → `!=` in `knn_precision.reduced_product`: a bfloat16 product returned in bfloat16
+    (the certificate's distances then lose their float32 scale), a tf32 one without its flag."""
+    from ganeval.metrics.knn_precision import reduced_product
+
+    a, b = torch.randn(6, 8).bfloat16(), torch.randn(5, 8).bfloat16()
+    got = reduced_product(a, b, "bfloat16")
+    assert got.dtype == torch.float32 and torch.equal(got, (a @ b.T).float())
