@@ -669,3 +669,34 @@ def test_a_bfloat16_product_comes_back_in_float32() -> None:
     a, b = torch.randn(6, 8).bfloat16(), torch.randn(5, 8).bfloat16()
     got = reduced_product(a, b, "bfloat16")
     assert got.dtype == torch.float32 and torch.equal(got, (a @ b.T).float())
+
+
+def test_a_binary_word_of_4096_bytes_is_read_and_one_of_4097_refused(tmp_path: Path) -> None:
+    """Bug: `_MAX_WORD_BYTES = 4096` → 4097 in `data.wordvectors`: the longest word a binary file may hold (longer is
+    a corrupt file) moved by one byte."""
+    from test_wordvectors import _binary
+
+    from ganeval.data.wordvectors import WordVectorsError, read_word_vectors
+
+    v = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for size, ok in ((4096, True), (4097, False)):
+        path = tmp_path / f"w{size}.bin"
+        path.write_bytes(_binary(["a" * size, "b"], v, newline=True))
+        if ok:
+            got = read_word_vectors(path)
+            assert got.words == ["a" * size, "b"] and np.array_equal(got.vectors, v)
+        else:
+            with pytest.raises(WordVectorsError, match="no space within 4096 bytes"):
+                read_word_vectors(path)
+
+
+def test_a_paired_comparison_of_two_pairs_has_its_t_test() -> None:
+    """Bug: `n >= 2` → `n >= 3` in `intervals.paired_comparison`: two pairs (the fewest a paired t takes) get no
+    p-value."""
+    from scipy import stats
+
+    from ganeval.results.intervals import paired_comparison
+
+    a, b = np.array([1.0, 2.5]), np.array([0.2, 1.0])
+    got = paired_comparison(a, b, 0.95)
+    assert got["p_value"] == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-12)
