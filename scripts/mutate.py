@@ -162,7 +162,8 @@ def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float |
 
 def _pytest(tree: Path, tests: list[str], timeout: float, per_test: float | None = None) -> tuple[str, float, str]:
     """(outcome: 'passed' | 'failed' (rc 1, or 2: a collection error; a test past `per_test` seconds fails) |
-    'timeout' (the whole run past `timeout`) | 'error (rc N)', seconds, the first failed test or file) of `tests`."""
+    'no test runs it' (rc 5: all deselected) | 'timeout' (the whole run past `timeout`) | 'error (rc N)', seconds,
+    the first failed test or file) of `tests`."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-rfE", "-p", "no:cacheprovider", "-m", "not slow",
            "-p", "no:randomly", "-p", "no:random_order", "-o", "addopts=", "--timeout", str(int(per_test or timeout))]
@@ -177,7 +178,8 @@ def _pytest(tree: Path, tests: list[str], timeout: float, per_test: float | None
         return "timeout", time.perf_counter() - t0, ""
     seconds = time.perf_counter() - t0
     first = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", out, re.MULTILINE)
-    outcome = {0: "passed", 1: "failed", 2: "failed"}.get(proc.returncode, f"error (rc {proc.returncode})")
+    outcome = {0: "passed", 1: "failed", 2: "failed", 5: "no test runs it"}.get(  # 5: every test deselected (slow)
+        proc.returncode, f"error (rc {proc.returncode})")
     return outcome, seconds, first.group(1) if first else ""
 
 
@@ -216,7 +218,7 @@ def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float | None]], fa
         _write(path, original)
     if outcome == "failed":  # the failing test must pass on the original: else it is not this mutant's
         again, _, _ = _pytest(tree, [first] if first else [t for t, _ in tests], max(timeout, 300.0))
-        outcome = outcome if again == "passed" else "flaky"
+        outcome = outcome if again in ("passed", "no test runs it") else "flaky"  # a file's tests all slow: none ran
     killed = outcome in ("failed", "timeout")
     return {**rec, "outcome": outcome, "killed": killed, "killed_by": first, "seconds": round(seconds, 1),
             "timeout": round(timeout)}

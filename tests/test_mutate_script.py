@@ -382,3 +382,16 @@ def test_the_documented_commands_parse_and_name_what_exists() -> None:
             out = subprocess.run([sys.executable, "scripts/mutate.py", *argv], cwd=ROOT, capture_output=True,
                                  text=True, timeout=300, check=True).stdout
             assert "| all |" in out
+
+
+def test_a_collection_error_in_a_file_of_slow_tests_only_is_a_kill(tmp_path: Path) -> None:
+    """A mutant that breaks a test file at import is killed, though every test of that file is slow: on the original
+    the file collects and runs nothing (pytest's exit code 5), which is no failure, so the kill is not `flaky`."""
+    m = _script()
+    tree = _tiny_tree(tmp_path)
+    (tree / "tests" / "test_slow_only.py").write_text(
+        "import pytest\nfrom ganeval.tiny import double\n\nassert double(1) == 2\n\n\n@pytest.mark.slow\n"
+        "def test_later():\n    pass\n")
+    by = {x.name: x for x in m.mut.sites(TINY, "ganeval/tiny.py")}
+    got = m.run_one(tree, by["ganeval/tiny.py:double:2→3@\"2 * x\""], [("tests/test_slow_only.py", 0.1)], 3.0, 60.0)
+    assert got["outcome"] == "failed" and got["killed"] and got["killed_by"] == "tests/test_slow_only.py"
