@@ -160,19 +160,24 @@ def test_first_passes_reads_the_intervals() -> None:
     assert bs.ordering_holds(p.reset_index()) is True  # IMD never passing counts as beyond the grid
 
 
-def test_verdict_says_when_the_claim_does_not_hold() -> None:
+def reversed_order(imd_unblurred: float = 0.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary, passes) where IMD passes first (σ = 1), FID and KID only at σ = 2: the paper's order reversed; IMD's
+    unblurred mean `imd_unblurred` (its similar-dataset distance is 5)."""
     rng = np.random.default_rng(4)
 
     def noisy(m: float) -> list[float]:
         return list(m + rng.normal(scale=0.1, size=10))
 
-    # IMD passes first (σ = 1), FID and KID only at σ = 2: the paper's order reversed
-    parts = [_summary_and_rows({0.0: noisy(0), 1.0: noisy(6), 2.0: noisy(9)}, noisy(5), "imd"),
+    parts = [_summary_and_rows({0.0: noisy(imd_unblurred), 1.0: noisy(6), 2.0: noisy(9)}, noisy(5), "imd"),
              _summary_and_rows({0.0: noisy(0), 1.0: noisy(4), 2.0: noisy(9)}, noisy(5), "fid"),
              _summary_and_rows({0.0: noisy(0), 1.0: noisy(4), 2.0: noisy(120)}, noisy(5), "kid")]
     rows = pd.concat([p[0] for p in parts], ignore_index=True)
     summary = pd.concat([p[1] for p in parts], ignore_index=True)
-    passes = bs.first_passes(summary, rows, 0.99)
+    return summary, bs.first_passes(summary, rows, 0.99)
+
+
+def test_verdict_says_when_the_claim_does_not_hold() -> None:
+    summary, passes = reversed_order()
     text = bs.verdict_text(summary, passes, "a", "b", "ref", (8, 8))
     assert "**Verdict: the paper's claim is contradicted here**" in text  # (#26: the common vocabulary)
     assert "| IMD | 1 | yes | 1 | 2 |" in text and "| FID | 2 | yes | 2 | 1 |" in text

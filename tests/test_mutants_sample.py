@@ -630,21 +630,11 @@ def test_er_runs_hold_each_graphs_own_spectrum_ends_and_trace() -> None:
 def test_the_blur_verdict_states_imds_noise_floor_at_the_papers_image_size() -> None:
     """Bug: `if scale or robust` → `and` in `blur_verdict._conclusion`: at 32×32 (no image-size note) the sentence on
     IMD's noise floor is dropped."""
-    from test_blur_sweep import _summary_and_rows
+    from test_blur_sweep import reversed_order
 
     from ganeval.studies import blur_sweep as bs
 
-    rng = np.random.default_rng(4)
-
-    def noisy(m: float) -> list[float]:
-        return list(m + rng.normal(scale=0.1, size=10))
-
-    parts = [_summary_and_rows({0.0: noisy(1), 1.0: noisy(6), 2.0: noisy(9)}, noisy(5), "imd"),
-             _summary_and_rows({0.0: noisy(0), 1.0: noisy(4), 2.0: noisy(9)}, noisy(5), "fid"),
-             _summary_and_rows({0.0: noisy(0), 1.0: noisy(4), 2.0: noisy(120)}, noisy(5), "kid")]
-    rows = pd.concat([p[0] for p in parts], ignore_index=True)
-    summary = pd.concat([p[1] for p in parts], ignore_index=True)
-    passes = bs.first_passes(summary, rows, 0.99)
+    summary, passes = reversed_order(imd_unblurred=1.0)
     for hw, note in (((32, 32), False), ((8, 8), True)):
         text = bs.verdict_text(summary, passes, "a", "b", "ref", hw)
         assert "IMD's unblurred value (σ = 0) is already 20%" in text and ("as wide against the image" in text) == note
