@@ -1,6 +1,6 @@
-"""(issue #56) The survivors of the fresh mutation sample (`scripts/mutate.py --count 160 --seed 5601`), each killed
-here by a test aimed at what the mutant changes (docs/development.md lists them with their names); the equivalent
-ones are listed there with why."""
+"""(issue #56) The survivors of the fresh mutation sample (`scripts/mutate.py --count 160 --seed 5601`) and of
+`--changed f2a4c72`, each killed here by a test aimed at what the mutant changes (docs/development.md lists them with
+their names); the equivalent ones are listed there with why."""
 
 from __future__ import annotations
 
