@@ -160,12 +160,13 @@ def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float |
     return sorted(tests, key=lambda ts: (ts[0].split("::")[0] not in near, ts[1] or 0.0, ts[0]))
 
 
-def _pytest(tree: Path, tests: list[str], timeout: float, per_test: float | None = None) -> tuple[str, float, str]:
+def _pytest(tree: Path, tests: list[str], timeout: float, per_test: float | None = None,
+            marks: str = "not slow") -> tuple[str, float, str]:
     """(outcome: 'passed' | 'failed' (rc 1, or 2: a collection error; a test past `per_test` seconds fails) |
     'no test runs it' (rc 5: all deselected) | 'timeout' (the whole run past `timeout`) | 'error (rc N)', seconds,
-    the first failed test or file) of `tests`."""
+    the first failed test or file) of the tests of `tests` that `marks` selects."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-rfE", "-p", "no:cacheprovider", "-m", "not slow",
+    cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-rfE", "-p", "no:cacheprovider", "-m", marks,
            "-p", "no:randomly", "-p", "no:random_order", "-o", "addopts=", "--timeout", str(int(per_test or timeout))]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -199,29 +200,52 @@ def _write(path: Path, text: str) -> None:
     Path(importlib.util.cache_from_source(str(path))).unlink(missing_ok=True)
 
 
-def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float | None]], factor: float, base: float) -> dict:
-    """Run `m` against `tests` in `tree`; the module is restored after."""
+SLOW_TIMEOUT = 1800.0  # seconds for one slow-marked test (tests/conftest.py's SLOW_TIMEOUT) and for the slow stage
+
+
+def slow_files(root: Path, m: mut.Mutant, tests: list[tuple[str, float | None]]) -> list[str]:
+    """The test files whose slow-marked tests may run `m`'s function (the map holds fast tests only): those that name
+    its module and those of its fast tests."""
+    files = {t.split("::")[0] for t, _ in tests} | set(naming_tests(root, m.module))
+    return sorted(f for f in files if (root / f).is_file())
+
+
+def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float | None]], factor: float, base: float,
+            slow: bool = False) -> dict:
+    """Run `m` against `tests` in `tree` (`-m "not slow"`); with `slow`, a mutant they leave alive then meets the
+    slow-marked tests of `slow_files` too, as CI runs them. The module is restored after."""
     rec: dict = {"name": m.name, "module": m.module, "function": m.function, "line": m.line, "before": m.before,
                  "after": m.after, "tests": len(tests)}
-    if not tests:
+    later = slow_files(tree, m, tests) if slow else []
+    if not tests and not later:
         return {**rec, "outcome": "no test runs it", "killed": False, "killed_by": "", "seconds": 0.0}
     path = tree / m.module
     original = path.read_text()
     seconds = [s for _, s in tests if s is not None]  # a test of 0.0 s is known (fast); None is not known
     unknown = len(seconds) < len(tests)
     timeout = max(base + factor * sum(seconds), 1800.0) if unknown else base + factor * sum(seconds)
-    per_test = None if unknown else base + factor * max(seconds)  # a test that hangs fails at its own timeout
+    per_test = None if unknown or not seconds else base + factor * max(seconds)  # a hung test fails at its own timeout
+    stage, marks = "fast", "not slow"
     _write(path, mut.apply(original, m))
     try:
-        outcome, seconds, first = _pytest(tree, [t for t, _ in tests], timeout, per_test)
+        outcome, seconds, first = (_pytest(tree, [t for t, _ in tests], timeout, per_test) if tests else
+                                   ("no test runs it", 0.0, ""))
+        if later and outcome in ("passed", "no test runs it"):  # CI runs the slow tests too: they may catch it
+            stage, marks = "slow", "slow"
+            fast = outcome
+            outcome, more, first = _pytest(tree, later, SLOW_TIMEOUT, SLOW_TIMEOUT, marks)
+            outcome = fast if outcome == "no test runs it" else outcome  # no slow test there: the fast verdict
+            seconds += more
     finally:
         _write(path, original)
     if outcome == "failed":  # the failing test must pass on the original: else it is not this mutant's
-        again, _, _ = _pytest(tree, [first] if first else [t for t, _ in tests], max(timeout, 300.0))
+        again, _, _ = _pytest(tree, [first] if first else ([t for t, _ in tests] if stage == "fast" else later),
+                              max(timeout, 300.0) if stage == "fast" else SLOW_TIMEOUT, marks=marks)
         outcome = outcome if again in ("passed", "no test runs it") else "flaky"  # a file's tests all slow: none ran
     killed = outcome in ("failed", "timeout")
-    return {**rec, "outcome": outcome, "killed": killed, "killed_by": first, "seconds": round(seconds, 1),
-            "timeout": round(timeout)}
+    out = {**rec, "outcome": outcome, "killed": killed, "killed_by": first, "seconds": round(seconds, 1),
+           "timeout": round(timeout)}
+    return {**out, "stage": stage, "slow_files": len(later)} if slow else out
 
 
 def package(module: str) -> str:
@@ -270,6 +294,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--timeout-factor", type=float, default=3.0, help="a mutant's timeout: this times its tests' "
                     "seconds in the map, plus --timeout-base (default 3)")
     ap.add_argument("--timeout-base", type=float, default=60.0, help="seconds (default 60: pytest's start)")
+    ap.add_argument("--slow", action="store_true", help="a mutant the fast tests leave alive then meets the "
+                    "slow-marked tests of the files that name its module or hold its tests (CI runs them too; the "
+                    "map knows fast tests only): the suite as CI runs it, at the cost of a slow stage per survivor")
     ap.add_argument("--jobs", type=int, default=1, help="mutants run at once, each in its own copy of the tree "
                     "(default 1; more only with a core free for each: a test's timeout is measured alone)")
     args = ap.parse_args(argv)
@@ -345,13 +372,15 @@ def run(args: argparse.Namespace, chosen: list[mut.Mutant], test_map: dict, equi
             with lock:
                 tree = free.pop()
             try:
-                rec = run_one(tree, m, select(test_map, tree, m), args.timeout_factor, args.timeout_base)
+                rec = run_one(tree, m, select(test_map, tree, m), args.timeout_factor, args.timeout_base,
+                              slow=args.slow)
             finally:
                 with lock:
                     free.append(tree)
             with lock:
                 records.append(rec)
                 word = "killed  " if rec["killed"] else "SURVIVED" if rec["outcome"] == "passed" else rec["outcome"]
+                word += " (by a slow test)" if rec.get("stage") == "slow" and rec["killed"] else ""
                 print(f"[{place[m.name]}/{len(chosen)}] {word} {m.name} ({rec['tests']} tests, {rec['seconds']:.0f} s)",
                       flush=True)
                 if args.log:

@@ -395,3 +395,28 @@ def test_a_collection_error_in_a_file_of_slow_tests_only_is_a_kill(tmp_path: Pat
     by = {x.name: x for x in m.mut.sites(TINY, "ganeval/tiny.py")}
     got = m.run_one(tree, by["ganeval/tiny.py:double:2→3@\"2 * x\""], [("tests/test_slow_only.py", 0.1)], 3.0, 60.0)
     assert got["outcome"] == "failed" and got["killed"] and got["killed_by"] == "tests/test_slow_only.py"
+
+
+def test_the_slow_stage_meets_a_survivor_with_the_slow_tests_ci_runs(tmp_path: Path) -> None:
+    """With `slow`, a mutant the fast tests leave alive is killed by a slow-marked test of a file that names its
+    module (the map knows fast tests only); without it, or where no slow test catches it, it survives; a mutant the
+    fast tests kill never meets the slow ones."""
+    m = _script()
+    tree = _tiny_tree(tmp_path)
+    (tree / "tests" / "test_tiny_slow.py").write_text(
+        "import pytest\nfrom ganeval.tiny import double\n\n\n@pytest.mark.slow\ndef test_double_slowly():\n"
+        "    assert double(4) == 8\n\n\ndef test_fast_and_blind():\n    assert double(0) == 0\n")
+    by = {x.name: x for x in m.mut.sites(TINY, "ganeval/tiny.py")}
+    doubled, spun = by["ganeval/tiny.py:double:2→3@\"2 * x\""], by["ganeval/tiny.py:spin:'<'→'<='@\"n < 3\""]
+    blind = [("tests/test_tiny.py::test_spin", 0.1)]
+    assert m.run_one(tree, doubled, blind, 3.0, 60.0)["outcome"] == "passed"
+    got = m.run_one(tree, doubled, blind, 3.0, 60.0, slow=True)
+    assert got["killed"] and got["stage"] == "slow"
+    assert got["killed_by"] == "tests/test_tiny_slow.py::test_double_slowly"
+    alive = m.run_one(tree, spun, blind, 3.0, 60.0, slow=True)  # spin(5) never enters the loop; no slow test of it
+    assert alive["outcome"] == "passed" and not alive["killed"] and alive["stage"] == "slow"
+    fast = m.run_one(tree, doubled, [("tests/test_tiny.py::test_double", 0.1)], 3.0, 60.0, slow=True)
+    assert fast["killed"] and fast["stage"] == "fast" and fast["killed_by"] == "tests/test_tiny.py::test_double"
+    none = m.run_one(tree, doubled, [], 3.0, 60.0, slow=True)  # the map has no test of it: the slow files may
+    assert none["killed"] and none["stage"] == "slow"
+    assert (tree / "ganeval" / "tiny.py").read_text() == TINY

@@ -163,6 +163,12 @@ def run(plan: Plan) -> pd.DataFrame:
     return summary
 
 
+def verdict_records(orderings: pd.DataFrame) -> list[dict[str, Any]]:
+    """The orderings as summary.json's `verdict`: one dict per row, a NaN as null (JSON has no NaN)."""
+    return [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+            for r in orderings.to_dict(orient="records")]
+
+
 def write_beside_paper(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFrame | None,
                        seeds: pd.DataFrame | None, title: str) -> None:
     """The result files with the paper's Table 1 beside ours: table.md/.tex, verdict.md/.csv and paper_cells.csv
@@ -174,8 +180,7 @@ def write_beside_paper(plan: Plan, summary: pd.DataFrame, comparison: pd.DataFra
                                                    plan.options.train_epochs)
     stand_in = paper_table.stand_in(plan.record.extractor, cfg)
     orderings = paper_table.orderings(comparison, sorted(set(summary["data"].astype(str))), stand_in)
-    plan.record.verdict = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-                          for r in orderings.to_dict(orient="records")]
+    plan.record.verdict = verdict_records(orderings)
     pipeline.write(plan, summary, comparison, title, tables=False, seeds=seeds)
     paper_table.write(plan.results_dir, summary, comparison, title, differences, str(cfg.get("note") or ""), stand_in)
     if plan.options.plots:
@@ -203,8 +208,7 @@ def regenerate(src: Any, out: Any, scratch: str | None = None) -> None:
                                                    record.extractor, cfg.get("train_epochs"))
     stand_in = paper_table.stand_in(record.extractor, cfg)
     orderings = paper_table.orderings(comparison, sorted(set(summary["data"].astype(str))), stand_in)
-    record.verdict = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-                      for r in orderings.to_dict(orient="records")]
+    record.verdict = verdict_records(orderings)
     record.set_results(summary, record.stage_seconds)
     title = str(cfg.get("title") or "")
     write_results(out, summary, comparison, record, title=title, tables=False,
