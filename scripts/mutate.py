@@ -8,12 +8,15 @@ copy of the tree and runs there the tests that run the mutant's function (the ma
 results/reference/mutation/test_map.json; for a test file the map does not know, the whole file if it imports the
 module), `-m "not slow"`, fastest first, stopping at the first failure, under a timeout of --timeout-factor times
 their seconds in the map plus --timeout-base (and for each test, the same of the slowest one's seconds), --jobs at
-a time. Killed: a test fails (and passes again on the original: else the mutant is counted `flaky`) or the run
-times out. Survived: every test passes, or no test runs the function.
+a time. With --slow, a mutant those leave alive then meets the slow-marked tests of the files that name its module or
+hold its tests (CI runs them too; the map knows fast tests only). Killed: a test fails (and passes again on the
+original: else the mutant is counted `flaky`) or the run times out. Survived: every test passes, or no test runs the
+function.
 Writes one JSON line per mutant to --log (an existing log is resumed: its mutants are not run again) and prints
 the score by package; mutants named in --equivalent (a JSON object, name → why) count as equivalent, not survived.
 
     nice -n 10 python scripts/mutate.py --count 160 --seed 5601 --log results/reference/mutation/sample_5601.jsonl
+    python scripts/mutate.py --count 160 --seed 5603 --slow --jobs 2 --log results/reference/mutation/sample_5603.jsonl
     python scripts/mutate.py --changed main --jobs 2   # before a merge: mutants in the lines changed since main
     python scripts/mutate.py --list --count 20         # the drawn mutants only, nothing run
     python scripts/mutate.py --only "ganeval/metrics/kid.py:mmd2_from_sums:'-'→'+'@\\"m - 1\\""

@@ -505,3 +505,92 @@ def test_pool3_like_features_may_have_one_dimension() -> None:
     assert x.shape == (50, 1) and x.dtype == np.float32 and (x >= 0).all() and (x > 0).any()
     with pytest.raises(ValueError):
         pool3_like(50, 0)
+
+
+@pytest.mark.parametrize("side, low, high, want", [
+    ("within", -2.0, -1.0, "not testable here"), ("within", -2.0, -1.000001, "contradicted"),
+    ("within", 1.0, 2.0, "not testable here"), ("within", 1.000001, 2.0, "contradicted"),
+    ("within", -0.999999, 0.999999, "holds"), ("within", -1.0, 0.5, "not testable here"),
+    ("below", 0.0, 1.0, "not testable here"), ("above", 1.0, 2.0, "not testable here")])
+def test_an_interval_ending_at_the_threshold_is_never_decided(side: str, low: float, high: float, want: str) -> None:
+    """Bug: `high < -tau` → `<=` in `thresholds.interval_label`: an interval ending exactly at −τ (sharing a point
+    with the band ±τ) read as wholly beyond it, contradicted."""
+    from ganeval.results.thresholds import interval_label
+
+    assert interval_label(low, high, 1.0, side) == want
+
+
+def test_fd_infinitys_smallest_fraction_lies_in_zero_to_one() -> None:
+    """Bug: `0 < v <= 1` → `<= 2` in `fd_inf`'s options: a smallest size above the subsample itself (1.5 of it)
+    accepted."""
+    from ganeval.metrics.registry import Metrics
+
+    Metrics({"fd_inf": {"min_fraction": 1.0}})
+    for bad in (0.0, 1.5, 2.0):
+        with pytest.raises(ValueError, match=r"min_fraction.*a number in \(0, 1\]"):
+            Metrics({"fd_inf": {"min_fraction": bad}})
+
+
+@pytest.mark.parametrize("name", ["inception", "dinov2", "clip"])
+def test_an_extractor_made_with_its_defaults_downloads_missing_weights(name: str, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bugs: `download: bool = True` → False in `InceptionExtractor.__init__` and `ClipExtractor.__init__`: made with
+    its defaults, the extractor refuses missing weights without trying the download `score` and the docs promise."""
+    from ganeval.features import inception, pretrained
+    from ganeval.features import get_extractor
+
+    tried: list[str] = []
+
+    def offline(*a: Any, **k: Any) -> Path:
+        tried.append(name)
+        raise OSError("offline (this test)")
+
+    for env in ("GANEVAL_INCEPTION_WEIGHTS", "GANEVAL_DINOV2_WEIGHTS", "GANEVAL_CLIP_WEIGHTS"):
+        monkeypatch.delenv(env, raising=False)
+    monkeypatch.setattr(inception, "hub_weights_path", lambda: tmp_path / "absent.pth")
+    monkeypatch.setattr(inception, "_download", offline)
+    monkeypatch.setattr(pretrained, "hub_cached", lambda repo, files: None)
+    monkeypatch.setattr(pretrained, "hub_download", offline)
+    if name != "inception":
+        pytest.importorskip({"dinov2": "timm", "clip": "open_clip"}[name])
+    ex = get_extractor(name)
+    with pytest.raises(pretrained.WeightsNotFoundError, match=r"download failed \(OSError: offline \(this test\)\)"):
+        ex.weights_path() if name == "inception" else ex.resolve()
+    assert tried == [name]
+
+
+def test_a_rise_whose_p_value_is_the_level_is_significant(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug: `max(up) <= alpha` → `<` in `wordvec_dims.monotone_claim`: steps whose one-sided p equals α (the test's
+    own convention: significant at p ≤ α, as every other rule reads it) not counted as rising."""
+    from ganeval.results.verdicts import HOLDS, NOT_TESTABLE
+    from ganeval.studies import wordvec_dims
+    from test_study_rules import matrix_rows
+
+    dims = ["4", "8", "16"]
+    gap = {(a, b): float(abs(np.log2(b) - np.log2(a))) for i, a in enumerate([4, 8, 16]) for b in [4, 8, 16][i + 1:]}
+    for p, want in ((1 - 0.99, HOLDS), (np.nextafter(1 - 0.99, 1.0), NOT_TESTABLE)):
+        monkeypatch.setattr(wordvec_dims, "one_sided_p", lambda x, p=p: (p, 1.0))
+        assert wordvec_dims.monotone_claim(matrix_rows(gap), "imd", dims, 0.99).verdict == want
+
+
+def test_a_tie_between_strips_keeps_the_lower_real_row() -> None:
+    """Bug: `l2 < low` → `<=` in `memorization.authenticity_value`: a generated row equally near two real rows of two
+    strips judged against the later row's ball, not the lower row's (the docstring's tie rule)."""
+    from ganeval.metrics.memorization import RealBalls, authenticity_value
+
+    x = torch.tensor([[0.0, 0.0], [4.0, 0.0]])
+    real = RealBalls(x, (x * x).sum(1), torch.tensor([[1], [0]]), torch.tensor([1.0, 9.0]))  # row 1's ball is wide
+    fake = torch.tensor([[2.0, 0.0]])  # d² = 4 to both rows: outside row 0's ball (1), inside row 1's (9)
+    parts = [(torch.tensor([4.0]), torch.tensor([0])), (torch.tensor([4.0]), torch.tensor([1]))]
+    assert authenticity_value(real, fake, parts) == 1.0  # the strips come in row order: the lower row is the first's
+
+
+def test_an_input_nodes_role_is_read_from_its_target_wherever_it_sits() -> None:
+    """Bug: `spec.get("_target_") or ""` → `and` in `validate.role`: the target never read, so a generator or an
+    extractor given under another key is described as data."""
+    from ganeval.app.validate import role
+
+    assert role("real", {"_target_": "ganeval.gan.SampleGenerator", "path": "x.npz"}) == "given generator"
+    assert role("real", {"_target_": "ganeval.features.inception.InceptionExtractor"}) == "extractor"
+    assert role("real", {"_target_": "ganeval.data.Digits"}) == "data" and role("real", {}) == "data"
+    assert role("features", {}) == "extractor" and role("generator", {}) == "given generator"
