@@ -111,21 +111,24 @@ def test_the_decrease_rule_corrects_a_rise_for_its_steps_by_multiplying() -> Non
 
 
 def test_every_trace_of_the_nn_study_draws_its_own_probes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bug: `(n, 10000)` → `(n, 10001)` in `nn_internals.measure`: a network's last layer and its first compared layer
-    traced with the same probes (key (n, 10001)), so their IMD shares its probe noise."""
+    """Bugs in `nn_internals.measure`: `(n, 10000)` → `(n, 10001)`, a network's last layer and its first compared layer
+    traced with the same probes (key (n, 10001)), so their IMD shares its probe noise; `seed + 1` → `seed + 2`, the
+    networks trained from other seeds than the docstring's (and the committed reference's) seed + 1 on."""
     import ganeval.metrics
     from ganeval.studies import nn_internals as nn
 
     keys: list[tuple[int, ...]] = []
+    seeds: list[int] = []
     monkeypatch.setattr(nn, "tracer", lambda *a: lambda x, key: keys.append(tuple(key)) or np.zeros(3))
     monkeypatch.setattr(nn, "split", lambda seed: (None, None, None, None))
-    monkeypatch.setattr(nn, "train", lambda *a: SimpleNamespace(eval=lambda: None))
+    monkeypatch.setattr(nn, "train", lambda width, seed, *a: seeds.append(seed) or SimpleNamespace(eval=lambda: None))
     monkeypatch.setattr(nn, "representations", lambda net, xv: {ly: np.zeros((2, 2)) for ly in (*nn.LAYERS, nn.LAST)})
     monkeypatch.setattr(ganeval.metrics, "imd_from_traces", lambda a, b: 0.0)
-    rows = nn.measure(["conv1", "conv2", "conv3"], networks=3, epochs=1, width=4, references=[{"width": 4}], seed=0,
+    rows = nn.measure(["conv1", "conv2", "conv3"], networks=3, epochs=1, width=4, references=[{"width": 4}], seed=5,
                       imd_options={})
     assert len(rows) == 3 * 3 and len(keys) == 1 + 3 * 4
     assert len(set(keys)) == len(keys), sorted(keys)
+    assert seeds == [10_005, 6, 7, 8]  # the reference from 10 000 + seed, the networks from seed + 1 on (docstring)
 
 
 def test_imd_separating_the_wrong_way_contradicts_the_torus_claim() -> None:
@@ -594,3 +597,50 @@ def test_an_input_nodes_role_is_read_from_its_target_wherever_it_sits() -> None:
     assert role("real", {"_target_": "ganeval.features.inception.InceptionExtractor"}) == "extractor"
     assert role("real", {"_target_": "ganeval.data.Digits"}) == "data" and role("real", {}) == "data"
     assert role("features", {}) == "extractor" and role("generator", {}) == "given generator"
+
+
+def test_a_resumed_run_draws_numpys_numbers_where_it_stopped() -> None:
+    """Bug: `np_state[2]` → `np_state[3]` in `checkpoint.capture_rng`: numpy's position in its key stored as the
+    has-gauss flag, so a resumed run draws other numbers than the run that was not interrupted."""
+    from ganeval.gan.checkpoint import capture_rng, restore_rng
+
+    noise = torch.Generator().manual_seed(1)
+    np.random.seed(3)
+    np.random.random(7)  # a position inside the key
+    state = capture_rng(noise)
+    want = (np.random.random(5), np.random.standard_normal(3), torch.randn(2, generator=noise))
+    np.random.seed(99)
+    restore_rng(state, noise)
+    got = (np.random.random(5), np.random.standard_normal(3), torch.randn(2, generator=noise))
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_the_default_workers_are_this_processs_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug: `os.sched_getaffinity(0)` → `(1)` in `score_request.default_workers`: the cores of process 1 (init, or a
+    container's first process), not of this one."""
+    import os
+
+    from ganeval.app.score_request import default_workers
+
+    affinity = {0: {0, 1, 2}, os.getpid(): {0, 1, 2}}
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: affinity.get(pid, set(range(64))), raising=False)
+    assert default_workers(None) == 3 and default_workers(5) == 5
+    affinity[0] = affinity[os.getpid()] = {4}
+    assert default_workers(None) == 0
+
+
+def test_stored_gray_images_without_a_channel_axis_are_samples(tmp_path: Path) -> None:
+    """Bug: `arr.ndim < 3` → `< 4` in `SampleGenerator.validate`: stored N×H×W gray images (the layout its own message
+    names) refused; N×D integers and an empty array still are."""
+    from ganeval.gan import SampleGenerator
+
+    gray = RNG.integers(0, 256, (6, 8, 8), dtype=np.uint8)
+    np.save(tmp_path / "gray.npy", gray)
+    g = SampleGenerator(tmp_path / "gray.npy")
+    g.validate()
+    assert g.sample(6, seed=0).shape[0] == 6
+    for name, arr in (("flat.npy", gray.reshape(6, 64)), ("empty.npy", np.zeros((0, 8, 8), np.uint8))):
+        np.save(tmp_path / name, arr)
+        with pytest.raises(ValueError, match="expected float points N×D or images N×H×W"):
+            SampleGenerator(tmp_path / name).validate()
