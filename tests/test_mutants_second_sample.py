@@ -644,3 +644,39 @@ def test_stored_gray_images_without_a_channel_axis_are_samples(tmp_path: Path) -
         np.save(tmp_path / name, arr)
         with pytest.raises(ValueError, match="expected float points N×D or images N×H×W"):
             SampleGenerator(tmp_path / name).validate()
+
+
+def test_clips_workers_stop_at_uint8_and_the_device_normalises_as_open_clip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug: `table(split[1], split[2])` → `table(split[2], split[2])` in `ganeval.features.clip`'s
+    `ClipExtractor.device_stage`: off the CPU (the table's lookup, run here on the CPU) the std taken as the mean.
+    Checked on open_clip's own eval transform, without building the network (the slow tests build it)."""
+    open_clip = pytest.importorskip("open_clip")
+    from ganeval.features import normtable
+    from ganeval.features.clip import ClipExtractor, to_pil
+    from ganeval.features.pretrained import PretrainedExtractor
+
+    ex = ClipExtractor(arch="ViT-B-32")
+    ex._preprocess = open_clip.image_transform(224, is_train=False, mean=open_clip.OPENAI_DATASET_MEAN,
+                                               std=open_clip.OPENAI_DATASET_STD)
+    monkeypatch.setattr(PretrainedExtractor, "device_stage", lambda self, x: x)  # the network's input itself
+    images = torch.from_numpy(RNG.integers(0, 256, (3, 3, 40, 30), dtype=np.uint8))
+    host = ex.host_stage(images)
+    assert host.dtype == torch.uint8 and tuple(host.shape) == (3, 3, 224, 224)
+    want = torch.stack([ex._preprocess(im) for im in to_pil(images)])
+    torch.testing.assert_close(ex.device_stage(host), want, rtol=0, atol=1e-6)  # the CPU's path
+    assert ex._table is not None
+    torch.testing.assert_close(normtable.lookup(host, ex._table), want, rtol=0, atol=1e-6)  # a device's path
+
+
+def test_the_digits_critic_is_three_strided_convolutions_with_leaky_relu_02() -> None:
+    """Bug: `nn.LeakyReLU(0.2)` → `0.4` in `DigitsDiscriminator.__init__`: another network under the same name, so
+    checkpoints trained before load into it without complaint (their weights have the same shapes). The critic is
+    DCGAN's and WGAN-GP's: strided 4×4 convolutions, each followed by LeakyReLU with slope 0.2, then one linear."""
+    from ganeval.gan.architectures import DigitsDiscriminator
+
+    net = DigitsDiscriminator(dim=8, channels=1)
+    layers = list(net.main)
+    assert [type(m).__name__ for m in layers] == ["Conv2d", "LeakyReLU"] * 3
+    assert [m.negative_slope for m in layers[1::2]] == [0.2, 0.2, 0.2]
+    assert [(m.kernel_size, m.stride, m.padding) for m in layers[::2]] == [((4, 4), (2, 2), (1, 1))] * 3
+    assert net(torch.zeros(2, 1, 32, 32)).shape == (2,)
