@@ -38,7 +38,9 @@ CONTEXT_CHARS = 60
 class Mutant:
     """One small change of `module` at `line`: `before` (the site's expression) becomes `after`; `function` is
     the qualified name of the function (or class body, or `<module>`) it is in; `index` its site's position in
-    `sites` order for this version of the source (not part of its name)."""
+    `sites` order for this version of the source (not part of its name); `header` when it sits in a function's
+    defaults or decorators (evaluated once, when the module is imported: a test may read it without running the
+    function, by calling it without the argument or reading its signature)."""
 
     module: str
     name: str
@@ -47,6 +49,7 @@ class Mutant:
     before: str
     after: str
     index: int
+    header: bool = False  # in a function's defaults or decorators: run at definition, read by its callers
 
 
 def _skipped(tree: ast.Module) -> set[int]:
@@ -113,6 +116,16 @@ def _scopes(tree: ast.Module) -> dict[int, str]:
     return out
 
 
+def _headers(tree: ast.Module) -> set[int]:
+    """ids of the nodes in a function's defaults and decorators."""
+    out: set[int] = set()
+    for f in ast.walk(tree):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for part in [*f.args.defaults, *(d for d in f.args.kw_defaults if d is not None), *f.decorator_list]:
+                out |= {id(n) for n in ast.walk(part)}
+    return out
+
+
 def _site_nodes(tree: ast.Module) -> list[tuple[ast.AST, str]]:
     """Every (node, how) that can be mutated, in source order."""
     skip = _skipped(tree)
@@ -156,12 +169,14 @@ def sites(source: str, module: str) -> list[Mutant]:
     """Every mutant of `source` (the text of `module`, a path like ganeval/metrics/kid.py), in source order."""
     tree = ast.parse(source)
     scopes = _scopes(tree)
+    headers = _headers(tree)
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     found = []
     for index, (node, how) in enumerate(_site_nodes(tree)):
         after = _mutated_node_text(node, how)
         name = f"{module}:{scopes[id(node)]}:{_change(node, how)}@\"{_context(node, how, parents)}\""
-        found.append(Mutant(module, name, scopes[id(node)], node.lineno, ast.unparse(node), after, index))  # type: ignore[attr-defined]
+        found.append(Mutant(module, name, scopes[id(node)], node.lineno, ast.unparse(node), after, index,  # type: ignore[attr-defined]
+                            id(node) in headers))
     seen: dict[str, int] = {}
     for m in found:
         seen[m.name] = seen.get(m.name, 0) + 1
@@ -170,7 +185,7 @@ def sites(source: str, module: str) -> list[Mutant]:
     for m in found:
         if seen[m.name] > 1:
             count[m.name] = count.get(m.name, 0) + 1
-            m = Mutant(m.module, f"{m.name}#{count[m.name]}", m.function, m.line, m.before, m.after, m.index)
+            m = Mutant(m.module, f"{m.name}#{count[m.name]}", m.function, m.line, m.before, m.after, m.index, m.header)
         out.append(m)
     return out
 

@@ -420,3 +420,24 @@ def test_the_slow_stage_meets_a_survivor_with_the_slow_tests_ci_runs(tmp_path: P
     none = m.run_one(tree, doubled, [], 3.0, 60.0, slow=True)  # the map has no test of it: the slow files may
     assert none["killed"] and none["stage"] == "slow"
     assert (tree / "ganeval" / "tiny.py").read_text() == TINY
+
+
+def test_a_default_or_decorator_mutant_runs_the_files_that_name_its_module(tmp_path: Path) -> None:
+    """A default is evaluated when the module is imported and read by callers and signatures, so a test may catch
+    its mutant without running the function: such a mutant also runs the module's naming files whole."""
+    m = _script()
+    src = "import functools\n\n\n@functools.lru_cache(maxsize=4)\ndef f(n=1000, *, k=3):\n    return n + k\n"
+    by = {x.name: x for x in m.mut.sites(src, "ganeval/tiny.py")}
+    assert by["ganeval/tiny.py:f:1000→1001@\"n=1000, *, k=3\""].header
+    assert by["ganeval/tiny.py:f:3→4@\"n=1000, *, k=3\""].header
+    assert by["ganeval/tiny.py:f:4→5@\"maxsize=4\""].header
+    assert not by["ganeval/tiny.py:f:'+'→'-'@\"n + k\""].header
+    (tmp_path / "tests").mkdir()
+    for name, text in (("test_sig.py", "import inspect\nfrom ganeval.tiny import f\n"), ("test_call.py", "import ganeval.tiny\n")):
+        (tmp_path / "tests" / name).write_text(text)
+    test_map = {"files": {f"tests/{n}": m.mutate_map.sha(tmp_path / "tests" / n) for n in ("test_sig.py", "test_call.py")},
+                "tests": [["tests/test_call.py::test_f", 1.0]], "covers": {"ganeval/tiny.py": {"f": [0]}}}
+    picked = [t for t, _ in m.select(test_map, tmp_path, by["ganeval/tiny.py:f:1000→1001@\"n=1000, *, k=3\""])]
+    assert sorted(picked) == ["tests/test_call.py", "tests/test_sig.py"]
+    assert [t for t, _ in m.select(test_map, tmp_path, by["ganeval/tiny.py:f:'+'→'-'@\"n + k\""])] == \
+        ["tests/test_call.py::test_f"]
