@@ -44,30 +44,15 @@ def test_the_smallest_detectable_cell_is_a_dash_where_none_was_measured() -> Non
     assert "nan" not in md
 
 
-def _er_rows(bad_t: float, error: float) -> pd.DataFrame:
-    """runs.csv rows whose exact trace is the c = 2 linear trace except at `bad_t`, off there by `error` (relative)."""
-    from ganeval.studies import er_normalisation as er
-
-    t = np.asarray(er.T_GRID)
-    rows = []
-    for d in (5.0, 10.0):
-        for g in range(4):
-            tr = er.linear_trace(400, d, t) * (1 + 1e-4 * g)
-            tr[np.argmin(np.abs(t - bad_t))] /= 1 + error
-            e = 2 / np.sqrt(d) * (1 + 1e-3 * g)
-            rows += [{"n": 400, "degree": d, "graph": g, "core": 400, "lambda2": 1 - e, "lambda_max": 1 + e, "t": tv,
-                      "trace": v} for tv, v in zip(t, tr)]
-    return pd.DataFrame(rows)
-
-
 def test_the_er_trace_depends_when_one_window_share_disagrees() -> None:
     """Bug: `all` → `any` in `er_normalisation.decide`: a trace off only at t = 3.5 (inside the 1 % window, outside
     the 5 % and 10 % ones) reads tight, though one declared window share contradicts it."""
     from ganeval.results.verdicts import DEPENDS
     from ganeval.studies.er_normalisation import WEIGHT, decide, window
+    from test_study_rules import er_trace_rows
 
     assert window(WEIGHT.low)[1] > 3.55 > window(WEIGHT.value)[1]
-    c = decide(_er_rows(3.548, 0.5), 0.99)[0][0]
+    c = decide(er_trace_rows(3.548, 0.5), 0.99)[0][0]
     assert c.verdict == DEPENDS and "contradicted" in c.evidence
 
 
