@@ -219,7 +219,9 @@ def slow_files(root: Path, m: mut.Mutant, tests: list[tuple[str, float | None]])
 def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float | None]], factor: float, base: float,
             slow: bool = False) -> dict:
     """Run `m` against `tests` in `tree` (`-m "not slow"`); with `slow`, a mutant they leave alive then meets the
-    slow-marked tests of `slow_files` too, as CI runs them. The module is restored after."""
+    slow-marked tests of `slow_files` too, as CI runs them: a slow test past SLOW_TIMEOUT fails (as in CI), while
+    the whole slow stage running long is not a kill ('slow stage timed out', counted as not run). The module is
+    restored after."""
     rec: dict = {"name": m.name, "module": m.module, "function": m.function, "line": m.line, "before": m.before,
                  "after": m.after, "tests": len(tests)}
     later = slow_files(tree, m, tests) if slow else []
@@ -239,8 +241,9 @@ def run_one(tree: Path, m: mut.Mutant, tests: list[tuple[str, float | None]], fa
         if later and outcome in ("passed", "no test runs it"):  # CI runs the slow tests too: they may catch it
             stage, marks = "slow", "slow"
             fast = outcome
-            outcome, more, first = _pytest(tree, later, SLOW_TIMEOUT, SLOW_TIMEOUT, marks)
-            outcome = fast if outcome == "no test runs it" else outcome  # no slow test there: the fast verdict
+            outcome, more, first = _pytest(tree, later, SLOW_TIMEOUT * (1 + len(later)), SLOW_TIMEOUT, marks)
+            outcome = {"no test runs it": fast,  # no slow test there: the fast verdict
+                       "timeout": "slow stage timed out"}.get(outcome, outcome)  # long, not hung: each test has its own
             seconds += more
     finally:
         _write(path, original)

@@ -441,3 +441,18 @@ def test_a_default_or_decorator_mutant_runs_the_files_that_name_its_module(tmp_p
     assert sorted(picked) == ["tests/test_call.py", "tests/test_sig.py"]
     assert [t for t, _ in m.select(test_map, tmp_path, by["ganeval/tiny.py:f:'+'→'-'@\"n + k\""])] == \
         ["tests/test_call.py::test_f"]
+
+
+def test_a_slow_stage_that_runs_long_is_not_a_kill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The slow stage's whole run past its timeout is no kill (slow tests may simply be many); only a test past its
+    own timeout fails, as in CI."""
+    m = _script()
+    tree = _tiny_tree(tmp_path)
+    by = {x.name: x for x in m.mut.sites(TINY, "ganeval/tiny.py")}
+    real = m._pytest
+    monkeypatch.setattr(m, "_pytest", lambda tree, tests, timeout, per_test=None, marks="not slow":
+                        ("timeout", timeout, "") if marks == "slow" else real(tree, tests, timeout, per_test, marks))
+    got = m.run_one(tree, by["ganeval/tiny.py:double:2→3@\"2 * x\""], [("tests/test_tiny.py::test_spin", 0.1)], 3.0,
+                    60.0, slow=True)
+    assert got["outcome"] == "slow stage timed out" and not got["killed"] and got["stage"] == "slow"
+    assert m.score([got], {})[-1] == "| all | 0 | 0 | 0 | 1 | 0.0 % |"
