@@ -39,8 +39,8 @@ class Mutant:
     """One small change of `module` at `line`: `before` (the site's expression) becomes `after`; `function` is
     the qualified name of the function (or class body, or `<module>`) it is in; `index` its site's position in
     `sites` order for this version of the source (not part of its name); `header` when it sits in a function's
-    defaults or decorators (evaluated once, when the module is imported: a test may read it without running the
-    function, by calling it without the argument or reading its signature)."""
+    defaults or decorators or a class's decorators (evaluated once, when the module is imported: a test may read it
+    without running the function, by calling it without the argument or reading its signature)."""
 
     module: str
     name: str
@@ -117,12 +117,16 @@ def _scopes(tree: ast.Module) -> dict[int, str]:
 
 
 def _headers(tree: ast.Module) -> set[int]:
-    """ids of the nodes in a function's defaults and decorators."""
+    """ids of the nodes in a function's defaults and decorators, and in a class's decorators."""
     out: set[int] = set()
     for f in ast.walk(tree):
+        parts: list[ast.expr] = []
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for part in [*f.args.defaults, *(d for d in f.args.kw_defaults if d is not None), *f.decorator_list]:
-                out |= {id(n) for n in ast.walk(part)}
+            parts = [*f.args.defaults, *(d for d in f.args.kw_defaults if d is not None), *f.decorator_list]
+        elif isinstance(f, ast.ClassDef):
+            parts = list(f.decorator_list)
+        for part in parts:
+            out |= {id(n) for n in ast.walk(part)}
     return out
 
 

@@ -139,8 +139,9 @@ def naming_tests(root: Path, module: str) -> list[str]:
 def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float | None]]:
     """(test, seconds in the map) to run for `m`: the map's tests that ran its function; else (a class body, module
     level, a function no test ran) those that ran a function of its class, else of its module; else every test
-    file that names the module. A mutant in a function's defaults or decorators also runs the files that name the
-    module whole (a test may read a default without running the function). Test files the map does not know or that changed since (new tests) run whole when
+    file that names the module. A mutant at module level or in a function's defaults or decorators also runs the
+    files that name the module whole (run at import: a test may read a constant or a default without running any
+    function). Test files the map does not know or that changed since (new tests) run whole when
     they name the module, as does a changed file of the map's tests (they may have been renamed; their seconds: None,
     unknown: the timeout is then 30 min); a deleted file's tests are dropped. Those of the files that name the
     module come first, each part fastest first."""
@@ -157,7 +158,7 @@ def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float |
     gone = {f for f in mapped if not (root / f).is_file()}
     stale = sorted(f for f in (mapped - gone) | set(naming) if test_map["files"].get(f) != mutate_map.sha(root / f))
     whole = stale if tests else naming  # a changed file's tests may have been renamed: it runs whole
-    if m.header:  # a default or decorator: read by callers and signatures, not only by the function's own run
+    if m.header or m.function == "<module>":  # run at import, read by callers, signatures and importers
         whole = sorted(set(whole) | set(naming))
     tests = [(t, s) for t, s in tests if t.split("::")[0] not in whole and t.split("::")[0] not in gone]
     tests += [(f, None if f in stale or f not in test_map["files"] else mutate_map.file_seconds(test_map, f))

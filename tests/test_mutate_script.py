@@ -114,8 +114,7 @@ def test_select_runs_the_tests_of_the_mutants_function(tmp_path: Path) -> None:
     seconds = dict(m.select(test_map, tmp_path, m.mut.Mutant("ganeval/tiny.py", "name", "f", 1, "a", "b", 0)))
     assert seconds == {"tests/test_new.py": None, "tests/test_old.py::b": 2.0}  # not in the map: seconds unknown
     assert picked("C") == ["tests/test_new.py", "tests/test_old.py::c", "tests/test_old.py::a"]  # its methods'
-    assert picked("<module>") == ["tests/test_new.py", "tests/test_old.py::c", "tests/test_old.py::a",
-                                  "tests/test_old.py::b"]
+    assert picked("<module>") == ["tests/test_new.py", "tests/test_old.py"]  # import time: the naming files whole
     assert picked("g", "ganeval/other.py") == ["tests/test_old.py"]  # no test ran it: the files naming it
     (tmp_path / "tests" / "test_far.py").write_text("def test_renamed():\n    pass\n")  # names no module of ours
     test_map["tests"].append(["tests/test_far.py::test_old_name", 0.1])
@@ -423,8 +422,9 @@ def test_the_slow_stage_meets_a_survivor_with_the_slow_tests_ci_runs(tmp_path: P
 
 
 def test_a_default_or_decorator_mutant_runs_the_files_that_name_its_module(tmp_path: Path) -> None:
-    """A default is evaluated when the module is imported and read by callers and signatures, so a test may catch
-    its mutant without running the function: such a mutant also runs the module's naming files whole."""
+    """A default, a decorator or a module-level constant is evaluated when the module is imported and read by callers,
+    signatures and importers, so a test may catch its mutant without running the function: such a mutant also runs
+    the module's naming files whole."""
     m = _script()
     src = "import functools\n\n\n@functools.lru_cache(maxsize=4)\ndef f(n=1000, *, k=3):\n    return n + k\n"
     by = {x.name: x for x in m.mut.sites(src, "ganeval/tiny.py")}
@@ -441,6 +441,10 @@ def test_a_default_or_decorator_mutant_runs_the_files_that_name_its_module(tmp_p
     assert sorted(picked) == ["tests/test_call.py", "tests/test_sig.py"]
     assert [t for t, _ in m.select(test_map, tmp_path, by["ganeval/tiny.py:f:'+'→'-'@\"n + k\""])] == \
         ["tests/test_call.py::test_f"]
+    [top] = m.mut.sites("LIMIT = 8\n", "ganeval/tiny.py")  # module level: run at import, read by importers
+    assert sorted(t for t, _ in m.select(test_map, tmp_path, top)) == ["tests/test_call.py", "tests/test_sig.py"]
+    [frozen] = m.mut.sites("@dataclass(frozen=True)\nclass C:\n    x: int = 1\n", "ganeval/tiny.py")[:1]
+    assert frozen.header and frozen.function == "C"
 
 
 def test_a_slow_stage_that_runs_long_is_not_a_kill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
