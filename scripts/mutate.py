@@ -383,7 +383,7 @@ def run(args: argparse.Namespace, chosen: list[mut.Mutant], test_map: dict, equi
                 tree = free.pop()
             try:
                 rec = run_one(tree, m, select(test_map, tree, m), args.timeout_factor, args.timeout_base,
-                              slow=args.slow)
+                              slow=bool(getattr(args, "slow", False)))
             finally:
                 with lock:
                     free.append(tree)

@@ -284,7 +284,7 @@ def test_a_run_resumes_its_log_and_runs_the_rest_in_the_seeds_shuffled_order(
     assert len(chosen) >= 4
     ran: list[str] = []
 
-    def fake_run_one(tree, mutant, tests, factor, base):  # type: ignore[no-untyped-def]
+    def fake_run_one(tree, mutant, tests, factor, base, slow=False):  # type: ignore[no-untyped-def]
         ran.append(mutant.name)
         return _killed(mutant)
 
@@ -317,7 +317,7 @@ def test_jobs_run_each_mutant_once_each_in_a_tree_of_its_own(tmp_path: Path, mon
     most = [0]
     lock = threading.Lock()
 
-    def fake_run_one(tree, mutant, tests, factor, base):  # type: ignore[no-untyped-def]
+    def fake_run_one(tree, mutant, tests, factor, base, slow=False):  # type: ignore[no-untyped-def]
         with lock:
             assert str(tree) not in busy, f"{mutant.name} given the tree {busy.get(str(tree))} is in"
             busy[str(tree)] = mutant.name
