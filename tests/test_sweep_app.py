@@ -206,3 +206,47 @@ def test_each_command_word_has_its_python_word(command: str, python: str) -> Non
     from ganeval.app.python_words import in_python
 
     assert in_python(command) == python
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Defaults declared in two places agree (ganeval/app/schema.py, ganeval/app/score_request.py)
+# ------------------------------------------------------------------------------------------------------------------
+def test_the_root_configs_defaults_are_the_papers_protocol_and_settings() -> None:
+    import dataclasses
+
+    from ganeval.app.schema import RootConfig
+    from ganeval.protocol.settings import Settings
+
+    d = {f.name: (f.default_factory() if f.default is dataclasses.MISSING else f.default)  # type: ignore[misc]
+         for f in dataclasses.fields(RootConfig)}
+    s = Settings()
+    assert (d["runs"], d["sample_size"], d["confidence"], d["seed"], d["workers"], d["probe_repeats"]) == (
+        s.runs, s.sample_size, s.confidence, s.seed, s.workers, s.probe_repeats) == (100, 10000, 0.99, 0, 1, 0)
+    assert (d["batch_size"], d["cache_dir"], d["models_dir"], d["plugins"]) == (250, ".cache/ganeval", "models", [])
+    assert (d["overwrite"], d["progress"], d["plots"], d["dry_run"]) == (False, True, True, False)
+    assert all(d[k] is None for k in ("n_generated", "device", "results_dir", "train_epochs", "train_seeds",
+                                      "run_experiment", "data", "features", "metrics", "generator"))
+
+
+def test_a_score_requests_defaults_are_score_s_and_the_commands() -> None:
+    import dataclasses
+    import inspect
+
+    import ganeval
+    from ganeval.app.score import parser
+    from ganeval.app.score_request import ScoreRequest
+
+    fields = {f.name: f for f in dataclasses.fields(ScoreRequest)}
+    req = ScoreRequest("r", ())
+    shared = [n for n, p in inspect.signature(ganeval.score).parameters.items()
+              if n in fields and p.default is not inspect.Parameter.empty and n not in ("metrics", "num_workers")]
+    assert len(shared) >= 25
+    for name in shared:
+        assert getattr(req, name) == inspect.signature(ganeval.score).parameters[name].default, name
+    assert req.metrics == {"imd": {}, "fid": {}, "kid": {}} and req.num_workers == 0
+    assert (req.labels, req.said, req.default_metrics) == ((), (), False)
+    cli = vars(parser().parse_args(["REAL", "FAKE"]))
+    for name in ("runs", "sample_size", "confidence", "seed", "layout", "overwrite", "device", "size", "dims"):
+        assert cli[name] == getattr(req, name), name
+    assert cli["no_download"] is not req.download and cli["no_plots"] is not req.plots
+    assert cli["no_samples"] is not req.samples and cli["quiet"] is not req.progress

@@ -116,3 +116,41 @@ def test_the_accuracy_results_read_each_worst_temperature() -> None:
     assert got[0][3] == "worst at t = 10: bias -0.400 %, 99 % interval [-0.900, +0.100] %"
     assert H.accuracy_results(acc, 0.009, 0.99)[0][2] is False  # |−0.009| is not below 0.009
     assert H.accuracy_results(None, 0.01, 0.99) == [] and H.accuracy_results(acc.iloc[:0], 0.01, 0.99) == []
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The blur sweep's figure data and example grid (ganeval/studies/blur_sweep.py)
+# ------------------------------------------------------------------------------------------------------------------
+def test_the_blur_curves_add_the_similar_set_as_a_flat_line() -> None:
+    from ganeval.studies.blur_sweep import blur_curves
+
+    summary = pd.DataFrame({"role": ["blur", "blur", "second", "reference"], "metric": ["imd", "imd", "imd", "imd"],
+                            "sigma": [0.5, 2.0, np.nan, np.nan], "mean": [1.0, 2.0, 1.5, 9.0]})
+    got = blur_curves(summary, "cifar", "c100", [0.5, 1.0, 2.0])
+    assert got["line"].tolist() == ["cifar (blurred)"] * 2 + ["c100 (similar)"] * 2
+    assert got["sigma"].tolist() == [0.5, 2.0, 0.5, 2.0] and got["mean"].tolist() == [1.0, 2.0, 1.5, 1.5]
+    assert len(blur_curves(summary[summary.role != "second"], "a", "b", [1.0])) == 2
+
+
+def test_the_example_grid_blurs_each_image_at_each_sigma(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from ganeval.data import gaussian_blur
+    from ganeval.results import plots
+    from ganeval.studies.blur_sweep import plot_examples
+
+    figs: list = []  # type: ignore[type-arg]
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figs.append(fig) or path)
+    images = np.random.default_rng(0).integers(0, 256, (2, 3, 8, 8), dtype=np.uint8)
+    plot_examples(images, [0.0, 1.5, 3.0], tmp_path / "e.png")
+    fig = figs[0]
+    assert len(fig.axes) == 6 and fig.get_size_inches() == pytest.approx((0.8 * 3, 0.8 * 2))
+    top = fig.axes[:3]  # row 0 (subplots are row-major)
+    assert [ax.get_title() for ax in top] == ["σ=0", "σ=1.5", "σ=3"] and top[0].title.get_fontsize() == 8
+    want = gaussian_blur(images, 1.5).transpose(0, 2, 3, 1)[1]
+    shown = fig.axes[3 + 1].images[0]
+    assert np.array_equal(np.asarray(shown.get_array()), want) and shown.get_clim() == (0, 255)
+    assert list(fig.axes[0].get_xticks()) == [] and list(fig.axes[0].get_yticks()) == []
+    grey = np.random.default_rng(1).integers(0, 256, (1, 1, 8, 8), dtype=np.uint8)
+    plot_examples(grey, [1.0], tmp_path / "g.png")
+    img = figs[1].axes[0].images[0]
+    assert np.asarray(img.get_array()).shape == (8, 8) and img.get_cmap().name == "gray"
+    plots._plt().close("all")
