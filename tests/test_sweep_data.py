@@ -266,3 +266,138 @@ def test_stored_moments_must_be_their_features_whatever_the_block(block: int) ->
         with pytest.raises(ReferenceError, match=r"^r: its mu/sigma are not the moments of its own features"):
             check_agree(Moments(mu, sigma), f, "r", block=block)
     assert AGREE_RTOL == 1e-6
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Blur (ganeval/data/perturb.py), manifolds and embedded sets (ganeval/data/manifolds.py, embedded.py)
+# ------------------------------------------------------------------------------------------------------------------
+def _blur64(a: np.ndarray, sigma: float) -> np.ndarray:
+    """Separable Gaussian blur written out: 2·ceil(3σ)+1 taps, half-sample symmetric reflection, in float64."""
+    r = int(np.ceil(3 * sigma))
+    x = np.arange(-r, r + 1)
+    k = np.exp(-0.5 * (x / sigma) ** 2)
+    k /= k.sum()
+    p = np.pad(a.astype(np.float64), ((0, 0), (0, 0), (r, r), (r, r)), mode="symmetric")
+    rows = sum(k[j] * p[:, :, j : j + a.shape[2], :] for j in range(2 * r + 1))
+    out = sum(k[j] * rows[:, :, :, j : j + a.shape[3]] for j in range(2 * r + 1))
+    return np.clip(np.round(out), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("sigma", [0.3, 1.0, 2.5])
+def test_the_blur_is_a_separable_gaussian_with_symmetric_edges(sigma: float) -> None:
+    from ganeval.data.perturb import blur_radius, gaussian_blur
+
+    a = np.random.default_rng(3).integers(0, 256, (3, 2, 5, 7), dtype=np.uint8)  # r may exceed the side: 2.5 → 8
+    got = gaussian_blur(a, sigma, chunk=2)
+    diff = np.abs(got.astype(int) - _blur64(a, sigma).astype(int))
+    assert diff.max() <= 1 and (diff > 0).mean() < 0.02  # float32 sums round a few .5 cases the other way
+    assert blur_radius(sigma) == int(np.ceil(3 * sigma))
+    assert np.array_equal(gaussian_blur(torch.from_numpy(a), sigma), gaussian_blur(a, sigma))
+
+
+def test_blur_zero_is_a_copy_and_bad_input_is_refused() -> None:
+    from ganeval.data.perturb import _symmetric_index, gaussian_blur
+
+    a = np.zeros((1, 1, 3, 3), np.uint8)
+    out = gaussian_blur(a, 0)
+    assert np.array_equal(out, a) and out is not a
+    assert _symmetric_index(3, 4).tolist() == np.pad(np.arange(3), 4, mode="symmetric").tolist()
+    for bad, match in ((np.zeros((1, 3, 3), np.uint8), r"uint8 N×C×H×W, got uint8 of shape \(1, 3, 3\)"),
+                       (np.zeros((1, 1, 3, 3), np.float32), "got float32")):
+        with pytest.raises(ValueError, match=match):
+            gaussian_blur(bad, 1.0)
+    for sigma in (-0.1, float("nan"), float("inf"), "1"):
+        with pytest.raises(ValueError, match="sigma must be a finite number >= 0"):
+            gaussian_blur(a, sigma)  # type: ignore[arg-type]
+
+
+def test_a_torus_is_its_parametrisation() -> None:
+    from ganeval.data.manifolds import torus
+
+    pts = torus(500, R=3.0, r=1.0, seed=2).astype(np.float64)
+    ring = np.hypot(pts[:, 0], pts[:, 1])
+    np.testing.assert_allclose((ring - 3.0) ** 2 + pts[:, 2] ** 2, 1.0, rtol=1e-5)
+    assert (ring > 3.0).mean() > 0.55  # the outer side has more area (density ∝ R + r cos θ)
+    assert torus().shape == (1000, 3) and torus().dtype == np.float32
+    np.testing.assert_allclose(np.hypot(torus(50)[:, 0], torus(50)[:, 1]).max(), 3.0, atol=0.05)  # R=2, r=1
+    noisy = torus(200, seed=2, noise=0.1)
+    assert 0.05 < np.abs(noisy - torus(200, seed=2)).std() < 0.15
+    for kw in ({"R": 1.0, "r": 1.0}, {"R": 2.0, "r": 0.0}, {"R": 1.0, "r": 2.0}):
+        with pytest.raises(ValueError, match="need R > r > 0"):
+            torus(10, **kw)
+
+
+def test_a_sphere_has_its_radius_and_dimension() -> None:
+    from ganeval.data.manifolds import sphere
+
+    pts = sphere(300, dim=2, seed=1, radius=2.5)
+    np.testing.assert_allclose(np.linalg.norm(pts, axis=1), 2.5, rtol=1e-6)
+    g = np.random.default_rng(1).standard_normal((300, 2))
+    np.testing.assert_allclose(pts, 2.5 * g / np.linalg.norm(g, axis=1, keepdims=True), rtol=1e-6)
+    assert sphere().shape == (1000, 3) and np.allclose(np.linalg.norm(sphere(10), axis=1), 1.0)
+    for bad in (1, 2.0, True):
+        with pytest.raises(ValueError, match="dim must be an int >= 2"):
+            sphere(5, dim=bad)  # type: ignore[arg-type]
+    for bad in (0, 1.0, -1):
+        with pytest.raises(ValueError, match="n must be a positive int"):
+            sphere(bad)  # type: ignore[arg-type]
+    assert sphere(1).shape == (1, 3)
+
+
+def test_the_swiss_roll_is_scikit_learns() -> None:
+    from sklearn.datasets import make_swiss_roll
+
+    from ganeval.data.manifolds import swiss_roll
+
+    want, _ = make_swiss_roll(n_samples=20, noise=0.0, random_state=3)
+    assert np.array_equal(swiss_roll(20, seed=3), want.astype(np.float32))
+    assert swiss_roll().shape == (1000, 3)
+
+
+def test_the_embedded_digits_at_each_size() -> None:
+    from sklearn.datasets import load_digits
+
+    from ganeval.data.embedded import digits, digits_classes
+
+    raw = load_digits().images
+    eight = digits(8)
+    assert eight.shape == (1797, 1, 8, 8) and eight.dtype == np.uint8
+    assert np.array_equal(eight[:, 0], np.round(raw * (255.0 / 16.0)).astype(np.uint8))
+    assert eight.max() == 255
+    assert digits().shape == (1797, 1, 32, 32)
+    four = digits(4)
+    want = torch.nn.functional.interpolate(torch.from_numpy(raw[:3].astype(np.float32) * (255 / 16))[:, None],
+                                           size=(4, 4), mode="bilinear", align_corners=False, antialias=True)
+    assert np.array_equal(four[:3], want.round().clamp(0, 255).to(torch.uint8).numpy())
+    for bad in (0, 2.0):
+        with pytest.raises(ValueError, match="size must be a positive int"):
+            digits(bad)  # type: ignore[arg-type]
+    some = digits_classes((3, 1))
+    assert len(some) == int(np.isin(load_digits().target, [1, 3]).sum())
+    assert np.array_equal(some, eight[np.isin(load_digits().target, [1, 3])])
+    assert len(digits_classes()) == int((load_digits().target < 5).sum())
+    for bad, match in (([], "non-empty list"), ((10,), "digits 0..9"), ((True,), "digits 0..9"), ("12", "list"),
+                       ((1, 1), "repeats a digit")):
+        with pytest.raises(ValueError, match=match):
+            digits_classes(bad)  # type: ignore[arg-type]
+
+
+def test_photo_patches_are_seeded_crops() -> None:
+    from sklearn.datasets import load_sample_images
+
+    from ganeval.data.embedded import patches
+
+    photos = load_sample_images().images
+    got = patches(3, size=5, seed=4)
+    rng = np.random.default_rng(4)
+    which = rng.integers(0, 2, 3)
+    for i, k in enumerate(which):
+        y = rng.integers(0, photos[k].shape[0] - 4)
+        x = rng.integers(0, photos[k].shape[1] - 4)
+        assert np.array_equal(got[i], photos[k][y : y + 5, x : x + 5].transpose(2, 0, 1))
+    side = min(min(p.shape[:2]) for p in photos)
+    assert patches(1, size=side).shape == (1, 3, side, side) and patches(1, size=1).shape == (1, 3, 1, 1)
+    assert patches(2).shape == (2, 3, 32, 32)
+    for kw in ({"size": side + 1}, {"size": 0}, {"n": 0}, {"n": 1.0}):
+        with pytest.raises(ValueError):
+            patches(**{"n": 1, **kw})  # type: ignore[arg-type]
