@@ -1,4 +1,5 @@
-"""App-layer helpers pinned at every branch: a node's schema check (ganeval/app/node_types.py)."""
+"""App-layer helpers pinned at every branch: node schemas, sample grids, resolvers, Python words, defaults, paths and
+the generated help (ganeval/app/)."""
 
 from __future__ import annotations
 
@@ -250,3 +251,96 @@ def test_a_score_requests_defaults_are_score_s_and_the_commands() -> None:
         assert cli[name] == getattr(req, name), name
     assert cli["no_download"] is not req.download and cli["no_plots"] is not req.plots
     assert cli["no_samples"] is not req.samples and cli["quiet"] is not req.progress
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Paths (ganeval/app/paths.py) and the generated help (ganeval/app/help.py)
+# ------------------------------------------------------------------------------------------------------------------
+def test_results_folders_and_writability(tmp_path: Path) -> None:
+    from ganeval.app.paths import CUSTOM, check_writable, config_dir, default_results_dir
+
+    assert (config_dir() / "config.yaml").is_file() and config_dir().name == "configs"
+    assert default_results_dir("x/y", "blur") == Path("x/y")
+    assert default_results_dir(None, "blur") == Path("results/blur") and default_results_dir("", None) == Path(
+        "results") / CUSTOM == Path("results/custom")
+    check_writable(tmp_path / "a" / "b", "out")  # made later: its nearest existing part is writable
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ValueError, match=rf"^out={tmp_path / 'f' / 'sub'} cannot be made: {tmp_path / 'f'} is a "
+                                         "file; choose another out$"):
+        check_writable(tmp_path / "f" / "sub", "out")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(ro, os.W_OK):  # root writes anywhere: nothing to refuse
+            check_writable(ro / "x", "results_dir")
+        else:
+            with pytest.raises(ValueError, match=r"^results_dir=.* is not writable \("):
+                check_writable(ro / "x", "results_dir")
+    finally:
+        ro.chmod(0o700)
+
+
+def test_an_output_inside_an_input_folder_is_refused(tmp_path: Path) -> None:
+    from ganeval.app.paths import check_not_inside_inputs
+
+    inp = tmp_path / "imgs"
+    (inp / "sub").mkdir(parents=True)
+    (tmp_path / "file.npz").write_text("x")
+    check_not_inside_inputs(tmp_path / "out", [inp, tmp_path / "file.npz", tmp_path / "none"], "out")
+    with pytest.raises(ValueError, match=rf"^out={inp} is the input folder {inp}: ganeval would write"):
+        check_not_inside_inputs(inp, [inp], "out")
+    with pytest.raises(ValueError, match=r"is inside the input folder .*; choose out outside every input$"):
+        check_not_inside_inputs(inp / "sub" / "new", [str(inp)], "out")
+    link = tmp_path / "link"
+    link.symlink_to(inp)
+    with pytest.raises(ValueError, match="is inside the input folder"):
+        check_not_inside_inputs(link / "r", [inp], "out")  # through a link too
+    check_not_inside_inputs(tmp_path / "imgs2", [inp], "out")  # a sibling whose name starts alike
+
+
+def test_config_input_paths_collects_paths_and_replicas() -> None:
+    from ganeval.app.paths import config_input_paths
+
+    cfg = {"data": {"path": "a.npz", "other": 1}, "hydra": {"path": "x"},
+           "generators": {"m": {"path": Path("b"), "replicas": ["c", 3, Path("d")]}, "n": [{"path": "e"}]},
+           "replicas": "not a list", "path": 5}
+    assert config_input_paths(cfg) == ["a.npz", "b", "c", "d", "e"]
+    assert config_input_paths([{"path": "z"}, "path"]) == ["z"] and config_input_paths("path") == []
+
+
+def test_help_lines_are_cut_at_a_word() -> None:
+    from ganeval.app import help as H
+
+    assert H.WIDTH == 110
+    assert H._shorten("a" * 110) == "a" * 110
+    assert H._shorten("word " * 30) == ("word " * 21).rstrip() + "…"  # cut at the last space of the first 109
+    assert len(H._shorten("word " * 30)) <= 110
+    assert H._shorten("aa bb, cc", 8) == "aa bb…"
+    assert H.first_sentence("One thing. Then more.") == "One thing."
+    assert H.first_sentence("Version 1.2 is here. Then") == "Version 1.2 is here."
+    assert H.first_sentence("No end") == "No end" and H.first_sentence("Ends here.") == "Ends here."
+    text = "# @package _global_\n# First line\n#\n#   of the comment. Next.\nkey: 1\n# not this\n"
+    assert H._leading_comment(text) == "First line of the comment. Next."
+    assert H._leading_comment("key: 1\n# late\n") == ""
+
+
+def test_help_shows_each_kind_of_value(tmp_path: Path) -> None:
+    from omegaconf import OmegaConf
+
+    from ganeval.app import help as H
+
+    assert [H._show(v) for v in (None, True, False, 10, 0.5, "x")] == ["null", "true", "false", "10", "0.5", "x"]
+    assert H._show([0, 1, None]) == "[0, 1, null]"
+    assert H._show({"_target_": "a.b", "k": 1}) == "{_target_: a.b, ...}"
+    assert H._show({"k": True, "j": [1]}) == "{k: true, j: [1]}"
+    assert H._show(OmegaConf.create({"k": None})) == "{k: null}"
+    assert H._show(list(range(30))).endswith("…") and len(H._show(list(range(30)))) <= 40
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "b.yaml").write_text("# @package _global_\n# Bee runs. More.\nx: 1\n")
+    (tmp_path / "experiment" / "a.yaml").write_text("x: 1\n")
+    assert H.experiment_descriptions(tmp_path) == {
+        "a": "(no description: its yaml opens with no comment)", "b": "Bee runs."}
+    with pytest.raises(ValueError, match=r"^ganeval.help: no part 'other' \(experiments or keys\)$"):
+        H.part("other", None)
+    assert "$$" in H.part("experiments", None) or "$" not in H.part("experiments", None)
