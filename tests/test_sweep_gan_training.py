@@ -458,3 +458,33 @@ def test_a_checkpoint_is_checked_before_it_is_used(tmp_path) -> None:  # type: i
         load_checkpoint(tmp_path / "none.pt")
     with pytest.raises(ValueError, match="does not exist"):
         load_checkpoint(tmp_path)  # a folder is not a file
+
+
+def test_cuda_rng_states_come_back_only_to_as_many_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint's CUDA generator states are restored where the device count matches (faked here: no GPU)."""
+    from ganeval.gan.checkpoint import capture_rng, restore_rng
+
+    noise = torch.Generator().manual_seed(0)
+    state = capture_rng(noise)
+    restored: list = []  # type: ignore[type-arg]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", lambda states: restored.append(list(states)))
+    for count, calls in ((1, 1), (2, 0)):
+        restored.clear()
+        monkeypatch.setattr(torch.cuda, "device_count", lambda count=count: count)
+        restore_rng({**state, "cuda": [torch.zeros(3, dtype=torch.uint8)]}, noise)
+        assert len(restored) == calls
+    restored.clear()
+    restore_rng(state, noise)  # saved without CUDA: nothing to restore
+    assert restored == []
+
+
+def test_the_loss_plot_grid_is_faint(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ganeval.gan import plots
+
+    figs = _captured(monkeypatch)
+    plots.plot_losses("unused.png", np.zeros((2, 7)), title="t")
+    ax = figs[0].axes[0]
+    assert ax.xaxis.get_gridlines()[0].get_alpha() == 0.3 and ax.get_title() == "t"
+    assert ax.get_legend().get_texts()[0].get_fontsize() == 8 and ax.lines[0].get_linewidth() == 1
+    assert figs[0].get_size_inches() == pytest.approx((7, 4))
