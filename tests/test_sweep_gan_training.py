@@ -488,3 +488,17 @@ def test_the_loss_plot_grid_is_faint(monkeypatch: pytest.MonkeyPatch) -> None:
     assert ax.xaxis.get_gridlines()[0].get_alpha() == 0.3 and ax.get_title() == "t"
     assert ax.get_legend().get_texts()[0].get_fontsize() == 8 and ax.lines[0].get_linewidth() == 1
     assert figs[0].get_size_inches() == pytest.approx((7, 4))
+
+
+class _Payload:
+    """An object a weights-only load must refuse to rebuild (unpickling it would run code)."""
+
+
+def test_a_checkpoint_holding_code_is_refused_unread(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from ganeval.gan.checkpoint import FORMAT, VERSION, load_checkpoint
+
+    path = tmp_path / "evil.pt"
+    torch.save({"format": FORMAT, "version": VERSION, "arch": "digits", "arch_kwargs": {}, "generator": {},
+                "config_hash": "h", "config_json": "{}", "extra": _Payload()}, path)
+    with pytest.raises(ValueError, match=r"is not a readable torch checkpoint \(UnpicklingError: "):
+        load_checkpoint(path)
