@@ -435,8 +435,9 @@ def _checkpoint(tmp_path, **change):  # type: ignore[no-untyped-def]
 
 
 def test_a_checkpoint_is_checked_before_it_is_used(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from ganeval.gan.checkpoint import REQUIRED_KEYS, VERSION, checkpoint_config, load_checkpoint
+    from ganeval.gan.checkpoint import FORMAT, REQUIRED_KEYS, VERSION, checkpoint_config, load_checkpoint
 
+    assert (FORMAT, VERSION) == ("ganeval-gan-checkpoint", 1)  # the format this ganeval writes and reads
     assert REQUIRED_KEYS == ("format", "version", "arch", "arch_kwargs", "generator", "config_hash", "config_json")
     ok = load_checkpoint(_checkpoint(tmp_path))
     assert checkpoint_config(ok) == {"seed": 3, "gan": {"name": "wgan"}}
