@@ -94,6 +94,12 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def group_label(group: tuple) -> str:
+    """A table column's header: its group values joined by " / ", or "value" for a summary without group columns
+    (pandas keys that one column `((),)`, not `()`)."""
+    return " / ".join(_fmt(v) for v in group if not (isinstance(v, tuple) and not v)) or "value"
+
+
 def check_one_protocol(summary: pd.DataFrame) -> None:
     """Refuse a summary that mixes protocols (sample sizes or confidence levels) in one table."""
     for col in PROTOCOL_COLUMNS:
@@ -310,7 +316,7 @@ def paper_table(
     (`given_sets`: the columns are given sets, e.g. two languages, not models: see `direction_sentence`)."""
     t = table_cells(summary, comparison, digits=digits)
     names = t.attrs["group_names"]
-    header = ["metric"] + [" / ".join(_fmt(v) for v in g) or "value" for g in t.columns]
+    header = ["metric"] + [group_label(g) for g in t.columns]
     rows = [[(metric_label(m, extractor)[0], False)] + [(str(t.loc[m, g]), (m, g) in t.attrs["best"]) for g in t.columns]
             for m in t.index]
     full = full_set_sentence(summary, extractor)
@@ -418,7 +424,7 @@ def table_latex(
         lines.append("".join(rules))
         sub = [tex_escape(" / ".join(_fmt(v) for v in g[1:])) for g in groups]
     else:
-        sub = [tex_escape(" / ".join(_fmt(v) for v in g) or "value") for g in groups]
+        sub = [tex_escape(group_label(g)) for g in groups]
     lines.append(r"\textbf{Metric} & " + " & ".join(sub) + r" \\")
     lines.append(r"\midrule")
     for m in t.index:
