@@ -197,7 +197,7 @@ def test_a_benchmarks_folder_names_its_data_and_models_and_hashes_them() -> None
     ("--features dinov2", 'features="dinov2"'), ("--features unknownx", "features unknownx"),
     ("--resize clean", 'resize="clean"'), ("--layout nhwc", 'layout="nhwc"'),
     ("--weights w/a.pt", 'weights="w/a.pt"'), ("--weights FILE", "weights=FILE"), ("--out results_1", 'out="results_1"'),
-    ("--out here", "out here"), ("--cache-dir /tmp/x", 'cache_dir="/tmp/x"'), ("--save-ref r.npz", 'save_ref="r.npz"'),
+    ("--out here", "out here"), ("--cache-dir /data/x", 'cache_dir="/data/x"'), ("--save-ref r.npz", 'save_ref="r.npz"'),
     ("--vocab", "vocab"), ("--bogus 3", "--bogus 3"),
     ("set features.weights=FILE", "set weights=FILE"),
     ("x (+generator.layout=nchw, or +generators.NAME.layout=nhwc, in a config) y", "x y"),
