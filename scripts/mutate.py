@@ -169,7 +169,8 @@ def select(test_map: dict, root: Path, m: mut.Mutant) -> list[tuple[str, float |
 
 def _pytest(tree: Path, tests: list[str], timeout: float, per_test: float | None = None,
             marks: str = "not slow") -> tuple[str, float, str]:
-    """(outcome: 'passed' | 'failed' (rc 1, or 2: a collection error; a test past `per_test` seconds fails) |
+    """(outcome: 'passed' | 'failed' (rc 1; or 2, or 4 with "found no collectors": a collection error; a test past
+    `per_test` seconds fails) |
     'no test runs it' (rc 5: all deselected) | 'timeout' (the whole run past `timeout`) | 'error (rc N)', seconds,
     the first failed test or file) of the tests of `tests` that `marks` selects."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -188,6 +189,8 @@ def _pytest(tree: Path, tests: list[str], timeout: float, per_test: float | None
     first = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", out, re.MULTILINE)
     outcome = {0: "passed", 1: "failed", 2: "failed", 5: "no test runs it"}.get(  # 5: every test deselected (slow)
         proc.returncode, f"error (rc {proc.returncode})")
+    if proc.returncode == 4 and first and re.search(r"^ERROR: found no collectors for ", out, re.MULTILINE):
+        outcome = "failed"  # a test id in a file that no longer imports: pytest says "usage error" (4), it is a failure
     return outcome, seconds, first.group(1) if first else ""
 
 

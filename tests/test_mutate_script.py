@@ -396,6 +396,19 @@ def test_a_collection_error_in_a_file_of_slow_tests_only_is_a_kill(tmp_path: Pat
     assert got["outcome"] == "failed" and got["killed"] and got["killed_by"] == "tests/test_slow_only.py"
 
 
+def test_a_test_id_in_a_file_that_no_longer_imports_is_a_kill(tmp_path: Path) -> None:
+    """A mutant that makes a test file fail at import, selected by test id beside other files: pytest finds no
+    collector for the id and exits 4 ("usage error"), after naming the file's collection error; that is a kill."""
+    m = _script()
+    tree = _tiny_tree(tmp_path)
+    (tree / "tests" / "test_import.py").write_text(
+        "from ganeval.tiny import double\n\nassert double(1) == 2\n\n\ndef test_it():\n    pass\n")
+    by = {x.name: x for x in m.mut.sites(TINY, "ganeval/tiny.py")}
+    got = m.run_one(tree, by["ganeval/tiny.py:double:2→3@\"2 * x\""],
+                    [("tests/test_tiny.py::test_spin", 0.1), ("tests/test_import.py::test_it", 0.1)], 3.0, 60.0)
+    assert got["outcome"] == "failed" and got["killed"] and got["killed_by"] == "tests/test_import.py"
+
+
 def test_the_slow_stage_meets_a_survivor_with_the_slow_tests_ci_runs(tmp_path: Path) -> None:
     """With `slow`, a mutant the fast tests leave alive is killed by a slow-marked test of a file that names its
     module (the map knows fast tests only); without it, or where no slow test catches it, it survives; a mutant the
