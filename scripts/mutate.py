@@ -186,7 +186,8 @@ def _pytest(tree: Path, tests: list[str], timeout: float, per_test: float | None
         proc.communicate()
         return "timeout", time.perf_counter() - t0, ""
     seconds = time.perf_counter() - t0
-    first = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", out, re.MULTILINE)
+    # the summary's "FAILED id" / "ERROR file" (one space), not a captured log record ("ERROR    logger:file:line")
+    first = re.search(r"^(?:FAILED|ERROR) (\S.*?)(?: - .*)?$", out, re.MULTILINE)
     outcome = {0: "passed", 1: "failed", 2: "failed", 5: "no test runs it"}.get(  # 5: every test deselected (slow)
         proc.returncode, f"error (rc {proc.returncode})")
     if proc.returncode == 4 and first and re.search(r"^ERROR: found no collectors for ", out, re.MULTILINE):

@@ -409,6 +409,20 @@ def test_a_test_id_in_a_file_that_no_longer_imports_is_a_kill(tmp_path: Path) ->
     assert got["outcome"] == "failed" and got["killed"] and got["killed_by"] == "tests/test_import.py"
 
 
+def test_the_failing_test_is_read_from_the_summary_not_from_a_captured_log(tmp_path: Path) -> None:
+    """A failing test that logged an error: pytest prints the captured record ("ERROR    logger:file:line ...")
+    before its summary line; the kill is the test's, which passes on the original, not `flaky`."""
+    m = _script()
+    tree = _tiny_tree(tmp_path)
+    (tree / "tests" / "test_logs.py").write_text(
+        "import logging\nfrom ganeval.tiny import double\n\n\ndef test_logged():\n"
+        "    logging.getLogger('x').error('Error getting object')\n    assert double(1) == 2\n")
+    by = {x.name: x for x in m.mut.sites(TINY, "ganeval/tiny.py")}
+    got = m.run_one(tree, by["ganeval/tiny.py:double:2→3@\"2 * x\""], [("tests/test_logs.py::test_logged", 0.1)],
+                    3.0, 60.0)
+    assert got["outcome"] == "failed" and got["killed_by"] == "tests/test_logs.py::test_logged"
+
+
 def test_the_slow_stage_meets_a_survivor_with_the_slow_tests_ci_runs(tmp_path: Path) -> None:
     """With `slow`, a mutant the fast tests leave alive is killed by a slow-marked test of a file that names its
     module (the map knows fast tests only); without it, or where no slow test catches it, it survives; a mutant the
