@@ -359,6 +359,13 @@ def test_a_table_without_group_columns_names_its_column_value() -> None:
     assert table_latex(single).splitlines()[7] == r"\textbf{Metric} & value \\"
 
 
+def test_a_columns_header_keeps_falsy_group_values() -> None:
+    from ganeval.results.tables import group_label
+
+    assert group_label((0, "a")) == "0 / a" and group_label((0.0,)) == "0" and group_label(("", "b")) == " / b"
+    assert group_label(((),)) == "value" and group_label(()) == "value" and group_label((False,)) == "False"
+
+
 def no_interval_summary() -> "pd.DataFrame":
     """One value per cell (the full sets: one run, no interval)."""
     s = tbl_summary()
