@@ -151,7 +151,15 @@ def test_resolver_helpers_read_given_values_only() -> None:
     assert R._stem(node, "path") == "my.data" and R._stem(node, "name") is None
 
 
-def test_model_labels_name_each_model_as_the_tables_do() -> None:
+@pytest.fixture
+def no_hydra_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Hydra app is running (an earlier test of the process may have set HydraConfig, as apphelp does)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    monkeypatch.setattr(HydraConfig, "initialized", staticmethod(lambda: False))
+
+
+def test_model_labels_name_each_model_as_the_tables_do(no_hydra_run: None) -> None:
     from omegaconf import OmegaConf
 
     from ganeval.app.resolvers import model_labels
@@ -166,7 +174,7 @@ def test_model_labels_name_each_model_as_the_tables_do() -> None:
     assert model_labels(OmegaConf.create({"data": {}})) == []
 
 
-def test_a_benchmarks_folder_names_its_data_and_models_and_hashes_them() -> None:
+def test_a_benchmarks_folder_names_its_data_and_models_and_hashes_them(no_hydra_run: None) -> None:
     from omegaconf import OmegaConf
 
     from ganeval.app.resolvers import benchmark_dir
