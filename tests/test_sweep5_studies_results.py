@@ -516,22 +516,7 @@ def test_holm_level_steps() -> None:
 
 # ---------------------------------------------------------------- results/collate.py
 
-QUICKSTART = Path(__file__).resolve().parent.parent / "results" / "reference" / "quickstart"
-
-
-def _jobs(root: Path, **per_job: dict[str, object]) -> Path:
-    import dataclasses
-
-    from ganeval.results import RunRecord
-
-    base = RunRecord.read(QUICKSTART / "summary.json")
-    one_seed = pd.read_csv(QUICKSTART / "summary_seeds.csv")
-    one_seed = one_seed[one_seed.train_seed == 0].drop(columns="train_seed")
-    for job, changes in per_job.items():
-        (root / job).mkdir(parents=True)
-        one_seed.to_csv(root / job / "summary.csv", index=False)
-        dataclasses.replace(base, **changes).write(root / job / "summary.json")
-    return root
+from test_collate import REFERENCE as QUICKSTART, _sweep as _jobs  # noqa: E402  (the reference quickstart; its job folders)
 
 
 def test_collate_override_dict_and_same_protocol() -> None:
