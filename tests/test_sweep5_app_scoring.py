@@ -610,3 +610,30 @@ def test_said_only_for_in_memory_fakes(tmp_path: Path) -> None:
     assert [f.said for f in r.fakes] == ["fakes['m']", None]
     assert [f.labelled for f in r.fakes] == [True, True] and [f.name for f in r.fakes] == ["m", "q"]
     assert r.real.said == "real"
+
+
+@pytest.mark.parametrize("argv", [["missing_real.npy", "missing_fake.npy"],
+                                  ["--plugins", "no_such_plugin_module", "a.npy", "b.npy"]])
+def test_a_refusal_goes_out_as_one_line_in_one_write(argv: list[str], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """torchrun's ranks share stderr: each refusal is written with its newline at once, so two ranks' lines never
+    run together (`print` writes the text and the newline apart)."""
+    import sys
+
+    from ganeval.app import score as command
+
+    writes: list[str] = []
+
+    class Stderr:
+        def write(self, s: str) -> int:
+            writes.append(s)
+            return len(s)
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stderr", Stderr())
+    assert command.run(argv) == 2
+    assert len(writes) == 1, writes
+    assert writes[0].startswith("ganeval-score: ") and writes[0].endswith("\n") and writes[0].count("\n") == 1

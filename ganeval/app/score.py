@@ -223,6 +223,12 @@ def import_plugins(argv: Sequence[str]) -> None:
             raise ValueError(f"--plugins: cannot import {name!r} ({e}); is it on PYTHONPATH?") from None
 
 
+def say(line: str) -> None:
+    """One line on stderr in one write: the lines of torchrun's ranks, which share the stream, never interleave."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; user errors print one line on stderr and exit 2. Output piped into a reader that stops
     early (`| head`) ends quietly, as other command-line tools do."""
@@ -249,7 +255,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         import_plugins(argv)  # before the parser: its --features choices list what they register
     except ValueError as e:
-        print(f"ganeval-score: {e}", file=sys.stderr)
+        say(f"ganeval-score: {e}")
         return 2
     parser(light=True).parse_args(argv)  # a mistyped flag refused before torch and the extractors are imported
     args = parser().parse_args(argv)
@@ -282,20 +288,20 @@ def run(argv: Sequence[str] | None = None) -> int:
     except user_errors() as e:
         from ganeval.app.score_print import refusal
 
-        print(f"ganeval-score: {refusal(e, download=not args.no_download)}", file=sys.stderr)
+        say(f"ganeval-score: {refusal(e, download=not args.no_download)}")
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: one line saying what is stored (ganeval.stops)
         from ganeval.app.score_print import stop_line
         from ganeval.stops import exit_status
 
-        print(f"ganeval-score: {stop_line(e, args.cache_dir)}", file=sys.stderr)
+        say(f"ganeval-score: {stop_line(e, args.cache_dir)}")
         return exit_status(e)
     except OSError as e:
         from ganeval.stops import no_space
 
         if (message := no_space(e)) is None:
             raise
-        print(f"ganeval-score: {message}", file=sys.stderr)
+        say(f"ganeval-score: {message}")
         return 2
     if result is None:  # a torchrun rank other than 0: its share of the features went to rank 0
         return 0
