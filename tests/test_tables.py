@@ -64,7 +64,7 @@ def test_mixed_protocols_refused() -> None:
 @pytest.mark.parametrize("extractor, label, tex", [
     (None, "FID", None), ("inception", "FID", None), ("dinov2", "FD_DINOv2", r"FD$_\text{DINOv2}$"),
     ("clip", "FD_CLIP", r"FD$_\text{CLIP}$"), ("pixels", "FD_pixels", r"FD$_\text{pixels}$"),
-])
+], ids=["none", "inception", "dinov2", "clip", "pixels"])  # LaTeX braces kept out of the ids the test map stores
 def test_fid_is_named_by_its_feature_space(extractor: str | None, label: str, tex: str | None) -> None:
     s = summarize_runs(_rows(), 0.99, 500)
     rows = [ln.split("|")[1].strip() for ln in table_markdown(s, extractor=extractor).splitlines()[2:5]]
