@@ -1,7 +1,15 @@
-"""What counts as a user error of the apps (exit 2 with one line, no traceback), and the error inside Hydra's
-wrapper: light, so `ganeval` and `ganeval-score` share it without importing each other."""
+"""What counts as a user error of the apps (exit 2 with one line, no traceback), the error inside Hydra's
+wrapper, and how the line is written: light, so `ganeval` and `ganeval-score` share it without importing each other."""
 
 from __future__ import annotations
+
+import sys
+
+
+def say(line: str) -> None:
+    """One line on stderr in one write: the lines of torchrun's ranks, which share the stream, never interleave."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def user_errors() -> tuple[type[BaseException], ...]:

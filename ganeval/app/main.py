@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from ganeval.app import resolvers, run_files, schema
-from ganeval.app.errors import unwrapped, user_errors
+from ganeval.app.errors import say, unwrapped, user_errors
 from ganeval.app.paths import config_dir
 
 log = logging.getLogger("ganeval")
@@ -186,7 +186,7 @@ def main() -> None:
     except (HydraException, OmegaConfBaseException, ValueError) as e:
         if os.environ[TRACEBACK] == "1":
             raise
-        print(f"ganeval: error: {one_line(e)}", file=sys.stderr)
+        say(f"ganeval: error: {one_line(e)}")
         raise SystemExit(2) from None
     finally:
         run_files.forget()

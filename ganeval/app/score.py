@@ -13,6 +13,8 @@ import shlex
 import sys
 from typing import Any, NoReturn, Sequence
 
+from ganeval.app.errors import say
+
 EPILOG = """\
 inputs (REAL, FAKE), resolved in this order:
   an existing folder        images under it, recursive, sorted (png, jpg, jpeg, webp, bmp), streamed in batches
@@ -221,12 +223,6 @@ def import_plugins(argv: Sequence[str]) -> None:
             importlib.import_module(name)
         except ImportError as e:
             raise ValueError(f"--plugins: cannot import {name!r} ({e}); is it on PYTHONPATH?") from None
-
-
-def say(line: str) -> None:
-    """One line on stderr in one write: the lines of torchrun's ranks, which share the stream, never interleave."""
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
